@@ -1,0 +1,34 @@
+"""Error types shared by every part of matchscope.
+
+`InputError` is the one error a user sees for bad input: it names the file and line so the CLI can
+print `error: PATH:LINE: message` and exit 2, and the GUI can show the same line in a dialog.
+"""
+from __future__ import annotations
+
+
+class InputError(ValueError):
+    """Malformed file, invalid array, impossible size. `str()` is the one line users see."""
+
+    def __init__(self, message: str, path: str | None = None, line: int | None = None):
+        self.message = message
+        self.path = path
+        self.line = line
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = self.path if self.path is not None else "<input>"
+        if self.line is not None:
+            where = f"{where}:{self.line}"
+        return f"{where}: {self.message}"
+
+
+class InfeasibleError(ValueError):
+    """The problem is valid but has no solution of the required kind (e.g. no complete assignment)."""
+
+
+class BackendUnavailable(RuntimeError):
+    """The requested backend cannot run in this process (no GPU, simulator not enabled...)."""
+
+
+class Cancelled(RuntimeError):
+    """The observer asked the solver to stop."""

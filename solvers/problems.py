@@ -1,0 +1,418 @@
+"""The problem model: immutable, validated inputs shared by every solver, format and view.
+
+Every class validates on construction and freezes its arrays (``writeable=False``), so a solver can
+never mutate the problem it was given. Index arrays are int32 where the sizes fit, else int64.
+Constructors accept numpy arrays or scipy.sparse matrices; ``source`` names where the data came
+from, so validation errors can name it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+from .errors import InputError
+
+INT32_MAX = np.iinfo(np.int32).max
+
+
+def index_dtype(*sizes: int) -> np.dtype:
+    """int32 when every size fits, else int64."""
+    return np.dtype(np.int32) if max(sizes, default=0) < INT32_MAX else np.dtype(np.int64)
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a)
+    a.setflags(write=False)
+    return a
+
+
+def _check_size(value, name: str, source: str | None) -> int:
+    try:
+        size = int(value)
+    except (TypeError, ValueError):
+        raise InputError(f"{name} must be an integer, got {value!r}", source) from None
+    if size < 0:
+        raise InputError(f"{name} must be >= 0, got {size}", source)
+    return size
+
+
+def _as_index_array(values, name: str, bound: int, source: str | None) -> np.ndarray:
+    a = np.asarray(values)
+    if a.ndim != 1:
+        raise InputError(f"{name} must be one-dimensional", source)
+    if a.size and not np.issubdtype(a.dtype, np.integer):
+        if not np.issubdtype(a.dtype, np.floating) or not np.all(np.isfinite(a)) or np.any(a != np.round(a)):
+            raise InputError(f"{name} must hold integers", source)
+    a = a.astype(np.int64, copy=False)
+    if a.size and (a.min() < 0 or a.max() >= bound):
+        bad = int(np.flatnonzero((a < 0) | (a >= bound))[0])
+        raise InputError(f"{name}[{bad}] = {int(a[bad])} is outside [0, {bound})", source)
+    return a
+
+
+def _csr_from_pairs(rows: np.ndarray, cols: np.ndarray, n_rows: int, n_cols: int):
+    """Sorted, de-duplicated CSR (ptr, ind) of the pairs, by rows."""
+    idx = index_dtype(n_rows, n_cols, rows.size)
+    key = rows.astype(np.int64) * max(n_cols, 1) + cols
+    key = np.unique(key)
+    r = key // max(n_cols, 1)
+    c = key - r * max(n_cols, 1)
+    ptr = np.zeros(n_rows + 1, dtype=idx)
+    np.cumsum(np.bincount(r, minlength=n_rows), out=ptr[1:])
+    return ptr, c.astype(idx), r.astype(idx)
+
+
+@dataclass(frozen=True, eq=False)
+class BipartiteGraph:
+    """Unweighted bipartite graph: rows x cols, stored as CSR by rows and by columns.
+
+    Duplicate edges are merged. ``row_ptr/col_ind`` list each row's columns (sorted);
+    ``col_ptr/row_ind`` list each column's rows (sorted).
+    """
+
+    kind: ClassVar[str] = "matching"
+    n_rows: int
+    n_cols: int
+    row_ptr: np.ndarray
+    col_ind: np.ndarray
+    col_ptr: np.ndarray
+    row_ind: np.ndarray
+    source: str | None = None
+
+    @classmethod
+    def from_edges(cls, rows, cols, n_rows: int | None = None, n_cols: int | None = None,
+                   source: str | None = None) -> "BipartiteGraph":
+        rows_a, cols_a = np.asarray(rows), np.asarray(cols)
+        if rows_a.shape != cols_a.shape:
+            raise InputError("row and column index arrays differ in length", source)
+        if n_rows is None:
+            n_rows = int(rows_a.max()) + 1 if rows_a.size else 0
+        if n_cols is None:
+            n_cols = int(cols_a.max()) + 1 if cols_a.size else 0
+        n_rows = _check_size(n_rows, "n_rows", source)
+        n_cols = _check_size(n_cols, "n_cols", source)
+        r = _as_index_array(rows_a, "rows", n_rows, source)
+        c = _as_index_array(cols_a, "cols", n_cols, source)
+        row_ptr, col_ind, r_sorted = _csr_from_pairs(r, c, n_rows, n_cols)
+        # the column-wise CSR of the same (already unique) edges
+        order = np.lexsort((r_sorted, col_ind))
+        col_ptr = np.zeros(n_cols + 1, dtype=row_ptr.dtype)
+        np.cumsum(np.bincount(col_ind, minlength=n_cols), out=col_ptr[1:])
+        return cls(n_rows, n_cols, _frozen(row_ptr), _frozen(col_ind), _frozen(col_ptr),
+                   _frozen(r_sorted[order]), source)
+
+    @classmethod
+    def from_sparse(cls, matrix, source: str | None = None) -> "BipartiteGraph":
+        """Every stored entry of ``matrix`` (even an explicit zero) is an edge row -> col."""
+        if not sp.issparse(matrix):
+            matrix = np.asarray(matrix)
+            if matrix.ndim != 2:
+                raise InputError("a bipartite graph needs a 2-D matrix", source)
+            rows, cols = np.nonzero(matrix)
+            return cls.from_edges(rows, cols, matrix.shape[0], matrix.shape[1], source)
+        coo = sp.coo_matrix(matrix)
+        return cls.from_edges(coo.row, coo.col, coo.shape[0], coo.shape[1], source)
+
+    def __post_init__(self):
+        if self.row_ptr.shape != (self.n_rows + 1,) or self.col_ptr.shape != (self.n_cols + 1,):
+            raise InputError("CSR pointer arrays have the wrong length", self.source)
+        if self.col_ind.shape != self.row_ind.shape:
+            raise InputError("row-wise and column-wise CSR differ in edge count", self.source)
+
+    @property
+    def n_edges(self) -> int:
+        return int(self.col_ind.size)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.n_rows, self.n_cols)
+
+    def edges(self) -> tuple[np.ndarray, np.ndarray]:
+        """(rows, cols) of every edge, in row-major order."""
+        rows = np.repeat(np.arange(self.n_rows, dtype=self.col_ind.dtype), np.diff(self.row_ptr))
+        return rows, self.col_ind
+
+    def to_sparse(self) -> sp.csr_matrix:
+        data = np.ones(self.n_edges, dtype=np.int8)
+        return sp.csr_matrix((data, self.col_ind, self.row_ptr), shape=self.shape)
+
+    def row_degrees(self) -> np.ndarray:
+        return np.diff(self.row_ptr)
+
+    def col_degrees(self) -> np.ndarray:
+        return np.diff(self.col_ptr)
+
+    def describe(self) -> dict:
+        return {"kind": self.kind, "rows": self.n_rows, "cols": self.n_cols, "edges": self.n_edges}
+
+
+@dataclass(frozen=True, eq=False)
+class FlowNetwork:
+    """Directed network with non-negative integer capacities, a source and a sink.
+
+    Edges are kept in input order (parallel edges allowed; self-loops are dropped since they can
+    carry no s-t flow). A flow is an array aligned with the edges. Residual layouts (the WBPR
+    paper's RCSR and BCSR) are built from this by solvers.flow.residual.
+    """
+
+    kind: ClassVar[str] = "flow"
+    n_vertices: int
+    tail: np.ndarray
+    head: np.ndarray
+    capacity: np.ndarray
+    source_vertex: int
+    sink_vertex: int
+    source: str | None = None
+
+    @classmethod
+    def from_edges(cls, n_vertices: int, tail, head, capacity, source_vertex: int, sink_vertex: int,
+                   source: str | None = None) -> "FlowNetwork":
+        n = _check_size(n_vertices, "n_vertices", source)
+        t = _as_index_array(tail, "tail", n, source)
+        h = _as_index_array(head, "head", n, source)
+        cap = np.asarray(capacity)
+        if t.shape != h.shape or cap.shape != t.shape:
+            raise InputError("tail, head and capacity differ in length", source)
+        if cap.size and not np.issubdtype(cap.dtype, np.integer):
+            if not np.all(np.isfinite(cap)) or np.any(cap != np.round(cap)):
+                raise InputError("capacities must be finite integers", source)
+        cap = cap.astype(np.int64, copy=False)
+        if cap.size and cap.min() < 0:
+            raise InputError(f"capacity[{int(np.argmin(cap))}] is negative", source)
+        s = _check_size(source_vertex, "source", source)
+        k = _check_size(sink_vertex, "sink", source)
+        if s >= n or k >= n:
+            raise InputError(f"source {s} / sink {k} outside the {n} vertices", source)
+        if s == k:
+            raise InputError("source and sink are the same vertex", source)
+        keep = t != h
+        idx = index_dtype(n, t.size)
+        return cls(n, _frozen(t[keep].astype(idx)), _frozen(h[keep].astype(idx)),
+                   _frozen(cap[keep]), s, k, source)
+
+    @property
+    def n_edges(self) -> int:
+        return int(self.tail.size)
+
+    def describe(self) -> dict:
+        return {"kind": self.kind, "vertices": self.n_vertices, "edges": self.n_edges,
+                "source": self.source_vertex, "sink": self.sink_vertex,
+                "total_capacity": int(self.capacity.sum())}
+
+    def to_sparse(self) -> sp.csr_matrix:
+        """Capacity matrix with parallel edges summed (what scipy.sparse.csgraph.maximum_flow takes)."""
+        m = sp.csr_matrix((self.capacity, (self.tail, self.head)),
+                          shape=(self.n_vertices, self.n_vertices))
+        m.sum_duplicates()
+        return m
+
+
+def _validate_costs(values: np.ndarray, source: str | None) -> np.ndarray:
+    if values.size and not (np.issubdtype(values.dtype, np.number) and not np.iscomplexobj(values)):
+        raise InputError(f"costs must be real numbers, got dtype {values.dtype}", source)
+    values = values.astype(np.float64, copy=False)
+    if np.isnan(values).any():
+        bad = np.argwhere(np.isnan(values))[0]
+        raise InputError(f"cost at {tuple(int(i) for i in bad)} is NaN", source)
+    if np.isneginf(values).any():
+        bad = np.argwhere(np.isneginf(values))[0]
+        raise InputError(f"cost at {tuple(int(i) for i in bad)} is -inf", source)
+    return values
+
+
+@dataclass(frozen=True, eq=False)
+class CostMatrix:
+    """Dense assignment costs, rows (persons) x cols (objects); rectangular allowed.
+
+    A forbidden pair has cost +inf. Minimisation: an assignment matches min(rows, cols) pairs.
+    """
+
+    kind: ClassVar[str] = "assignment"
+    costs: np.ndarray
+    source: str | None = None
+
+    @classmethod
+    def from_array(cls, costs, forbidden=None, source: str | None = None) -> "CostMatrix":
+        if sp.issparse(costs):
+            raise InputError("CostMatrix needs a dense array; use SparseCosts for sparse input", source)
+        a = np.array(costs, copy=True)
+        if a.ndim != 2:
+            raise InputError(f"a cost matrix must be 2-D, got shape {a.shape}", source)
+        a = _validate_costs(a, source)
+        if forbidden is not None:
+            mask = np.asarray(forbidden, dtype=bool)
+            if mask.shape != a.shape:
+                raise InputError("forbidden mask shape differs from the cost matrix", source)
+            a[mask] = np.inf
+        return cls(_frozen(a), source)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.costs.shape
+
+    @property
+    def n_rows(self) -> int:
+        return self.costs.shape[0]
+
+    @property
+    def n_cols(self) -> int:
+        return self.costs.shape[1]
+
+    @property
+    def allowed(self) -> np.ndarray:
+        return np.isfinite(self.costs)
+
+    @property
+    def is_integer(self) -> bool:
+        finite = self.costs[np.isfinite(self.costs)]
+        return bool(np.all(finite == np.round(finite)))
+
+    def describe(self) -> dict:
+        finite = self.costs[np.isfinite(self.costs)]
+        return {"kind": self.kind, "rows": self.n_rows, "cols": self.n_cols,
+                "forbidden": int(self.costs.size - finite.size),
+                "min_cost": float(finite.min()) if finite.size else None,
+                "max_cost": float(finite.max()) if finite.size else None,
+                "integer": self.is_integer}
+
+
+@dataclass(frozen=True, eq=False)
+class SparseCosts:
+    """Weighted bipartite graph for assignment: only stored pairs are allowed (CSR by rows)."""
+
+    kind: ClassVar[str] = "assignment"
+    n_rows: int
+    n_cols: int
+    row_ptr: np.ndarray
+    col_ind: np.ndarray
+    cost: np.ndarray
+    source: str | None = None
+
+    @classmethod
+    def from_edges(cls, rows, cols, costs, n_rows: int | None = None, n_cols: int | None = None,
+                   source: str | None = None) -> "SparseCosts":
+        rows_a, cols_a = np.asarray(rows), np.asarray(cols)
+        w = np.asarray(costs)
+        if not (rows_a.shape == cols_a.shape == w.shape):
+            raise InputError("rows, cols and costs differ in length", source)
+        if n_rows is None:
+            n_rows = int(rows_a.max()) + 1 if rows_a.size else 0
+        if n_cols is None:
+            n_cols = int(cols_a.max()) + 1 if cols_a.size else 0
+        n_rows = _check_size(n_rows, "n_rows", source)
+        n_cols = _check_size(n_cols, "n_cols", source)
+        r = _as_index_array(rows_a, "rows", n_rows, source)
+        c = _as_index_array(cols_a, "cols", n_cols, source)
+        w = _validate_costs(w, source)
+        if np.isinf(w).any():
+            raise InputError("sparse costs must be finite (leave forbidden pairs out)", source)
+        key = r * max(n_cols, 1) + c
+        order = np.argsort(key, kind="stable")
+        key, w = key[order], w[order]
+        if key.size and np.any(key[1:] == key[:-1]):
+            dup = int(order[1:][key[1:] == key[:-1]][0])
+            raise InputError(f"pair ({int(r[dup])}, {int(c[dup])}) is given twice", source)
+        idx = index_dtype(n_rows, n_cols, key.size)
+        ptr = np.zeros(n_rows + 1, dtype=idx)
+        np.cumsum(np.bincount(r, minlength=n_rows), out=ptr[1:])
+        return cls(n_rows, n_cols, _frozen(ptr), _frozen((key % max(n_cols, 1)).astype(idx)),
+                   _frozen(w), source)
+
+    @classmethod
+    def from_sparse(cls, matrix, source: str | None = None) -> "SparseCosts":
+        coo = sp.coo_matrix(matrix)
+        return cls.from_edges(coo.row, coo.col, coo.data, coo.shape[0], coo.shape[1], source)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.n_rows, self.n_cols)
+
+    @property
+    def n_edges(self) -> int:
+        return int(self.col_ind.size)
+
+    @property
+    def is_integer(self) -> bool:
+        return bool(np.all(self.cost == np.round(self.cost)))
+
+    def to_sparse(self) -> sp.csr_matrix:
+        return sp.csr_matrix((self.cost, self.col_ind, self.row_ptr), shape=self.shape)
+
+    def to_dense(self) -> CostMatrix:
+        dense = np.full(self.shape, np.inf)
+        rows = np.repeat(np.arange(self.n_rows), np.diff(self.row_ptr))
+        dense[rows, self.col_ind] = self.cost
+        return CostMatrix(_frozen(dense), self.source)
+
+    def describe(self) -> dict:
+        return {"kind": self.kind, "rows": self.n_rows, "cols": self.n_cols, "edges": self.n_edges,
+                "min_cost": float(self.cost.min()) if self.cost.size else None,
+                "max_cost": float(self.cost.max()) if self.cost.size else None,
+                "integer": self.is_integer}
+
+
+@dataclass(frozen=True, eq=False)
+class PointSeries:
+    """T frames of 3-D points (frame t is an (n_t, 3) float64 array), with optional ground-truth ids.
+
+    ``ids[t][i]`` is the identity of point i of frame t; the same id in two frames is the same
+    particle. Frames may differ in size (particles enter and leave).
+    """
+
+    kind: ClassVar[str] = "points"
+    frames: tuple
+    ids: tuple | None = None
+    source: str | None = None
+
+    @classmethod
+    def from_frames(cls, frames: Sequence, ids: Sequence | None = None,
+                    source: str | None = None) -> "PointSeries":
+        out = []
+        for t, f in enumerate(frames):
+            a = np.asarray(f)
+            if a.ndim != 2 or a.shape[1] != 3:
+                raise InputError(f"frame {t} must be an (n, 3) array, got shape {a.shape}", source)
+            if a.size and not np.issubdtype(a.dtype, np.number):
+                raise InputError(f"frame {t} holds non-numeric values", source)
+            a = a.astype(np.float64, copy=False)
+            if not np.all(np.isfinite(a)):
+                raise InputError(f"frame {t} holds NaN or infinite coordinates", source)
+            out.append(_frozen(a))
+        if not out:
+            raise InputError("a point series needs at least one frame", source)
+        id_out = None
+        if ids is not None:
+            if len(ids) != len(out):
+                raise InputError(f"{len(ids)} id arrays for {len(out)} frames", source)
+            id_out = []
+            for t, (f, i) in enumerate(zip(out, ids)):
+                a = np.asarray(i)
+                if a.shape != (f.shape[0],):
+                    raise InputError(f"frame {t}: {a.shape} ids for {f.shape[0]} points", source)
+                if a.size and not np.issubdtype(a.dtype, np.integer):
+                    raise InputError(f"frame {t}: ids must be integers", source)
+                a = a.astype(np.int64, copy=False)
+                if np.unique(a).size != a.size:
+                    raise InputError(f"frame {t}: ids are not unique", source)
+                id_out.append(_frozen(a))
+            id_out = tuple(id_out)
+        return cls(tuple(out), id_out, source)
+
+    @property
+    def n_frames(self) -> int:
+        return len(self.frames)
+
+    @property
+    def sizes(self) -> list[int]:
+        return [f.shape[0] for f in self.frames]
+
+    def describe(self) -> dict:
+        return {"kind": self.kind, "frames": self.n_frames, "points": self.sizes,
+                "ground_truth": self.ids is not None}
+
+
+Problem = BipartiteGraph | FlowNetwork | CostMatrix | SparseCosts | PointSeries
+PROBLEM_KINDS = ("matching", "flow", "assignment", "points")

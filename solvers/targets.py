@@ -1,0 +1,83 @@
+"""Which backends exist in this process, and launch geometry shared by the kernels.
+
+Backends: ``cpu`` (numba njit, parallel over cores), ``cuda`` (numba.cuda kernels on an NVIDIA GPU)
+and ``cudasim`` (the same cuda kernels under numba's CUDA simulator). The simulator is a
+per-process choice: NUMBA_ENABLE_CUDASIM=1 must be set before numba is first imported, so tests
+that need it run in a subprocess; in such a process ``cuda`` is not available.
+
+A solver writes each kernel's per-element body once as a plain function, compiles it with
+``cuda.jit(device=True)`` inside a thin ``@cuda.jit`` kernel (``i = cuda.grid(1)``) and with
+``numba.njit`` inside an ``@njit(parallel=True)`` loop over ``prange``, and calls whichever launcher
+``backend`` names from one target-independent host loop.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import sys
+
+from .errors import BackendUnavailable
+
+BACKENDS = ("cpu", "cuda", "cudasim")
+THREADS_PER_BLOCK = 256
+WARP_SIZE = 32
+
+
+def simulator_enabled() -> bool:
+    return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") == "1"
+
+
+def enable_simulator() -> None:
+    """Turn the simulator on for this process if numba is not imported yet; else it must already be on."""
+    if simulator_enabled():
+        return
+    if "numba" in sys.modules:
+        raise BackendUnavailable("backend cudasim needs NUMBA_ENABLE_CUDASIM=1 before numba is imported; "
+                                 "start the process with that variable set")
+    os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+
+
+@functools.lru_cache(maxsize=1)
+def cuda_available() -> bool:
+    """A real NVIDIA GPU usable by numba.cuda (never true under the simulator)."""
+    if simulator_enabled():
+        return False
+    try:
+        from numba import cuda
+        return bool(cuda.is_available())
+    except Exception:  # a broken driver or toolkit means no GPU for us, not a crash
+        return False
+
+
+def available_backends() -> list[str]:
+    out = ["cpu"]
+    if cuda_available():
+        out.append("cuda")
+    if simulator_enabled() or "numba" not in sys.modules:
+        out.append("cudasim")
+    return out
+
+
+def resolve_backend(requested: str, supported: tuple[str, ...], algorithm: str = "") -> str:
+    """Map "auto" to cuda when a GPU is here and the algorithm has it, else cpu; check the rest."""
+    requested = (requested or "auto").lower()
+    if requested == "auto":
+        if "cuda" in supported and cuda_available():
+            return "cuda"
+        if "cpu" in supported:
+            return "cpu"
+        return supported[0]
+    if requested not in BACKENDS:
+        raise BackendUnavailable(f"unknown backend {requested!r}; choose from auto, {', '.join(BACKENDS)}")
+    if requested not in supported:
+        raise BackendUnavailable(f"{algorithm or 'this algorithm'} runs on {', '.join(supported)}, not {requested}")
+    if requested == "cuda" and not cuda_available():
+        raise BackendUnavailable("backend cuda needs an NVIDIA GPU and driver; none is usable here")
+    if requested == "cudasim":
+        enable_simulator()
+    return requested
+
+
+def grid_for(n: int, threads: int = THREADS_PER_BLOCK) -> tuple[int, int]:
+    """(blocks, threads) covering n elements, at least one block."""
+    return max(1, (int(n) + threads - 1) // threads), threads

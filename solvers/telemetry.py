@@ -1,0 +1,353 @@
+"""Telemetry: the stream a solver emits and the explorer draws.
+
+Solver side: a host loop gets a ``Telemetry`` from ``Telemetry.attach(observer, info)``. With no
+observer it is the shared ``NULL`` object whose ``enabled`` is False, and a solver guards every
+emission with ``if tel.enabled`` (scalars) or ``if tel.snapshot_due(kind)`` (heavy arrays), so
+nobody listening costs one attribute read per loop. Emit only what the host loop already has: a GPU
+loop reports the counters it reads back anyway, never an extra device sync for telemetry.
+
+Listener side: an ``Observer`` receives RunInfo, IterationStats, Snapshots and the Result.
+``Recorder`` keeps everything and turns it into a ``RunRecord`` that saves to / loads from one
+``.npz`` file (arrays + a JSON header; no pickle) for replay and export.
+
+Snapshot kinds and their data keys (the explorer relies on these):
+  "labels"   per side S in {"rows","cols","vertices","persons","objects"}:
+             "S.hist_edges", "S.hist_counts" (histogram of finite labels), "S.sample_index",
+             "S.sample" (label values of a fixed sample of vertices); meta: label (e.g. "psi",
+             "height", "price", "dual"), "S.unreachable" (count of labels at/over the cap).
+  "workload" "modelled": work per warp for one launch (edges scanned + pushes/relabels, the WBPR
+             paper's Eq. 1 / the G-PR cost model); optional "cycles": measured clock64 cycles per
+             warp; meta: launch, kernel, mode.
+  "paths"    "lengths": augmenting path lengths found in this iteration.
+IterationStats.phase names the step ("push", "global-relabel", "bid", "augment", "dual-update",
+...); views mark non-default phases as events. ``extra`` holds small scalars (max_level, epsilon,
+dual_objective, unassigned, excess_total, ...).
+"""
+from __future__ import annotations
+
+import io
+import json
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+
+from .errors import Cancelled, InputError
+from .io_util import atomic_write_bytes
+
+SAMPLE_SIZE = 256
+HIST_BINS = 64
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    algorithm: str
+    backend: str
+    problem_kind: str
+    problem: Mapping[str, Any] = field(default_factory=dict)
+    options: Mapping[str, Any] = field(default_factory=dict)
+    label: str = ""  # what "labels" snapshots hold: "psi", "height", "dual", "price"
+
+
+@dataclass(frozen=True)
+class IterationStats:
+    iteration: int
+    elapsed: float
+    phase: str
+    active: int = -1
+    value: float = math.nan
+    extra: Mapping[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    iteration: int
+    elapsed: float
+    kind: str
+    data: Mapping[str, np.ndarray]
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+
+class Observer:
+    """Base listener: override what you need. ``should_stop`` is polled by the solver loop."""
+
+    snapshot_interval: float = 0.05  # seconds between heavy snapshots of one kind
+
+    def on_start(self, info: RunInfo) -> None: ...
+
+    def on_iteration(self, stats: IterationStats) -> None: ...
+
+    def on_snapshot(self, snapshot: Snapshot) -> None: ...
+
+    def on_finish(self, result) -> None: ...
+
+    def should_stop(self) -> bool:
+        return False
+
+
+class Tee(Observer):
+    """Forwards to several observers; stops when any asks to; snapshots as often as the most eager."""
+
+    def __init__(self, *observers: Observer):
+        self.observers = [o for o in observers if o is not None]
+        self.snapshot_interval = min((o.snapshot_interval for o in self.observers), default=0.05)
+
+    def on_start(self, info):
+        for o in self.observers:
+            o.on_start(info)
+
+    def on_iteration(self, stats):
+        for o in self.observers:
+            o.on_iteration(stats)
+
+    def on_snapshot(self, snapshot):
+        for o in self.observers:
+            o.on_snapshot(snapshot)
+
+    def on_finish(self, result):
+        for o in self.observers:
+            o.on_finish(result)
+
+    def should_stop(self):
+        return any(o.should_stop() for o in self.observers)
+
+
+class Throttle:
+    """True at most once per ``interval`` seconds (the first call is always due)."""
+
+    def __init__(self, interval: float):
+        self.interval = interval
+        self._next = -math.inf
+
+    def ready(self) -> bool:
+        now = time.perf_counter()
+        if now >= self._next:
+            self._next = now + self.interval
+            return True
+        return False
+
+
+class Telemetry:
+    """The solver's handle on an observer. Use ``Telemetry.attach``; never construct with None."""
+
+    enabled = True
+
+    def __init__(self, observer: Observer, info: RunInfo):
+        self.observer = observer
+        self.info = info
+        self.start = time.perf_counter()
+        self._throttles: dict[str, Throttle] = {}
+        observer.on_start(info)
+
+    @staticmethod
+    def attach(observer: Observer | None, info: RunInfo) -> "Telemetry":
+        return NULL if observer is None else Telemetry(observer, info)
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.start
+
+    def iteration(self, iteration: int, phase: str, active: int = -1, value: float = math.nan,
+                  **extra: float) -> None:
+        """Report one loop's scalars; raises Cancelled when the observer asks to stop."""
+        self.observer.on_iteration(IterationStats(int(iteration), self.elapsed(), phase, int(active),
+                                                  float(value), extra))
+        if self.observer.should_stop():
+            raise Cancelled("stopped by the observer")
+
+    def snapshot_due(self, kind: str) -> bool:
+        throttle = self._throttles.get(kind)
+        if throttle is None:
+            throttle = self._throttles[kind] = Throttle(self.observer.snapshot_interval)
+        return throttle.ready()
+
+    def snapshot(self, iteration: int, kind: str, data: Mapping[str, np.ndarray], **meta) -> None:
+        self.observer.on_snapshot(Snapshot(int(iteration), self.elapsed(), kind, dict(data), meta))
+
+    def labels(self, iteration: int, cap: float | None = None, **sides: np.ndarray) -> None:
+        """A "labels" snapshot from full per-vertex label arrays (host copies), e.g. rows=psi_r."""
+        data, meta = {}, {"label": self.info.label}
+        for side, values in sides.items():
+            values = np.asarray(values)
+            finite = values[np.isfinite(values)] if values.dtype.kind == "f" else values
+            if cap is not None:
+                meta[f"{side}.unreachable"] = int(np.count_nonzero(finite >= cap))
+                finite = finite[finite < cap]
+            counts, edges = label_histogram(finite)
+            index = sample_indices(values.size)
+            data[f"{side}.hist_edges"] = edges
+            data[f"{side}.hist_counts"] = counts
+            data[f"{side}.sample_index"] = index
+            data[f"{side}.sample"] = values[index]
+        self.snapshot(iteration, "labels", data, **meta)
+
+    def workload(self, iteration: int, modelled: np.ndarray, cycles: np.ndarray | None = None,
+                 **meta) -> None:
+        data = {"modelled": np.asarray(modelled, dtype=np.float64)}
+        if cycles is not None:
+            data["cycles"] = np.asarray(cycles, dtype=np.int64)
+        self.snapshot(iteration, "workload", data, **meta)
+
+    def check_cancel(self) -> None:
+        if self.observer.should_stop():
+            raise Cancelled("stopped by the observer")
+
+
+class _NullTelemetry(Telemetry):
+    """No observer: every call is a no-op and ``enabled`` is False."""
+
+    enabled = False
+
+    def __init__(self):
+        self.observer = None
+        self.info = None
+        self.start = 0.0
+
+    def iteration(self, *args, **kwargs):
+        pass
+
+    def snapshot_due(self, kind):
+        return False
+
+    def snapshot(self, *args, **kwargs):
+        pass
+
+    def labels(self, *args, **kwargs):
+        pass
+
+    def workload(self, *args, **kwargs):
+        pass
+
+    def check_cancel(self):
+        pass
+
+
+NULL = _NullTelemetry()
+
+
+def label_histogram(values: np.ndarray, bins: int = HIST_BINS) -> tuple[np.ndarray, np.ndarray]:
+    """Histogram with unit-width bins for small integer label ranges, else ``bins`` equal bins."""
+    if values.size == 0:
+        return np.zeros(0, np.int64), np.zeros(1, np.float64)
+    lo, hi = float(values.min()), float(values.max())
+    integral = values.dtype.kind in "iu" or np.all(values == np.round(values))
+    if integral and hi - lo < bins:
+        edges = np.arange(lo - 0.5, hi + 1.5)
+    else:
+        edges = np.linspace(lo, hi if hi > lo else lo + 1.0, bins + 1)
+    counts, edges = np.histogram(values, bins=edges)
+    return counts.astype(np.int64), edges.astype(np.float64)
+
+
+def sample_indices(n: int, size: int = SAMPLE_SIZE) -> np.ndarray:
+    """A fixed, evenly spread sample of vertex indices (the same every snapshot, so traces line up)."""
+    if n <= size:
+        return np.arange(n, dtype=np.int64)
+    return np.linspace(0, n - 1, size).round().astype(np.int64)
+
+
+class Recorder(Observer):
+    """Keeps a whole run in memory; ``record()`` gives the RunRecord."""
+
+    def __init__(self, snapshot_interval: float = 0.05):
+        self.snapshot_interval = snapshot_interval
+        self.info: RunInfo | None = None
+        self.iterations: list[IterationStats] = []
+        self.snapshots: list[Snapshot] = []
+        self.result_summary: dict | None = None
+
+    def on_start(self, info):
+        self.info = info
+
+    def on_iteration(self, stats):
+        self.iterations.append(stats)
+
+    def on_snapshot(self, snapshot):
+        self.snapshots.append(snapshot)
+
+    def on_finish(self, result):
+        self.result_summary = result.summary()
+
+    def record(self) -> "RunRecord":
+        return RunRecord(asdict(self.info) if self.info else {}, list(self.iterations),
+                         list(self.snapshots), self.result_summary)
+
+
+def _jsonable(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+@dataclass
+class RunRecord:
+    """A recorded run: RunInfo (as a dict), every IterationStats, every Snapshot, the result summary."""
+
+    info: dict
+    iterations: list
+    snapshots: list
+    result: dict | None = None
+
+    FORMAT = "matchscope-run/1"
+
+    def iteration_table(self) -> dict[str, np.ndarray]:
+        """Columns: iteration, elapsed, active, value, phase (str array), plus every extra key (NaN where absent)."""
+        its = self.iterations
+        cols = {"iteration": np.array([s.iteration for s in its], np.int64),
+                "elapsed": np.array([s.elapsed for s in its], np.float64),
+                "active": np.array([s.active for s in its], np.int64),
+                "value": np.array([s.value for s in its], np.float64),
+                "phase": np.array([s.phase for s in its], dtype=str)}
+        keys = sorted({k for s in its for k in s.extra})
+        for k in keys:
+            cols[f"extra.{k}"] = np.array([float(s.extra.get(k, math.nan)) for s in its], np.float64)
+        return cols
+
+    def save(self, path) -> None:
+        """One .npz: ``header`` (JSON bytes) + iteration columns + snapshot arrays. Atomic."""
+        arrays = {f"it.{k}": v for k, v in self.iteration_table().items()}
+        snaps = []
+        for i, s in enumerate(self.snapshots):
+            keys = []
+            for k, v in s.data.items():
+                arrays[f"snap{i}.{k}"] = np.asarray(v)
+                keys.append(k)
+            snaps.append({"iteration": s.iteration, "elapsed": s.elapsed, "kind": s.kind,
+                          "keys": keys, "meta": _jsonable(dict(s.meta))})
+        header = {"format": self.FORMAT, "info": _jsonable(self.info), "result": _jsonable(self.result),
+                  "snapshots": snaps}
+        arrays["header"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
+        buf = io.BytesIO()
+        np.savez_compressed(buf, **arrays)
+        atomic_write_bytes(path, buf.getvalue())
+
+    @classmethod
+    def load(cls, path) -> "RunRecord":
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                header = json.loads(bytes(z["header"]).decode())
+                if header.get("format") != cls.FORMAT:
+                    raise InputError(f"not a matchscope run record (format {header.get('format')!r})", str(path))
+                cols = {k[3:]: z[k] for k in z.files if k.startswith("it.")}
+                extras = [k for k in cols if k.startswith("extra.")]
+                iterations = []
+                for j in range(cols["iteration"].size):
+                    extra = {k[6:]: float(cols[k][j]) for k in extras if not math.isnan(cols[k][j])}
+                    iterations.append(IterationStats(int(cols["iteration"][j]), float(cols["elapsed"][j]),
+                                                     str(cols["phase"][j]), int(cols["active"][j]),
+                                                     float(cols["value"][j]), extra))
+                snapshots = [Snapshot(s["iteration"], s["elapsed"], s["kind"],
+                                      {k: z[f"snap{i}.{k}"] for k in s["keys"]}, s["meta"])
+                             for i, s in enumerate(header["snapshots"])]
+        except InputError:
+            raise
+        except (OSError, ValueError, KeyError, json.JSONDecodeError) as exc:
+            raise InputError(f"cannot read run record: {exc}", str(path)) from None
+        return cls(header["info"], iterations, snapshots, header.get("result"))
