@@ -81,3 +81,15 @@ def test_label_histogram_uses_unit_bins_for_small_integer_ranges():
     assert counts.sum() == 5000 and counts.size == 64
     idx = sample_indices(10_000)
     assert idx.size == 256 and idx[0] == 0 and idx[-1] == 9999
+
+
+def test_atomic_write_gives_normal_permissions_and_leaves_no_temp_files(tmp_path):
+    import os
+    import stat
+    from solvers.io_util import atomic_write_text
+    target = tmp_path / "out.csv"
+    atomic_write_text(target, "a,b\n")
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~umask
+    assert [p.name for p in tmp_path.iterdir()] == ["out.csv"]
