@@ -1,0 +1,79 @@
+"""Minimum-cost assignment via scipy: ``lsa`` (dense, shortest augmenting paths) and ``lapjvsp``
+(sparse, LAPJVsp). Neither reports dual potentials; solvers.certify derives them."""
+from __future__ import annotations
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import min_weight_full_bipartite_matching
+
+from ..errors import InfeasibleError
+from ..problems import CostMatrix, SparseCosts
+from ..registry import Algorithm
+from ..result import Solution
+
+ALGORITHMS = [
+    Algorithm(name="lsa", problem_kinds=("assignment",), accepts=(CostMatrix,), backends=("cpu",),
+              runner="solvers.assignment.reference:run_lsa",
+              summary="Dense shortest-augmenting-path assignment (scipy linear_sum_assignment); inf = forbidden.",
+              reference="Crouse 2016; scipy.optimize.linear_sum_assignment"),
+    Algorithm(name="lapjvsp", problem_kinds=("assignment",), accepts=(SparseCosts,), backends=("cpu",),
+              runner="solvers.assignment.reference:run_lapjvsp",
+              summary="Sparse assignment: only stored pairs are allowed (scipy min_weight_full_bipartite_matching).",
+              reference="Jonker & Volgenant 1987 (LAPJVsp); scipy.sparse.csgraph.min_weight_full_bipartite_matching"),
+]
+
+
+def _solution(shape, rows, cols, value) -> Solution:
+    row_match = np.full(shape[0], -1, dtype=np.int64)
+    col_match = np.full(shape[1], -1, dtype=np.int64)
+    row_match[rows] = cols
+    col_match[cols] = rows
+    return Solution(value=value, iterations=1, row_match=row_match, col_match=col_match)
+
+
+def _infeasible(problem, exc: ValueError) -> InfeasibleError:
+    where = f"{problem.source}: " if problem.source else ""
+    return InfeasibleError(f"{where}no complete assignment of {min(problem.shape)} pairs exists "
+                           f"with the allowed pairs ({exc})")
+
+
+def run_lsa(problem: CostMatrix, backend: str, tel) -> Solution:
+    if tel.enabled:
+        tel.iteration(0, "start", active=min(problem.shape))
+    try:
+        rows, cols = linear_sum_assignment(problem.costs)
+    except ValueError as exc:  # scipy: "cost matrix is infeasible"
+        raise _infeasible(problem, exc) from None
+    value = float(problem.costs[rows, cols].sum())
+    if tel.enabled:
+        tel.iteration(1, "done", active=0, value=value)
+    return _solution(problem.shape, rows, cols, value)
+
+
+def run_lapjvsp(problem: SparseCosts, backend: str, tel) -> Solution:
+    if tel.enabled:
+        tel.iteration(0, "start", active=min(problem.shape))
+    if problem.n_edges == 0 and min(problem.shape) > 0:
+        raise _infeasible(problem, ValueError("no allowed pairs"))
+    # scipy drops explicit zeros (and so would drop zero-cost pairs): shift every cost to >= 1.
+    # Every complete assignment has min(rows, cols) pairs, so a constant shift keeps the optimum.
+    shift = 1.0 - float(problem.cost.min()) if problem.n_edges else 0.0
+    shifted = csr_matrix((problem.cost + shift, problem.col_ind, problem.row_ptr), shape=problem.shape)
+    try:
+        rows, cols = min_weight_full_bipartite_matching(shifted)
+    except ValueError as exc:  # scipy: "no full matching exists"
+        raise _infeasible(problem, exc) from None
+    rows, cols = np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)
+    value = float(_pair_costs(problem, rows, cols).sum())
+    if tel.enabled:
+        tel.iteration(1, "done", active=0, value=value)
+    return _solution(problem.shape, rows, cols, value)
+
+
+def _pair_costs(problem: SparseCosts, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """Original (unshifted) costs of the given pairs, found by key in the row-major sorted CSR."""
+    width = max(problem.n_cols, 1)
+    edge_rows = np.repeat(np.arange(problem.n_rows, dtype=np.int64), np.diff(problem.row_ptr))
+    keys = edge_rows * width + problem.col_ind
+    return problem.cost[np.searchsorted(keys, rows * width + cols)]
