@@ -1,0 +1,203 @@
+"""File formats: ``load(path, problem=None, **options)`` and ``save(obj, path, **options)``.
+
+The format is chosen by file name (extension, ``.gz`` for text formats, KONECT's ``out.*``) or
+forced with ``format=KEY``. ``problem`` ("matching", "flow", "assignment", "points") picks the
+interpretation where a format can mean several (Matrix Market, KONECT, ``.csv``); ``options``
+go to the format's reader (Matrix Market: ``source=``, ``sink=``; SNAP / KONECT: ``n_rows=``,
+``n_cols=``) or, for a Result, to solvers.formats.results.save (``problem=``).
+
+Every failure caused by the file (missing, unreadable, malformed, absurdly large) raises
+solvers.errors.InputError naming the path and, where one line is at fault, its 1-based number.
+``FORMATS`` lists the readable formats; ``file_filters()`` gives Qt dialog filter strings.
+"""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from ..errors import InputError
+from ..problems import PROBLEM_KINDS
+from ..result import Result
+from . import dense, dimacs, edgelists, matrix_market, points, results
+
+
+@dataclass(frozen=True)
+class Format:
+    key: str                      # for format=KEY
+    name: str
+    extensions: tuple[str, ...]
+    problems: tuple[str, ...]     # what load() can make of it; the first is the default
+    description: str
+    read: Callable | None         # read(path, problem=None, **options) -> Problem
+    write: Callable | None        # write(obj, path) (results: save(result, path, problem=None))
+    saves: tuple[str, ...] = ()   # class names write() takes
+    gzip: bool = False            # also readable / writable gzip-compressed as NAME.EXT.gz
+    prefixes: tuple[str, ...] = ()  # file-name prefixes that mean this format (KONECT "out.")
+    sniff: Callable | None = None   # among formats sharing an extension: does the file look like this one?
+
+    @property
+    def patterns(self) -> tuple[str, ...]:
+        found = [f"*{e}" for e in self.extensions]
+        if self.gzip:
+            found += [f"*{e}.gz" for e in self.extensions]
+        return tuple(found + [f"{p}*" for p in self.prefixes])
+
+    def file_filter(self) -> str:
+        return f"{self.name} ({' '.join(self.patterns)})"
+
+    def option_names(self) -> tuple[str, ...]:
+        if self.read is None:
+            return ()
+        return tuple(n for n in inspect.signature(self.read).parameters if n not in ("path", "problem"))
+
+
+_GRAPH, _COSTS, _DENSE, _FLOW, _POINTS = "BipartiteGraph", "SparseCosts", "CostMatrix", "FlowNetwork", "PointSeries"
+
+FORMATS: list[Format] = [
+    Format("mtx", "Matrix Market", (".mtx",), ("matching", "assignment", "flow"),
+           "Sparse matrix, coordinate pattern/integer/real, general or symmetric: a bipartite graph "
+           "(entries are edges), sparse assignment costs, or a square flow network's capacities.",
+           matrix_market.read, matrix_market.write, (_GRAPH, _COSTS, _DENSE, _FLOW), gzip=True),
+    Format("snap", "SNAP edge list", (".txt", ".edges", ".snap"), ("matching",),
+           "'u v' per line, 0-based, '#' comments: sources are rows, targets columns.",
+           edgelists.read_snap, edgelists.write_snap, (_GRAPH,), gzip=True),
+    Format("konect", "KONECT bipartite network", (".tsv",), ("matching", "assignment"),
+           "'% bip' header, 1-based 'u v [weight [time]]' per line; the weight can be an assignment cost.",
+           edgelists.read_konect, edgelists.write_konect, (_GRAPH, _COSTS), gzip=True, prefixes=("out.",)),
+    Format("dimacs-max", "DIMACS max flow", (".max",), ("flow",),
+           "DIMACS maximum-flow problem: 'p max N M', source/sink 'n' lines, 'a U V CAP' arcs.",
+           dimacs.read_max, dimacs.write_max, (_FLOW,), gzip=True),
+    Format("dimacs-asn", "DIMACS assignment", (".asn",), ("assignment",),
+           "DIMACS assignment problem: 'p asn N M', 'n ID' source-side nodes, 'a U V COST' arcs.",
+           dimacs.read_asn, dimacs.write_asn, (_COSTS, _DENSE), gzip=True),
+    Format("npy", "NumPy cost matrix", (".npy",), ("assignment",),
+           "Dense 2-D numeric array; inf forbids a pair.", dense.read_npy, dense.write_npy, (_DENSE, _COSTS)),
+    Format("csv-points", "CSV point series", (".csv",), ("points",),
+           "Header with x,y,z and optionally frame and id columns; one point per line.",
+           points.read_csv, points.write_csv, (_POINTS,), gzip=True, sniff=points.looks_like_points_csv),
+    Format("csv-matrix", "CSV cost matrix", (".csv",), ("assignment",),
+           "Dense numeric matrix, one row per line; an empty cell or inf forbids a pair.",
+           dense.read_csv, dense.write_csv, (_DENSE, _COSTS), gzip=True),
+    Format("xyz", "XYZ points", (".xyz",), ("points",), "One frame: 'x y z' per line.",
+           points.read_xyz, points.write_xyz, (_POINTS,), gzip=True),
+    Format("ply", "PLY points", (".ply",), ("points",),
+           "Vertices with x, y, z and optional integer frame and id properties.",
+           points.read_ply, points.write_ply, (_POINTS,)),
+    Format("npz", "NumPy point series", (".npz",), ("points",),
+           "Arrays points (N,3), frame_ptr (T+1,) and optional ids (N,).",
+           points.read_npz, points.write_npz, (_POINTS,)),
+]
+
+RESULT_FORMATS: list[Format] = [
+    Format("result-csv", "Result CSV", (".csv",), ("matching", "assignment", "flow"),
+           "row,col[,cost] per matched pair; tail,head,capacity,flow per edge for a flow.",
+           None, results.save, ("Result",), gzip=True),
+    Format("result-json", "Result JSON", (".json",), ("matching", "assignment", "flow"),
+           "The result summary plus its pairs or per-edge flows.", None, results.save, ("Result",), gzip=True),
+    Format("result-mtx", "Result Matrix Market", (".mtx",), ("matching", "assignment", "flow"),
+           "Pattern matrix of the matched pairs, or integer matrix of flows per vertex pair.",
+           None, results.save, ("Result",), gzip=True),
+]
+
+_BY_KEY = {f.key: f for f in FORMATS + RESULT_FORMATS}
+
+
+def _split_name(path) -> tuple[str, bool]:
+    name = Path(path).name.lower()
+    return (name[:-3], True) if name.endswith(".gz") else (name, False)
+
+
+def _named(path, table: list[Format]) -> list[Format]:
+    base, _ = _split_name(path)
+    by_extension = [f for f in table if any(base.endswith(e) for e in f.extensions)]
+    return by_extension or [f for f in table if any(base.startswith(p) for p in f.prefixes)]
+
+
+def _known_extensions(table: list[Format]) -> str:
+    return " ".join(dict.fromkeys(p for f in table for p in f.patterns))
+
+
+def detect(path, problem: str | None = None, format: str | None = None) -> Format:
+    """The readable format of ``path`` (by name, sniffing the content only to split .csv)."""
+    name = str(path)
+    if problem is not None and problem not in PROBLEM_KINDS:
+        raise InputError(f"unknown problem kind {problem!r} (choose {', '.join(PROBLEM_KINDS)})", name)
+    if format is not None:
+        if format not in _BY_KEY or _BY_KEY[format].read is None:
+            raise InputError(f"unknown format {format!r} (choose {', '.join(f.key for f in FORMATS)})", name)
+        candidates = [_BY_KEY[format]]
+    else:
+        candidates = _named(path, FORMATS)
+        if not candidates:
+            raise InputError(f"unknown file type; readable files are {_known_extensions(FORMATS)}", name)
+    if _split_name(path)[1] and not candidates[0].gzip:
+        raise InputError(f"gzip-compressed {candidates[0].name} files are not supported", name)
+    if problem is not None:
+        fitting = [f for f in candidates if problem in f.problems]
+        if not fitting:
+            kinds = sorted({k for f in candidates for k in f.problems})
+            raise InputError(f"{candidates[0].name} files hold {' or '.join(kinds)} problems, not {problem}", name)
+        candidates = fitting
+    for fmt in candidates[:-1]:
+        if fmt.sniff is None or fmt.sniff(path):
+            return fmt
+    return candidates[-1]
+
+
+def load(path, problem: str | None = None, format: str | None = None, **options):
+    """Read ``path`` into a Problem (see the module docstring)."""
+    name = str(path)
+    target = Path(path)
+    if not target.exists():
+        raise InputError("no such file", name)
+    if not target.is_file():
+        raise InputError("not a regular file", name)
+    fmt = detect(path, problem, format)
+    unknown = sorted(set(options) - set(fmt.option_names()))
+    if unknown:
+        takes = ", ".join(fmt.option_names()) or "none"
+        raise InputError(f"{fmt.name} files take no option {', '.join(unknown)} (options: {takes})", name)
+    return fmt.read(path, problem=problem, **options)
+
+
+def save(obj, path, format: str | None = None, **options) -> None:
+    """Write a Problem, or a Result (CSV / JSON / MTX), by extension; atomically."""
+    name = str(path)
+    is_result = isinstance(obj, Result)
+    table = RESULT_FORMATS if is_result else FORMATS
+    kind = "Result" if is_result else type(obj).__name__
+    if format is not None:
+        candidates = [_BY_KEY[format]] if format in _BY_KEY else []
+    else:
+        candidates = _named(path, table)
+    usable = [f for f in candidates if f.write is not None and kind in f.saves]
+    if not usable:
+        choices = _known_extensions([f for f in table if kind in f.saves])
+        raise InputError(f"a {kind} cannot be saved under this name; use one of {choices}", name)
+    fmt = usable[0]
+    if _split_name(path)[1] and not fmt.gzip:
+        raise InputError(f"gzip-compressed {fmt.name} files are not supported", name)
+    try:
+        fmt.write(obj, path, **options)
+    except OSError as e:
+        raise InputError(f"cannot write file: {e.strerror or e}", name) from None
+
+
+def file_filters(problem: str | None = None, save: bool = False, results: bool = False) -> list[str]:
+    """Qt file-dialog filters, e.g. "Matrix Market (*.mtx *.mtx.gz)".
+
+    Open dialogs get an "All supported files" entry first; ``problem`` keeps the formats that can
+    hold that kind; ``save`` keeps writable formats; ``results`` lists result exports instead.
+    """
+    table = RESULT_FORMATS if results else FORMATS
+    chosen = [f for f in table
+              if (problem is None or problem in f.problems) and (f.write if save else f.read or results)]
+    filters = [f.file_filter() for f in chosen]
+    if not save and not results:
+        filters.insert(0, f"All supported files ({_known_extensions(chosen)})")
+    return filters + ["All files (*)"]
+
+
+__all__ = ["Format", "FORMATS", "RESULT_FORMATS", "detect", "file_filters", "load", "save"]

@@ -1,0 +1,342 @@
+"""Streaming text reading and writing shared by the text formats.
+
+Files are read in blocks of whole lines (never the whole file as Python objects). A block's data
+lines are handed to numpy's C parser (``np.loadtxt``) in one call, so large files load at numpy
+speed; only when numpy rejects a block is it scanned line by line in Python, to name the exact
+1-based line at fault. gzip input is recognised by its magic bytes.
+"""
+from __future__ import annotations
+
+import gzip
+import io
+import re
+import warnings
+import zlib
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+
+from ..errors import InputError
+from ..io_util import atomic_write_bytes
+
+BLOCK_BYTES = 1 << 24
+DATA, COMMENT, BLANK = 0, 1, 2
+_NEWLINE, _CR, _SPACE, _TAB = 10, 13, 32, 9
+
+# column kinds: "i" = int64, "f" = float64
+_DTYPES = {"i": np.dtype(np.int64), "f": np.dtype(np.float64)}
+_INT_TOKEN = re.compile(r"[+-]?\d+\Z")
+_FLOAT_TOKEN = re.compile(r"[+-]?(\d+\.?\d*(e[+-]?\d+)?|\.\d+(e[+-]?\d+)?|inf|infinity|nan)\Z", re.I)
+_INT64 = np.iinfo(np.int64)
+
+
+def open_binary(path):
+    """Open ``path`` for binary reading, transparently gunzipping; unreadable -> InputError."""
+    name = str(path)
+    try:
+        raw = open(Path(path), "rb")
+    except OSError as e:
+        raise InputError(f"cannot read file: {e.strerror or e}", name) from None
+    try:
+        magic = raw.read(2)
+        raw.seek(0)
+    except OSError as e:
+        raw.close()
+        raise InputError(f"cannot read file: {e.strerror or e}", name) from None
+    return gzip.GzipFile(fileobj=raw, mode="rb") if magic == b"\x1f\x8b" else raw
+
+
+def read_bytes(fh, n: int, path) -> bytes:
+    """``fh.read(n)`` with read, gzip and truncation failures turned into InputError."""
+    try:
+        return fh.read(n)
+    except (OSError, EOFError, zlib.error) as e:
+        raise InputError(f"cannot read file (corrupt or truncated data): {e}", str(path)) from None
+
+
+def read_all(path) -> bytes:
+    """The whole (decompressed) file: for formats whose data must fit in memory anyway."""
+    fh = open_binary(path)
+    try:
+        return read_bytes(fh, -1, path)
+    finally:
+        close_binary(fh)
+
+
+def close_binary(fh) -> None:
+    inner = getattr(fh, "fileobj", None)
+    fh.close()
+    if inner is not None:
+        inner.close()
+
+
+class Block:
+    """A run of whole lines from a file, indexed by numpy arrays of line start/end offsets."""
+
+    def __init__(self, data: bytes, first_line: int):
+        if not data.endswith(b"\n"):
+            data += b"\n"
+        self.data = data
+        self.first_line = first_line
+        self.buf = np.frombuffer(data, dtype=np.uint8)
+        self.newlines = np.flatnonzero(self.buf == _NEWLINE)
+        self.starts = np.concatenate(([0], self.newlines[:-1] + 1))
+        ends = self.newlines.copy()
+        has_cr = (ends > self.starts) & (self.buf[np.maximum(ends - 1, 0)] == _CR)
+        ends[has_cr] -= 1
+        self.ends = ends
+
+    @property
+    def n_lines(self) -> int:
+        return int(self.starts.size)
+
+    def text(self, i: int) -> str:
+        return self.data[self.starts[i]:self.ends[i]].decode("latin-1")
+
+    def first_bytes(self) -> np.ndarray:
+        """First byte of every line (0 for an empty line)."""
+        nonempty = self.ends > self.starts
+        return np.where(nonempty, self.buf[np.minimum(self.starts, self.buf.size - 1)], 0)
+
+    def classify(self, comment: bytes) -> np.ndarray:
+        """DATA / COMMENT / BLANK per line. A comment line starts with a byte of ``comment``,
+        possibly after whitespace; a blank line holds only whitespace."""
+        first = self.first_bytes()
+        kinds = np.full(self.n_lines, DATA, dtype=np.int8)
+        kinds[first == 0] = BLANK
+        for c in comment:
+            kinds[first == c] = COMMENT
+        # rare: lines that begin with whitespace are settled in Python
+        for i in np.flatnonzero((first == _SPACE) | (first == _TAB)):
+            stripped = self.text(int(i)).strip()
+            if not stripped:
+                kinds[i] = BLANK
+            elif ord(stripped[0]) in comment:
+                kinds[i] = COMMENT
+        return kinds
+
+    def count_byte(self, byte: int, sel: np.ndarray) -> np.ndarray:
+        """How often ``byte`` occurs in each selected line."""
+        total = np.concatenate(([0], np.cumsum(self.buf == byte, dtype=np.int64)))
+        return total[self.ends[sel]] - total[self.starts[sel]]
+
+    def join(self, mask: np.ndarray, skip: int = 0) -> bytes:
+        """The selected lines, each minus its first ``skip`` bytes and ending in a bare newline."""
+        sel = np.flatnonzero(mask)
+        if sel.size == self.n_lines and skip == 0 and np.array_equal(self.ends, self.newlines):
+            return self.data
+        edges = np.zeros(self.buf.size + 1, dtype=np.int8)
+        # starts are distinct and ends are distinct, so two plain fancy-index updates suffice
+        edges[np.minimum(self.starts[sel] + skip, self.ends[sel])] += 1
+        edges[self.ends[sel]] -= 1
+        keep = np.cumsum(edges[:-1], dtype=np.int8).astype(bool)
+        keep[self.newlines[sel]] = True
+        return self.buf[keep].tobytes()
+
+
+def iter_blocks(path, block_bytes: int | None = None) -> Iterator[Block]:
+    """Whole-line blocks of ``path`` (about ``block_bytes`` each, default BLOCK_BYTES) with their
+    first line numbers; an empty file -> InputError."""
+    block_bytes = block_bytes or BLOCK_BYTES
+    fh = open_binary(path)
+    try:
+        line = 1
+        carry = b""
+        seen_any = False
+        while True:
+            chunk = read_bytes(fh, block_bytes, path)
+            if not chunk:
+                break
+            seen_any = True
+            data = carry + chunk
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:  # one line longer than a block: keep reading
+                carry = data
+                continue
+            carry = data[cut:]
+            block = Block(data[:cut], line)
+            line += block.n_lines
+            yield block
+        if carry:
+            yield Block(carry, line)
+        if not seen_any:
+            raise InputError("file is empty", str(path))
+    finally:
+        close_binary(fh)
+
+
+def parse_fields(block: Block, mask: np.ndarray, kinds: str, path, *, skip: int = 0,
+                 delimiter: str | None = None) -> tuple[list[np.ndarray], np.ndarray]:
+    """Parse the selected lines as ``len(kinds)`` fields each: "i" int64, "f" float64, and "-" a
+    field that must be present but is not parsed (a column the format ignores).
+
+    Returns the parsed columns and the 1-based line number of every row. ``skip`` drops a line
+    prefix (a DIMACS tag letter); ``delimiter`` None means runs of whitespace.
+    """
+    sel = np.flatnonzero(mask)
+    lines = block.first_line + sel
+    used = [j for j, k in enumerate(kinds) if k != "-"]
+    if sel.size == 0:
+        return [np.empty(0, dtype=_DTYPES[kinds[j]]) for j in used], lines
+    text = block.join(mask, skip).decode("latin-1")
+    dtype = np.dtype([(f"f{j}", _DTYPES[kinds[j]]) for j in used])
+    try:
+        with warnings.catch_warnings():  # rows that are only a tag ("a ") leave loadtxt nothing to read
+            warnings.filterwarnings("ignore", "loadtxt: input contained no data", UserWarning)
+            table = np.loadtxt(io.StringIO(text), dtype=dtype, delimiter=delimiter, comments=None,
+                               ndmin=1, quotechar=None, usecols=used if len(used) < len(kinds) else None)
+    except ValueError as e:
+        raise locate_bad_line(block, sel, kinds, path, skip, delimiter, str(e)) from None
+    if table.shape != (sel.size,):
+        raise locate_bad_line(block, sel, kinds, path, skip, delimiter, "unexpected row count")
+    if len(used) < len(kinds) and delimiter is not None:
+        # loadtxt does not check the width of rows beyond the used columns
+        if np.any(block.count_byte(ord(delimiter), sel) != len(kinds) - 1):
+            raise locate_bad_line(block, sel, kinds, path, skip, delimiter, "wrong field count")
+    return [np.ascontiguousarray(table[f"f{j}"]) for j in used], lines
+
+
+def token_error(token: str, kind: str) -> str | None:
+    """Why ``token`` is not a valid field of ``kind``, or None."""
+    if kind == "i":
+        if not _INT_TOKEN.match(token):
+            return f"expected an integer, found {token!r}"
+        if not _INT64.min <= int(token) <= _INT64.max:
+            return f"integer {token} is out of range"
+        return None
+    if not _FLOAT_TOKEN.match(token):
+        return f"expected a number, found {token!r}"
+    return None
+
+
+def split_fields(line: str, delimiter: str | None) -> list[str]:
+    if delimiter is None:
+        return line.split()
+    return [t.strip() for t in line.split(delimiter)]
+
+
+def locate_bad_line(block: Block, sel: np.ndarray, kinds: str, path, skip: int,
+                    delimiter: str | None, numpy_message: str) -> InputError:
+    """Scan the selected lines in Python for the first one numpy could not parse."""
+    for i in sel:
+        text = block.text(int(i))
+        line = block.first_line + int(i)
+        if "\r" in text:  # a lone carriage return: numpy sees a line break there
+            return InputError("stray carriage return inside the line", str(path), line)
+        fields = split_fields(text[skip:], delimiter)
+        if len(fields) != len(kinds):
+            return InputError(f"expected {len(kinds)} fields, found {len(fields)}", str(path), line)
+        for field, kind in zip(fields, kinds):
+            why = None if kind == "-" else token_error(field, kind)
+            if why:
+                return InputError(why, str(path), line)
+    last = block.first_line + int(sel[-1])
+    return InputError(f"cannot parse lines {block.first_line + int(sel[0])}-{last}: {numpy_message}",
+                      str(path))
+
+
+def first_bad(mask: np.ndarray) -> int | None:
+    """Index of the first True in ``mask``, or None."""
+    hits = np.flatnonzero(mask)
+    return int(hits[0]) if hits.size else None
+
+
+def require_integral(values: np.ndarray, lines: np.ndarray, what: str, path) -> np.ndarray:
+    """Float column -> int64, refusing fractional, non-finite or > 2**53 values at their line."""
+    bad = first_bad(~np.isfinite(values) | (values != np.round(values)) | (np.abs(values) > 2.0**53))
+    if bad is not None:
+        raise InputError(f"{what} must be an integer, found {float(values[bad])}", str(path), int(lines[bad]))
+    return values.astype(np.int64)
+
+
+# ----------------------------------------------------------------------------- writing
+
+_PIECE_BYTES = 1 << 24
+
+
+def format_rows(columns: list[np.ndarray], sep: bytes = b" ") -> bytes:
+    """Text lines from equal-length columns: integers in decimal, floats in numpy's shortest
+    round-trip form ("0.1", "inf"), so that reading them back gives the same numbers exactly."""
+    n = len(columns[0]) if columns else 0
+    row_bytes = sum(np.asarray(c[:1]).astype("S").itemsize + 1 for c in columns)
+    rows_per_piece = max(1, _PIECE_BYTES // max(row_bytes, 1))
+    pieces = []
+    for lo in range(0, n, rows_per_piece):
+        hi = min(n, lo + rows_per_piece)
+        parts = []
+        for j, col in enumerate(columns):
+            s = np.asarray(col[lo:hi]).astype("S")
+            parts.append(s.view(np.uint8).reshape(hi - lo, s.itemsize))
+            parts.append(np.full((hi - lo, 1), sep[0] if j < len(columns) - 1 else _NEWLINE, np.uint8))
+        table = np.concatenate(parts, axis=1)
+        pieces.append(table[table != 0].tobytes())  # "S" pads with NUL, never part of a number
+    return b"".join(pieces)
+
+
+def write_file(path, data: bytes) -> None:
+    """Atomic write, gzip-compressed when the name ends in .gz."""
+    if str(path).lower().endswith(".gz"):
+        data = gzip.compress(data, mtime=0)
+    atomic_write_bytes(path, data)
+
+
+def read_table(path, comment: bytes, kinds, *, delimiter: str | None = None, header: bool = False,
+               header_lines: int = 50):
+    """Stream a whole file of comment lines and rows of fields.
+
+    ``kinds`` is a field-kind string ("ii", "iif", see parse_fields) or a function
+    ``kinds(text, line)`` of the first data line returning one (for formats whose columns vary by
+    file). With ``header`` that first line is a column header, given to ``kinds`` and not parsed.
+    Returns (columns, line numbers, leading comments): columns is None when there is no data
+    line; leading comments are up to ``header_lines`` (line, text) pairs before the first data line.
+    """
+    chunks, line_chunks, leading = [], [], []
+    for block in iter_blocks(path):
+        classes = block.classify(comment)
+        data = classes == DATA
+        if not chunks:
+            first_data = first_bad(data)
+            before = block.n_lines if first_data is None else first_data
+            for i in np.flatnonzero(classes[:before] == COMMENT)[:header_lines - len(leading)]:
+                leading.append((block.first_line + int(i), block.text(int(i))))
+            if first_data is None:
+                continue
+            if callable(kinds):
+                kinds = kinds(block.text(first_data), block.first_line + first_data)
+            if header:
+                data[first_data] = False
+        cols, lines = parse_fields(block, data, kinds, path, delimiter=delimiter)
+        chunks.append(cols)
+        line_chunks.append(lines)
+    if not chunks:
+        return None, np.empty(0, dtype=np.int64), leading
+    columns = [np.concatenate([c[j] for c in chunks]) for j in range(len(chunks[0]))]
+    return columns, np.concatenate(line_chunks), leading
+
+
+def peek_first_line(path, limit: int = 4096) -> str:
+    """The file's first line (at most ``limit`` bytes), decoded; an empty file -> InputError."""
+    fh = open_binary(path)
+    try:
+        head = read_bytes(fh, limit, path)
+    finally:
+        close_binary(fh)
+    if not head:
+        raise InputError("file is empty", str(path))
+    return head.split(b"\n", 1)[0].rstrip(b"\r").decode("latin-1")
+
+
+def refuse_repeated_pairs(rows: np.ndarray, cols: np.ndarray, lines: np.ndarray, path,
+                          what: str = "pair", base: int = 0) -> None:
+    """Costs need each (row, col) once: name the earliest line that repeats an earlier pair."""
+    if rows.size < 2:
+        return
+    order = np.lexsort((lines, cols, rows))
+    r, c = rows[order], cols[order]
+    repeat = (r[1:] == r[:-1]) & (c[1:] == c[:-1])
+    if repeat.any():
+        later = order[1:][repeat]
+        at = int(later[np.argmin(lines[later])])
+        raise InputError(f"{what} ({int(rows[at]) + base}, {int(cols[at]) + base}) is given twice",
+                         str(path), int(lines[at]))

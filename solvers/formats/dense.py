@@ -1,0 +1,94 @@
+"""Dense cost matrices: NumPy ``.npy`` and numeric ``.csv`` -> CostMatrix.
+
+A forbidden pair is ``inf`` (or, in CSV, an empty cell). CSV may hold ``#`` comment lines; every
+row must have the same number of cells.
+"""
+from __future__ import annotations
+
+import io
+import re
+
+import numpy as np
+
+from ..errors import InputError
+from ..problems import CostMatrix, SparseCosts
+from ..io_util import atomic_write_bytes
+from ._npy import load_npy, npy_bytes
+from ._text import DATA, Block, first_bad, format_rows, read_all, token_error, write_file
+
+_EMPTY_CELL = re.compile(r"(^|,)[ \t]*(?=,|$)", re.M)
+
+
+def _as_cost_matrix(obj) -> CostMatrix:
+    if isinstance(obj, SparseCosts):
+        return obj.to_dense()
+    return obj
+
+
+def read_npy(path, problem=None) -> CostMatrix:
+    name = str(path)
+    a = load_npy(path, "cost matrix")
+    if a.ndim != 2:
+        raise InputError(f"a cost matrix must be 2-D, the array has shape {a.shape}", name)
+    if not (np.issubdtype(a.dtype, np.integer) or np.issubdtype(a.dtype, np.floating)
+            or a.dtype == np.bool_):
+        raise InputError(f"costs must be real numbers, the array holds {a.dtype}", name)
+    return CostMatrix.from_array(a, source=name)
+
+
+def write_npy(obj, path) -> None:
+    atomic_write_bytes(path, npy_bytes(_as_cost_matrix(obj).costs))
+
+
+def _locate_bad_cell(block: Block, rows: np.ndarray, n_cols: int, path) -> InputError:
+    for i in rows:
+        text = block.text(int(i))
+        line = block.first_line + int(i)
+        if "\r" in text:
+            return InputError("stray carriage return inside the line", str(path), line)
+        cells = [c.strip() for c in text.split(",")]
+        if len(cells) != n_cols:
+            return InputError(f"expected {n_cols} cells, found {len(cells)}", str(path), line)
+        for j, cell in enumerate(cells):
+            if cell and token_error(cell, "f"):
+                return InputError(f"non-numeric cell {cell!r} in column {j + 1}", str(path), line)
+    return InputError("cannot parse the matrix", str(path))
+
+
+def read_csv(path, problem=None) -> CostMatrix:
+    name = str(path)
+    data = read_all(path)
+    if not data.strip():
+        raise InputError("file is empty", name)
+    block = Block(data, 1)
+    is_row = block.classify(b"#") == DATA
+    rows = np.flatnonzero(is_row)
+    if rows.size == 0:
+        raise InputError("the file holds no matrix rows", name)
+    n_cols = len(block.text(int(rows[0])).split(","))
+    joined = block.join(is_row).decode("latin-1")
+    text = _EMPTY_CELL.sub(r"\1inf", joined[:-1])  # without the final newline: no empty last "line"
+    try:
+        costs = np.loadtxt(io.StringIO(text), delimiter=",", comments=None, ndmin=2, quotechar=None)
+    except ValueError:
+        raise _locate_bad_cell(block, rows, n_cols, path) from None
+    if costs.shape != (rows.size, n_cols):
+        raise _locate_bad_cell(block, rows, n_cols, path)
+    lines = block.first_line + rows
+    bad = first_bad(np.isnan(costs).any(axis=1))
+    if bad is not None:
+        raise InputError(f"cost in column {int(np.flatnonzero(np.isnan(costs[bad]))[0]) + 1} is NaN",
+                         name, int(lines[bad]))
+    bad = first_bad(np.isneginf(costs).any(axis=1))
+    if bad is not None:
+        raise InputError("a cost of -inf is not allowed (use inf or an empty cell to forbid a pair)",
+                         name, int(lines[bad]))
+    return CostMatrix.from_array(costs, source=name)
+
+
+def write_csv(obj, path) -> None:
+    costs = _as_cost_matrix(obj).costs
+    if 0 in costs.shape:
+        raise InputError(f"a CSV file cannot hold a {costs.shape[0]} x {costs.shape[1]} matrix (use .npy)",
+                         str(path))
+    write_file(path, format_rows([costs[:, j] for j in range(costs.shape[1])], sep=b","))

@@ -1,0 +1,206 @@
+"""Matrix Market coordinate files (``.mtx``, ``.mtx.gz``): pattern / integer / real, general / symmetric.
+
+Read: default -> BipartiteGraph (every stored entry an edge row -> col); problem="assignment" ->
+SparseCosts (values are costs); problem="flow" -> FlowNetwork on a square matrix (values are
+capacities, pattern entries capacity 1; ``source=`` / ``sink=`` default to 0 and n-1, or to the
+ones a matchscope-written file names). A symmetric file is expanded to both triangles.
+
+The data is parsed with our streaming reader rather than scipy.io.mmread: mmread (scipy 1.17)
+silently accepts trailing garbage ("1 1 1.5abc", extra fields) and truncates "1.5" to 1 in an
+integer file, and bad input must be named by its line. Writing uses scipy.io.mmwrite.
+"""
+from __future__ import annotations
+
+import io
+import re
+
+import numpy as np
+import scipy.io
+import scipy.sparse as sp
+
+from ..errors import InputError
+from ..io_util import check_allocation
+from ..problems import BipartiteGraph, CostMatrix, FlowNetwork, SparseCosts
+from ._text import DATA, first_bad, iter_blocks, parse_fields, refuse_repeated_pairs, require_integral, write_file
+
+_BANNER = re.compile(r"%%MatrixMarket\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*$", re.I)
+_FLOW_ENDS = re.compile(r"%\s*matchscope flow: source=(\d+) sink=(\d+)")
+_FIELD_KINDS = {"pattern": "ii", "integer": "iii", "real": "iif"}
+_BYTES_PER_ENTRY = 64  # parse columns, line numbers, symmetric mirror and the problem's arrays
+
+
+class _Matrix:
+    """Header and 1-based entries of a coordinate file, with the line of every entry."""
+
+    def __init__(self, path):
+        self.path = str(path)
+        self.field = self.symmetry = None
+        self.size = self.size_line = None
+        self.comments: list[str] = []
+        chunks, line_chunks = [], []
+        seen = 0
+        for block in iter_blocks(path):
+            start = 0
+            if self.size is None:
+                start = self._read_header(block)
+                if start is None:
+                    continue
+            n_rows, n_cols, n_entries = self.size
+            data = block.classify(b"%") == DATA
+            data[:start] = False
+            cols, lines = parse_fields(block, data, _FIELD_KINDS[self.field], path)
+            if seen + lines.size > n_entries:
+                raise InputError(f"more entries than the {n_entries} the size line (line {self.size_line}) "
+                                 "declares", self.path, int(lines[n_entries - seen]))
+            seen += lines.size
+            for ids, bound, what in ((cols[0], n_rows, "row"), (cols[1], n_cols, "column")):
+                bad = first_bad((ids < 1) | (ids > bound))
+                if bad is not None:
+                    raise InputError(f"{what} index {int(ids[bad])} is outside 1..{bound}", self.path,
+                                     int(lines[bad]))
+            chunks.append(cols)
+            line_chunks.append(lines)
+        if self.size is None:
+            raise InputError("missing the size line 'ROWS COLS ENTRIES'", self.path)
+        if seen < self.size[2]:
+            raise InputError(f"the size line declares {self.size[2]} entries but the file has {seen} "
+                             "(truncated?)", self.path, self.size_line)
+        width = len(_FIELD_KINDS[self.field])
+        empty = [np.empty(0, np.int64)] * width
+        self.columns = [np.concatenate([c[j] for c in chunks]) if chunks else empty[j] for j in range(width)]
+        self.lines = np.concatenate(line_chunks) if line_chunks else np.empty(0, np.int64)
+
+    def _read_header(self, block) -> int | None:
+        """Banner, comments and size line (in Python: they are few); the index of the first data line."""
+        for i in range(block.n_lines):
+            line, text = block.first_line + i, block.text(i)
+            if line == 1:
+                self._read_banner(text)
+            elif not text.strip():
+                continue
+            elif text.lstrip().startswith("%"):
+                self.comments.append(text)
+            else:
+                self._read_size(text, line)
+                return i + 1
+        return None
+
+    def _read_banner(self, text: str) -> None:
+        m = _BANNER.match(text)
+        if not m:
+            raise InputError("not a Matrix Market file: the first line must be "
+                             "'%%MatrixMarket matrix coordinate FIELD SYMMETRY'", self.path, 1)
+        obj, fmt, field, symmetry = (g.lower() for g in m.groups())
+        if obj != "matrix":
+            raise InputError(f"Matrix Market object {obj!r} is not supported (only 'matrix')", self.path, 1)
+        if fmt != "coordinate":
+            raise InputError(f"Matrix Market format {fmt!r} is not supported (only 'coordinate'; "
+                             "use .npy or .csv for dense costs)", self.path, 1)
+        if field not in _FIELD_KINDS:
+            raise InputError(f"Matrix Market field {field!r} is not supported (pattern, integer or real)",
+                             self.path, 1)
+        if symmetry not in ("general", "symmetric"):
+            raise InputError(f"Matrix Market symmetry {symmetry!r} is not supported (general or symmetric)",
+                             self.path, 1)
+        self.field, self.symmetry = field, symmetry
+
+    def _read_size(self, text: str, line: int) -> None:
+        fields = text.split()
+        try:
+            size = tuple(int(f) for f in fields)
+        except ValueError:
+            size = ()
+        if len(size) != 3 or min(size) < 0:
+            raise InputError(f"expected the size line 'ROWS COLS ENTRIES', found {text.strip()[:60]!r}",
+                             self.path, line)
+        if self.symmetry == "symmetric" and size[0] != size[1]:
+            raise InputError(f"a symmetric matrix must be square, this one is {size[0]} x {size[1]}",
+                             self.path, line)
+        check_allocation(16 * (size[0] + size[1] + 2) + _BYTES_PER_ENTRY * size[2],
+                         f"a {size[0]} x {size[1]} matrix with {size[2]} entries", self.path, line)
+        self.size, self.size_line = size, line
+
+    def entries(self):
+        """0-based (rows, cols, values or None, lines), the symmetric mirror added."""
+        rows, cols = self.columns[0] - 1, self.columns[1] - 1
+        values = self.columns[2] if len(self.columns) > 2 else None
+        lines = self.lines
+        if self.symmetry == "symmetric":
+            off = rows != cols
+            rows, cols = np.concatenate([rows, cols[off]]), np.concatenate([cols, rows[off]])
+            lines = np.concatenate([lines, lines[off]])
+            if values is not None:
+                values = np.concatenate([values, values[off]])
+        return rows, cols, values, lines
+
+
+def read(path, problem=None, source: int | None = None, sink: int | None = None):
+    matrix = _Matrix(path)
+    n_rows, n_cols, _ = matrix.size
+    rows, cols, values, lines = matrix.entries()
+    name = str(path)
+    if problem in (None, "matching"):
+        return BipartiteGraph.from_edges(rows, cols, n_rows, n_cols, source=name)
+    if problem == "assignment":
+        if values is None:
+            raise InputError("a pattern matrix has no values to use as assignment costs", name, 1)
+        bad = first_bad(~np.isfinite(values))
+        if bad is not None:
+            raise InputError(f"cost {float(values[bad])} is not a finite number", name, int(lines[bad]))
+        refuse_repeated_pairs(rows, cols, lines, path, "entry", base=1)
+        return SparseCosts.from_edges(rows, cols, values, n_rows, n_cols, source=name)
+    if problem == "flow":
+        return _flow(matrix, rows, cols, values, lines, source, sink)
+    raise InputError(f"a Matrix Market file cannot hold a {problem!r} problem", name)
+
+
+def _flow(matrix: _Matrix, rows, cols, values, lines, source, sink) -> FlowNetwork:
+    n, n_cols, _ = matrix.size
+    if n != n_cols:
+        raise InputError(f"a flow network needs a square matrix, this one is {n} x {n_cols}", matrix.path,
+                         matrix.size_line)
+    if values is None:
+        capacity = np.ones(rows.size, dtype=np.int64)
+    else:
+        capacity = values if matrix.field == "integer" else require_integral(values, lines, "a capacity",
+                                                                              matrix.path)
+        bad = first_bad(capacity < 0)
+        if bad is not None:
+            raise InputError(f"negative capacity {capacity[bad]}", matrix.path, int(lines[bad]))
+    for comment in matrix.comments:
+        m = _FLOW_ENDS.match(comment.strip())
+        if m:
+            source = int(m.group(1)) if source is None else source
+            sink = int(m.group(2)) if sink is None else sink
+    source = 0 if source is None else source
+    sink = n - 1 if sink is None else sink
+    return FlowNetwork.from_edges(n, rows, cols, capacity, source, sink, source=matrix.path)
+
+
+def _mm_bytes(matrix, field: str, comment: str = "") -> bytes:
+    buf = io.BytesIO()
+    scipy.io.mmwrite(buf, matrix, comment=comment, field=field, symmetry="general")
+    return buf.getvalue()
+
+
+def write(obj, path) -> None:
+    if isinstance(obj, CostMatrix):
+        r, c = np.nonzero(obj.allowed)
+        obj = SparseCosts.from_edges(r, c, obj.costs[r, c], obj.n_rows, obj.n_cols, obj.source)
+    if isinstance(obj, BipartiteGraph):
+        rows, cols = obj.edges()
+        data = _mm_bytes(sp.coo_matrix((np.ones(obj.n_edges, np.int8), (rows, cols)), shape=obj.shape),
+                         "pattern")
+    elif isinstance(obj, SparseCosts):
+        rows = np.repeat(np.arange(obj.n_rows), np.diff(obj.row_ptr))
+        integral = obj.is_integer and (obj.cost.size == 0 or np.abs(obj.cost).max() < 2.0**53)
+        values = obj.cost.astype(np.int64) if integral else obj.cost
+        data = _mm_bytes(sp.coo_matrix((values, (rows, obj.col_ind)), shape=obj.shape),
+                         "integer" if integral else "real")
+    elif isinstance(obj, FlowNetwork):
+        matrix = sp.coo_matrix((obj.capacity, (obj.tail, obj.head)), shape=(obj.n_vertices,) * 2)
+        data = _mm_bytes(matrix, "integer", f"matchscope flow: source={obj.source_vertex} "
+                                            f"sink={obj.sink_vertex} (0-based)")
+    else:
+        raise InputError(f"a {type(obj).__name__} cannot be saved as Matrix Market", str(path))
+    write_file(path, data)
