@@ -1,0 +1,654 @@
+"""The `matchscope` command line, in-process through main(argv) and as a real subprocess.
+
+Answers are checked against scipy on inputs written here with scipy / numpy (not with
+solvers.save), so a format bug cannot hide a solver or CLI bug.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.io
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.optimize import linear_sum_assignment
+from scipy.sparse.csgraph import maximum_bipartite_matching, maximum_flow
+
+import solvers
+from solvers import registry
+from solvers.cli import ProgressLine, main
+from solvers.registry import Algorithm
+from solvers.result import Solution
+from solvers.telemetry import IterationStats, RunInfo
+
+ROOT = Path(__file__).resolve().parent.parent
+SUMMARY_KEYS = {"problem", "algorithm", "backend", "value", "certified", "seconds", "iterations", "path"}
+
+
+# ---------------------------------------------------------------------------------------------
+# inputs written independently of solvers.formats, and their scipy answers
+
+
+def random_graph(rng, rows, cols, density):
+    dense = rng.random((rows, cols)) < density
+    return sp.coo_matrix(dense.astype(np.int8))
+
+
+def write_graph_mtx(path, matrix):
+    scipy.io.mmwrite(str(path), matrix, field="pattern")
+    return path
+
+
+def scipy_matching_size(matrix) -> int:
+    match = maximum_bipartite_matching(sp.csr_matrix(matrix), perm_type="column")
+    return int(np.count_nonzero(match >= 0))
+
+
+def write_dimacs_max(path, n, tail, head, cap, s, t):
+    lines = [f"p max {n} {len(tail)}", f"n {s + 1} s", f"n {t + 1} t"]
+    lines += [f"a {u + 1} {v + 1} {c}" for u, v, c in zip(tail, head, cap)]
+    Path(path).write_text("\n".join(lines) + "\n")
+    return path
+
+
+def scipy_max_flow(n, tail, head, cap, s, t) -> int:
+    m = sp.csr_matrix((np.asarray(cap, np.int32), (tail, head)), shape=(n, n))
+    m.sum_duplicates()
+    return int(maximum_flow(m, s, t).flow_value)
+
+
+def run_cli(*args, env_extra=None, timeout=300):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+    env.update(env_extra or {})
+    return subprocess.run([sys.executable, "-m", "solvers", *map(str, args)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def last_json(stdout: str) -> dict:
+    return json.loads(stdout.strip().splitlines()[-1])
+
+
+def assert_one_error_line(stderr: str, *fragments: str) -> None:
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith("error: "), stderr
+    assert "Traceback" not in stderr
+    for fragment in fragments:
+        assert fragment in lines[0], (fragment, lines[0])
+
+
+@pytest.fixture
+def graph_file(tmp_path):
+    rng = np.random.default_rng(7)
+    matrix = random_graph(rng, 30, 25, 0.08)
+    return write_graph_mtx(tmp_path / "graph.mtx", matrix), scipy_matching_size(matrix), matrix
+
+
+# ---------------------------------------------------------------------------------------------
+# solve: answers, output, exit codes
+
+
+@settings(max_examples=12)
+@given(seed=st.integers(0, 2**31 - 1), rows=st.integers(1, 25), cols=st.integers(1, 25),
+       density=st.floats(0.0, 0.4))
+def test_solve_json_value_equals_scipy_on_random_graphs(tmp_path_factory, seed, rows, cols, density):
+    matrix = random_graph(np.random.default_rng(seed), rows, cols, density)
+    path = write_graph_mtx(tmp_path_factory.mktemp("g") / "g.mtx", matrix)
+    out = io.StringIO()
+    code = _main_capturing(["solve", str(path), "--algo", "hopcroft-karp", "--json"], stdout=out)
+    record = last_json(out.getvalue())
+    assert code == 0
+    assert record["value"] == scipy_matching_size(matrix)
+    assert record["certified"] is True and record["path"] == str(path)
+
+
+def _main_capturing(argv, stdout=None, stderr=None):
+    old = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = stdout or io.StringIO(), stderr or io.StringIO()
+    try:
+        return main(argv)
+    finally:
+        sys.stdout, sys.stderr = old
+
+
+def test_gen_then_solve_in_subprocesses_json_last_line(tmp_path):
+    path = tmp_path / "gen.mtx"
+    proc = run_cli("gen", "random-bipartite", "--rows", "60", "--cols", "50", "--degree", "2", "--seed", "4",
+                   "--out", path)
+    assert proc.returncode == 0, proc.stderr
+    expected = scipy_matching_size(scipy.io.mmread(str(path)))
+    proc = run_cli("solve", path, "--algo", "pr-seq", "--backend", "cpu", "--opt", "k=0.25", "--json")
+    assert proc.returncode == 0, proc.stderr
+    record = last_json(proc.stdout)
+    assert SUMMARY_KEYS <= set(record)
+    assert record["problem"] == "matching" and record["algorithm"] == "pr-seq" and record["backend"] == "cpu"
+    assert record["value"] == expected and record["certified"] is True
+    assert record["options"]["k"] == 0.25
+    assert record["iterations"] >= 0 and record["seconds"] >= 0
+    assert proc.stderr == ""  # piped: no progress line
+
+
+def test_solve_human_summary(graph_file, capsys):
+    path, expected, _ = graph_file
+    assert main(["solve", str(path), "--algo", "hopcroft-karp"]) == 0
+    out, err = capsys.readouterr()
+    fields = dict(line.split(None, 1) for line in out.strip().splitlines())
+    assert fields["algorithm"].startswith("hopcroft-karp on cpu")
+    assert fields["value"] == str(expected)
+    assert fields["certified"] == "yes"
+    assert "certified" in fields["certificate"]
+    assert float(fields["seconds"]) >= 0 and int(fields["iterations"]) >= 0
+    assert err == ""
+
+
+@pytest.mark.parametrize("ext", ["csv", "json", "mtx"])
+def test_solve_out_writes_the_matching(graph_file, tmp_path, capsys, ext):
+    path, expected, matrix = graph_file
+    out = tmp_path / f"matching.{ext}"
+    assert main(["solve", str(path), "--algo", "hopcroft-karp", "--out", str(out), "--json"]) == 0
+    assert last_json(capsys.readouterr().out)["out"] == str(out)
+    if ext == "csv":
+        with open(out, newline="") as f:
+            rows = list(csv.reader(f))
+        assert rows[0][:2] == ["row", "col"]
+        pairs = np.array([[int(r), int(c)] for r, c, *_ in rows[1:]], dtype=np.int64).reshape(-1, 2)
+    elif ext == "json":
+        data = json.loads(out.read_text())
+        assert data["value"] == expected and data["algorithm"] == "hopcroft-karp"
+        pairs = np.array(data["pairs"], dtype=np.int64).reshape(-1, 2)
+    else:
+        written = sp.coo_matrix(scipy.io.mmread(str(out)))
+        assert written.shape == matrix.shape
+        pairs = np.column_stack([written.row, written.col])
+    assert len(pairs) == expected
+    assert len(set(pairs[:, 0])) == len(pairs) == len(set(pairs[:, 1]))  # a matching
+    edges = set(zip(matrix.row.tolist(), matrix.col.tolist()))
+    assert all((int(r), int(c)) in edges for r, c in pairs)
+
+
+def test_solve_assignment_from_npy_matches_linear_sum_assignment(tmp_path, capsys):
+    rng = np.random.default_rng(3)
+    for trial in range(4):
+        costs = rng.integers(0, 50, size=(8 + trial, 10)).astype(float)
+        path = tmp_path / f"costs{trial}.npy"
+        np.save(path, costs)
+        out = tmp_path / f"assignment{trial}.csv"
+        assert main(["solve", str(path), "--algo", "lsa", "--json", "--out", str(out)]) == 0
+        record = last_json(capsys.readouterr().out)
+        r, c = linear_sum_assignment(costs)
+        assert record["problem"] == "assignment" and record["certified"] is True
+        assert record["value"] == pytest.approx(costs[r, c].sum())
+        with open(out, newline="") as f:
+            rows = list(csv.DictReader(f))
+        assert sum(costs[int(x["row"]), int(x["col"])] for x in rows) == pytest.approx(costs[r, c].sum())
+
+
+def test_solve_flow_from_dimacs_matches_scipy(tmp_path, capsys):
+    rng = np.random.default_rng(11)
+    n, m = 12, 40
+    tail, head = rng.integers(0, n, m), rng.integers(0, n, m)
+    keep = tail != head
+    tail, head, cap = tail[keep], head[keep], rng.integers(1, 20, keep.sum())
+    path = write_dimacs_max(tmp_path / "net.max", n, tail, head, cap, 0, n - 1)
+    out = tmp_path / "flow.csv"
+    assert main(["solve", str(path), "--algo", "dinic", "--json", "--out", str(out)]) == 0
+    record = last_json(capsys.readouterr().out)
+    assert record["problem"] == "flow" and record["certified"] is True
+    assert record["value"] == scipy_max_flow(n, tail, head, cap, 0, n - 1)
+    with open(out, newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == len(tail)
+    assert all(0 <= int(x["flow"]) <= int(x["capacity"]) for x in rows)
+
+
+def test_square_mtx_is_read_as_a_flow_network_for_a_flow_algorithm(tmp_path, capsys):
+    cap = np.array([[0, 3, 2, 0], [0, 0, 1, 2], [0, 0, 0, 3], [0, 0, 0, 0]])
+    path = tmp_path / "square.mtx"
+    scipy.io.mmwrite(str(path), sp.coo_matrix(cap), field="integer")
+    assert main(["solve", str(path), "--algo", "dinic", "--json"]) == 0
+    record = last_json(capsys.readouterr().out)
+    assert record["problem"] == "flow" and record["value"] == 5
+
+
+# ---------------------------------------------------------------------------------------------
+# a wrong answer must not pass: fake algorithms that return wrong solutions
+
+
+def _empty_matching(problem, backend, tel, **options):
+    return Solution(0.0, 1, np.full(problem.n_rows, -1, np.int64), np.full(problem.n_cols, -1, np.int64))
+
+
+def _column_reused(problem, backend, tel, **options):
+    rows, cols = problem.edges()
+    row_match = np.full(problem.n_rows, -1, np.int64)
+    col_match = np.full(problem.n_cols, -1, np.int64)
+    first = int(cols[0])
+    users = np.unique(rows[cols == first])[:2]
+    row_match[users] = first  # two rows claim one column: not a matching
+    col_match[first] = users[0]
+    return Solution(float(users.size), 1, row_match, col_match)
+
+
+@pytest.mark.parametrize("runner", ["_empty_matching", "_column_reused"])
+def test_uncertified_result_exits_1_and_says_why(tmp_path, capsys, monkeypatch, runner):
+    fake = Algorithm("wrong-answer", ("matching",), (solvers.BipartiteGraph,), ("cpu",), f"{__name__}:{runner}")
+    monkeypatch.setitem(registry.algorithms(), "wrong-answer", fake)
+    # two rows share their only column, plus a perfect pair elsewhere
+    path = write_graph_mtx(tmp_path / "g.mtx", sp.coo_matrix(np.array([[1, 0], [1, 1]], np.int8)))
+    assert main(["solve", str(path), "--algo", "wrong-answer", "--json"]) == 1
+    out, err = capsys.readouterr()
+    assert last_json(out)["certified"] is False
+    assert "NOT certified" in err and str(path) in err and "Traceback" not in err
+
+
+# ---------------------------------------------------------------------------------------------
+# point series: solve tracks them, one certified assignment per frame pair
+
+
+def write_series_npz(path, rng, sizes):
+    frames = [rng.random((n, 3)) for n in sizes]
+    ids = [rng.permutation(max(sizes) + 5)[:n] for n in sizes]
+    np.savez(path, points=np.concatenate(frames), frame_ptr=np.concatenate([[0], np.cumsum(sizes)]),
+             ids=np.concatenate(ids))
+    return frames, ids
+
+
+def test_solve_point_series_tracks_with_optimal_frame_assignments(tmp_path, capsys):
+    from scipy.spatial.distance import cdist
+    rng = np.random.default_rng(8)
+    sizes = [6, 7, 5, 5]
+    frames, ids = write_series_npz(tmp_path / "series.npz", rng, sizes)
+    assert main(["solve", str(tmp_path / "series.npz"), "--algo", "lsa", "--json"]) == 0
+    record = last_json(capsys.readouterr().out)
+    optimal = []
+    for a, b in zip(frames, frames[1:]):
+        d = cdist(a, b)
+        r, c = linear_sum_assignment(d)
+        optimal.append(d[r, c].sum())
+    assert record["problem"] == "points" and record["certified"] is True
+    assert record["value"] == pytest.approx(sum(optimal))
+    assert [s["cost"] for s in record["frame_stats"]] == pytest.approx(optimal)
+    assert record["links"] == sum(min(x, y) for x, y in zip(sizes, sizes[1:]))
+    assert record["iterations"] == len(sizes) - 1 and 0.0 <= record["accuracy"] <= 1.0
+
+
+def _identity_assignment(problem, backend, tel, **options):
+    n = min(problem.n_rows, problem.n_cols)
+    row_match = np.full(problem.n_rows, -1, np.int64)
+    col_match = np.full(problem.n_cols, -1, np.int64)
+    row_match[:n] = np.arange(n)
+    col_match[:n] = np.arange(n)
+    return Solution(float(problem.costs[np.arange(n), np.arange(n)].sum()), 1, row_match, col_match)
+
+
+def test_uncertified_tracking_exits_1(tmp_path, capsys, monkeypatch):
+    fake = Algorithm("identity", ("assignment",), (solvers.CostMatrix,), ("cpu",), f"{__name__}:_identity_assignment")
+    monkeypatch.setitem(registry.algorithms(), "identity", fake)
+    write_series_npz(tmp_path / "s.npz", np.random.default_rng(1), [8, 8, 8])
+    assert main(["solve", str(tmp_path / "s.npz"), "--algo", "identity"]) == 1
+    out, err = capsys.readouterr()
+    assert "NO" in out and "NOT certified" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("extra, fragment", [(["--algo", "gpr"], "assignment"),
+                                             (["--algo", "lsa", "--opt", "max_distance=far"], "max_distance"),
+                                             (["--algo", "lsa", "--opt", "max_distance=-1"], "max_distance"),
+                                             (["--algo", "lsa", "--out", "tracks.csv"], "--out")])
+def test_point_series_bad_requests(tmp_path, capsys, monkeypatch, extra, fragment):
+    monkeypatch.chdir(tmp_path)
+    write_series_npz(tmp_path / "s.npz", np.random.default_rng(1), [3, 3])
+    assert main(["solve", "s.npz", *extra]) == 2
+    assert_one_error_line(capsys.readouterr().err, fragment)
+
+
+# ---------------------------------------------------------------------------------------------
+# bad input: exit 2, one `error:` line, no traceback
+
+
+def test_malformed_file_names_path_and_line_in_a_subprocess(tmp_path):
+    path = tmp_path / "bad.mtx"
+    path.write_text("%%MatrixMarket matrix coordinate pattern general\n% comment\n3 3 2\n1 1\n2 x\n")
+    proc = run_cli("solve", path, "--algo", "hopcroft-karp")
+    assert proc.returncode == 2
+    assert_one_error_line(proc.stderr, f"{path}:5")
+    assert proc.stdout == ""
+
+
+def test_missing_file(tmp_path, capsys):
+    missing = tmp_path / "absent.mtx"
+    assert main(["solve", str(missing), "--algo", "hopcroft-karp"]) == 2
+    assert_one_error_line(capsys.readouterr().err, str(missing))
+
+
+def test_unknown_algorithm(graph_file, capsys):
+    assert main(["solve", str(graph_file[0]), "--algo", "no-such-algo"]) == 2
+    assert_one_error_line(capsys.readouterr().err, "no-such-algo", "hopcroft-karp")
+
+
+@pytest.mark.parametrize("opt, fragment", [("k=abc", "k='abc'"), ("nope=1", "nope"), ("k", "KEY=VALUE"),
+                                           ("init=sideways", "cheap")])
+def test_bad_option(graph_file, capsys, opt, fragment):
+    assert main(["solve", str(graph_file[0]), "--algo", "pr-seq", "--opt", opt]) == 2
+    assert_one_error_line(capsys.readouterr().err, fragment)
+
+
+def test_wrong_problem_kind_for_the_algorithm(tmp_path, graph_file, capsys):
+    costs = tmp_path / "costs.npy"
+    np.save(costs, np.ones((3, 3)))
+    assert main(["solve", str(costs), "--algo", "hopcroft-karp"]) == 2
+    assert_one_error_line(capsys.readouterr().err, str(costs), "hopcroft-karp")
+    assert main(["solve", str(graph_file[0]), "--algo", "lsa", "--problem", "matching"]) == 2
+    assert_one_error_line(capsys.readouterr().err, "lsa")
+
+
+def test_unavailable_backend(graph_file, capsys):
+    from solvers.targets import cuda_available
+    if cuda_available():
+        pytest.skip("a GPU is usable here, so --backend cuda is not an error")
+    assert main(["solve", str(graph_file[0]), "--algo", "gpr", "--backend", "cuda"]) == 2
+    assert_one_error_line(capsys.readouterr().err, str(graph_file[0]), "cuda")
+    assert main(["solve", str(graph_file[0]), "--algo", "hopcroft-karp", "--backend", "cuda"]) == 2
+    assert_one_error_line(capsys.readouterr().err, "hopcroft-karp")
+
+
+def test_cudasim_cannot_start_in_a_process_that_already_loaded_numba(graph_file, capsys):
+    import numba  # noqa: F401  (the simulator must be chosen before this)
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+        pytest.skip("this test process runs under the simulator already")
+    assert main(["solve", str(graph_file[0]), "--algo", "gpr", "--backend", "cudasim"]) == 2
+    assert_one_error_line(capsys.readouterr().err, "NUMBA_ENABLE_CUDASIM")
+
+
+def _raises_infeasible(problem, backend, tel, **options):
+    raise solvers.InfeasibleError("no complete assignment exists")
+
+
+def test_infeasible_problem_is_exit_2(tmp_path, capsys, monkeypatch):
+    fake = Algorithm("always-infeasible", ("assignment",), (solvers.CostMatrix,), ("cpu",),
+                     f"{__name__}:_raises_infeasible")
+    monkeypatch.setitem(registry.algorithms(), "always-infeasible", fake)
+    path = tmp_path / "c.npy"
+    np.save(path, np.ones((2, 2)))
+    assert main(["solve", str(path), "--algo", "always-infeasible"]) == 2
+    assert_one_error_line(capsys.readouterr().err, str(path), "no complete assignment")
+
+
+def test_bad_out_name_is_refused_before_solving(graph_file, tmp_path, capsys, monkeypatch):
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("solve ran although --out cannot be written")
+    monkeypatch.setattr(solvers, "solve", must_not_run)
+    out = tmp_path / "matching.txt"
+    assert main(["solve", str(graph_file[0]), "--algo", "hopcroft-karp", "--out", str(out)]) == 2
+    assert_one_error_line(capsys.readouterr().err, str(out), ".json")
+    assert not out.exists()
+
+
+def test_usage_errors_are_one_line(capsys):
+    assert main(["solve", "--algo", "pr-seq"]) == 2
+    assert_one_error_line(capsys.readouterr().err, "PATH")
+    assert main(["solve", "x.mtx", "--algo", "pr-seq", "--backend", "tpu"]) == 2
+    assert_one_error_line(capsys.readouterr().err, "tpu")
+    assert main(["frobnicate"]) == 2
+    assert_one_error_line(capsys.readouterr().err, "frobnicate")
+
+
+def test_ctrl_c_exits_130_with_one_line(graph_file, capsys, monkeypatch):
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(solvers, "solve", interrupted)
+    assert main(["solve", str(graph_file[0]), "--algo", "hopcroft-karp"]) == 130
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and "interrupted" in lines[0]
+
+
+def test_help_and_version(capsys):
+    assert main(["--version"]) == 0
+    assert solvers.__version__ in capsys.readouterr().out
+    assert main(["solve", "--help"]) == 0
+    assert "--algo" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------------------------------------
+# progress: on a terminal only
+
+
+class FakeTerminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_progress_line_is_throttled_and_cleared():
+    stream = FakeTerminal()
+    line = ProgressLine(stream, interval=3600)
+    line.on_start(RunInfo("pr-seq", "cpu", "matching"))
+    for i in range(1000):
+        line.on_iteration(IterationStats(i, 0.01 * i, "push", active=1000 - i, value=i))
+    text = stream.getvalue()
+    assert text.count("iteration") == 1 and "iteration 0" in text and "active 1000" in text
+    line.clear()
+    assert stream.getvalue().endswith("\r") and line.width == 0
+
+
+def test_progress_shown_on_a_terminal_and_cleared(graph_file, monkeypatch):
+    terminal, out = FakeTerminal(), io.StringIO()
+    code = _main_capturing(["solve", str(graph_file[0]), "--algo", "pr-seq", "--json"], stdout=out, stderr=terminal)
+    assert code == 0
+    text = terminal.getvalue()
+    assert "loading" in text and "pr-seq [cpu]" in text and "iteration" in text
+    assert text.endswith("\r") and "\n" not in text  # cleared, nothing left behind
+    assert last_json(out.getvalue())["certified"] is True
+
+
+# ---------------------------------------------------------------------------------------------
+# gen
+
+
+def test_gen_writes_loadable_deterministic_files(tmp_path, capsys):
+    cases = [("random-bipartite", ["--rows", "40", "--cols", "30", "--degree", "3"], "g.mtx", "matching"),
+             ("dense-lap", ["--n", "12"], "c.npy", "assignment"),
+             ("washington-rlg", ["--rows", "4", "--cols", "4"], "f.max", "flow")]
+    for kind, params, name, problem_kind in cases:
+        first, second, other = tmp_path / f"1{name}", tmp_path / f"2{name}", tmp_path / f"3{name}"
+        for out, seed in ((first, 5), (second, 5), (other, 6)):
+            assert main(["gen", kind, *params, "--seed", str(seed), "--out", str(out)]) == 0, capsys.readouterr()
+            assert str(out) in capsys.readouterr().out
+        assert first.read_bytes() == second.read_bytes()
+        assert first.read_bytes() != other.read_bytes()
+        loaded = solvers.load(first)
+        expected = solvers.generate(kind, seed=5, **{p.lstrip("-"): int(v) for p, v in zip(params[::2], params[1::2])})
+        assert loaded.kind == problem_kind
+        assert loaded.describe() == expected.describe()
+
+
+def test_gen_help_lists_the_kinds_parameters(capsys):
+    from solvers.generators import KINDS
+    assert main(["gen", "random-bipartite", "--help"]) == 0
+    text = capsys.readouterr().out
+    for flag in ("--rows", "--cols", "--degree", "--seed", "--out"):
+        assert flag in text
+    assert main(["gen", "--help"]) == 0
+    text = capsys.readouterr().out
+    assert all(kind in text for kind in KINDS)
+
+
+def test_gen_float_and_underscore_parameters(tmp_path, capsys):
+    out = tmp_path / "r.mtx"
+    assert main(["gen", "rmat", "--scale", "5", "--edge-factor", "4", "--a", "0.5", "--out", str(out)]) == 0
+    assert solvers.load(out).describe() == solvers.generate("rmat", scale=5, edge_factor=4, a=0.5).describe()
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["gen", "no-such-kind", "--out", "x.mtx"], "no-such-kind"),
+    (["gen", "random-bipartite", "--rows", "ten", "--out", "x.mtx"], "ten"),
+    (["gen", "random-bipartite", "--rows", "5", "--cols", "5", "--degree", "1", "--bogus", "1", "--out", "x.mtx"],
+     "--bogus"),
+    (["gen", "random-bipartite", "--rows", "5", "--cols", "5", "--degree", "1"], "--out"),
+    (["gen", "random-bipartite", "--rows", "5", "--degree", "1", "--out", "x.mtx"], "--cols"),
+    (["gen", "random-bipartite", "--rows", "-5", "--cols", "5", "--degree", "1", "--out", "x.mtx"], "rows"),
+    (["gen", "random-bipartite", "--rows", "5", "--cols", "5", "--degree", "9", "--out", "x.mtx"], "degree"),
+    (["gen", "dense-lap", "--n", "3", "--integer", "maybe", "--out", "x.npy"], "maybe"),
+    (["gen", "dense-lap", "--n", "3", "--out", "x.unknown"], "x.unknown"),
+])
+def test_gen_bad_arguments(tmp_path, capsys, monkeypatch, argv, fragment):
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    assert_one_error_line(capsys.readouterr().err, fragment)
+    assert not [p for p in tmp_path.iterdir()]  # nothing written, not even a partial file
+
+
+# ---------------------------------------------------------------------------------------------
+# algos, formats, gui
+
+
+def test_algos_lists_every_registered_algorithm(capsys):
+    algos = solvers.algorithms()
+    assert main(["algos"]) == 0
+    text = capsys.readouterr().out
+    assert all(name in text for name in algos)
+    assert main(["algos", "--json"]) == 0
+    records = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
+    assert set(records) == set(algos)
+    for name, algo in algos.items():
+        rec = records[name]
+        assert rec["problems"] == list(algo.problem_kinds) and rec["backends"] == list(algo.backends)
+        assert set(rec["available"]) <= set(algo.backends) and ("cpu" in rec["available"]) == ("cpu" in algo.backends)
+        assert [o["name"] for o in rec["options"]] == [o.name for o in algo.options]
+        assert [o["default"] for o in rec["options"]] == [_json_default(o.default) for o in algo.options]
+
+
+def _json_default(value):
+    return None if isinstance(value, float) and not np.isfinite(value) else value
+
+
+def test_formats_lists_the_format_registry(capsys):
+    from solvers.formats import FORMATS, RESULT_FORMATS
+    assert main(["formats", "--json"]) == 0
+    records = json.loads(capsys.readouterr().out)
+    assert [r["key"] for r in records] == [f.key for f in FORMATS + RESULT_FORMATS]
+    assert all(r["files"] and r["problems"] for r in records)
+    assert {r["key"] for r in records if r["result"]} == {f.key for f in RESULT_FORMATS}
+    assert main(["formats"]) == 0
+    text = capsys.readouterr().out
+    assert all(r["name"] in text and " ".join(r["files"]) in text for r in records)
+
+
+def test_gui_hands_every_argument_to_the_explorer(monkeypatch):
+    seen = []
+    fake_app = types.ModuleType("explorer.app")
+    fake_app.main = lambda argv: seen.append(list(argv)) or 7
+    monkeypatch.setitem(sys.modules, "explorer.app", fake_app)
+    monkeypatch.setitem(sys.modules, "explorer", types.ModuleType("explorer"))
+    sys.modules["explorer"].app = fake_app
+    argv = ["sample.mtx", "--algo", "pr-seq", "--opt", "k=1", "--run", "--help"]
+    assert main(["gui", *argv]) == 7
+    assert seen == [argv]
+
+
+# ---------------------------------------------------------------------------------------------
+# cudasim: the CLI switches the simulator on before numba loads
+
+
+def test_cudasim_backend_in_a_subprocess(tmp_path):
+    algos = solvers.algorithms()
+    assert "cudasim" in algos["gpr"].backends and "cudasim" in algos["hungarian"].backends
+    matrix = random_graph(np.random.default_rng(2), 8, 8, 0.3)
+    graph = write_graph_mtx(tmp_path / "tiny.mtx", matrix)
+    costs = np.random.default_rng(5).integers(0, 9, size=(5, 6)).astype(float)
+    np.save(tmp_path / "tiny.npy", costs)
+    r, c = linear_sum_assignment(costs)
+    for algo, path, expected in (("gpr", graph, scipy_matching_size(matrix)),
+                                 ("hungarian", tmp_path / "tiny.npy", costs[r, c].sum())):
+        proc = run_cli("solve", path, "--algo", algo, "--backend", "cudasim", "--json")
+        assert proc.returncode == 0, proc.stderr
+        record = last_json(proc.stdout)
+        assert record["backend"] == "cudasim" and record["algorithm"] == algo
+        assert record["value"] == expected and record["certified"] is True
+
+
+# ---------------------------------------------------------------------------------------------
+# documentation that must stay true
+
+
+def _readme_commands(prefix: str) -> list[list[str]]:
+    lines = (ROOT / "README.md").read_text().splitlines()
+    return [line.split("#")[0].split()[1:] for line in lines if line.startswith(f"matchscope {prefix} ")]
+
+
+def test_readme_lists_every_algorithm_and_format():
+    from solvers.formats import FORMATS, RESULT_FORMATS
+    text = (ROOT / "README.md").read_text()
+    table = [line for line in text.splitlines() if line.startswith("| `")]
+    documented = {line.split("`")[1] for line in table}
+    assert set(solvers.algorithms()) <= documented, set(solvers.algorithms()) - documented
+    for name, algo in solvers.algorithms().items():
+        row = next(line for line in table if line.startswith(f"| `{name}` |"))
+        cells = [cell.strip() for cell in row.split("|")]
+        assert cells[2:5] == [", ".join(algo.problem_kinds), ", ".join(algo.backends),
+                              ", ".join(o.name for o in algo.options) or "—"], row
+    if "(every algorithm has it)" in text:
+        assert all("cpu" in a.backends for a in solvers.algorithms().values())
+    for fmt in FORMATS + RESULT_FORMATS:
+        assert fmt.name in text, fmt.name
+        assert all(f"`*{ext}" in text for ext in fmt.extensions), fmt.name
+
+
+def test_readme_solve_examples_name_real_files_algorithms_and_options():
+    commands = _readme_commands("solve")
+    assert commands
+    for argv in commands:
+        args = build_solve_args(argv)
+        algo = solvers.algorithms()[args.algo]
+        from solvers.cli import TRACKING_OPTIONS
+        algo.parse_options({k: v for k, v in (o.split("=", 1) for o in args.opt) if k not in TRACKING_OPTIONS})
+        if args.path.startswith("sample_graphs/"):
+            assert (ROOT / args.path).is_file(), args.path
+
+
+def build_solve_args(argv):
+    from solvers.cli import build_parser
+    return build_parser().parse_args(argv)
+
+
+def test_readme_gen_examples_run(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    commands = _readme_commands("gen")
+    assert commands
+    for argv in commands:
+        assert main(argv) == 0, capsys.readouterr().err
+
+
+def test_sample_graphs_readme_commands_reproduce_the_samples(tmp_path, capsys):
+    """sample_graphs/README.md says how each sample was made; the CLI must rebuild it byte for byte."""
+    readme = (ROOT / "sample_graphs" / "README.md").read_text()
+    commands = [part.split("`")[0] for part in readme.split("`matchscope gen ")[1:]]
+    assert len(commands) >= 10
+    for command in commands:
+        argv = command.split()
+        sample = ROOT / argv[argv.index("--out") + 1]
+        rebuilt = tmp_path / sample.name
+        argv[argv.index("--out") + 1] = str(rebuilt)
+        assert main(["gen", *argv]) == 0, capsys.readouterr().err
+        assert rebuilt.read_bytes() == sample.read_bytes(), sample.name
+
+
+def test_make_run_opens_a_bundled_sample():
+    makefile = (ROOT / "Makefile").read_text()
+    sample = next(line.split("?=")[1].strip() for line in makefile.splitlines() if line.startswith("SAMPLE"))
+    assert (ROOT / sample).is_file()
+    assert solvers.load(ROOT / sample).kind == "matching"
+
+
+def test_gui_help_reaches_the_real_explorer():
+    proc = run_cli("gui", "--help", timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "--algo" in proc.stdout and "--screenshot" in proc.stdout
