@@ -1,0 +1,204 @@
+"""Entry point: ``python -m explorer [PATH] [options]`` (also ``matchscope gui ...``).
+
+Scripted mode, for docs, tests and CI:
+    python -m explorer PATH --algo NAME [--backend B] [--opt K=V]... --run \
+        --screenshot OUT.png [--screenshot-views DIR] --quit
+opens the file, runs to the end, switches through every view so all are drawn, saves a screenshot
+of the whole window (and one per tab), and exits 0; bad input prints ``error: <one line>`` to
+stderr and exits 2 (1 for an internal failure).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+from PySide6 import QtCore  # Qt reads QT_QPA_PLATFORM when the application starts, not on import
+
+EXIT_OK, EXIT_FAILURE, EXIT_BAD_INPUT = 0, 1, 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="matchscope gui", description="matchscope explorer: watch matching, "
+                                "assignment and max-flow solvers run")
+    p.add_argument("path", nargs="?", help="problem file or run record (.npz) to open")
+    p.add_argument("--algo", help="algorithm to select (see `matchscope algos`)")
+    p.add_argument("--backend", default=None, help="auto, cpu, cuda or cudasim")
+    p.add_argument("--opt", action="append", default=[], metavar="K=V", help="algorithm option (repeatable)")
+    p.add_argument("--run", action="store_true", help="run the algorithm once the file is loaded")
+    p.add_argument("--screenshot", metavar="OUT.png", help="save a screenshot of the window when done")
+    p.add_argument("--screenshot-views", metavar="DIR", help="save one PNG per tab into DIR when done")
+    p.add_argument("--quit", action="store_true", help="exit when done (scripted mode)")
+    p.add_argument("--theme", choices=("system", "light", "dark"), default="system")
+    p.add_argument("--size", default="1440x900", help="window size WIDTHxHEIGHT")
+    return p
+
+
+def _parse_opts(pairs: list[str]) -> dict:
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--opt expects K=V, got {pair!r}")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _prepare_environment(args) -> None:
+    if os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
+        os.environ.setdefault("QT_QPA_PLATFORM", "xcb")
+    if args.backend == "cudasim":
+        from solvers.targets import enable_simulator
+        enable_simulator()  # must precede numba's import
+
+
+class Script(QtCore.QObject):
+    """Drives a MainWindow through open -> configure -> run -> screenshots -> quit, one step per event.
+    A QObject living in the GUI thread, so the worker's signals reach it queued, after the window's."""
+
+    def __init__(self, app, window, args, options: dict):
+        super().__init__(window)
+        self.app, self.window, self.args, self.options = app, window, args, options
+        self.exit_code = EXIT_OK
+        self.load_job = None
+        self.run = None
+        w = window.host.worker
+        w.jobFinished.connect(self._job_finished)
+        w.jobFailed.connect(self._job_failed)
+        window.session.runFinished.connect(self._run_ended)
+        window.session.runFailed.connect(lambda run, msg: self._run_ended(run))
+
+    def start(self) -> None:
+        if self.args.path:
+            self.load_job = self.window.open_path(self.args.path)
+        else:
+            self.after_load()
+
+    def fail(self, message: str, code: int = EXIT_BAD_INPUT) -> None:
+        print(f"error: {message}", file=sys.stderr, flush=True)
+        self.exit_code = code
+        if self.args.quit:
+            self.app.exit(code)
+
+    def _job_finished(self, job, payload) -> None:
+        if job is self.load_job:
+            self.after_load()
+
+    def _job_failed(self, job, category: str, message: str) -> None:
+        if job is self.load_job:
+            self.fail(message, EXIT_BAD_INPUT if category == "input" else EXIT_FAILURE)
+
+    def after_load(self) -> None:
+        panel = self.window.solver_panel
+        try:
+            if self.args.algo:
+                panel.select_algorithm(self.args.algo)
+            if self.args.backend:
+                panel.set_backend(self.args.backend)
+            for key, value in self.options.items():
+                panel.set_option(key, value)
+        except Exception as exc:  # InputError from the option/algorithm checks
+            self.fail(str(exc))
+            return
+        if self.args.run:
+            self.run = self.window.start_run()
+            if self.run is None:
+                self.fail(self.window.errors[-1] if self.window.errors else "nothing to run")
+            return
+        self.finish()
+
+    def _run_ended(self, run) -> None:
+        if run is not self.run:
+            return
+        if run.status != "finished":
+            self.fail(run.error, EXIT_BAD_INPUT if run.error_category == "input" else EXIT_FAILURE)
+            return
+        # let the queued finish signal reach every view before drawing
+        QtCore.QTimer.singleShot(0, self.window, self.finish)
+
+    def settle(self, seconds: float = 0.15) -> None:
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            self.app.processEvents()
+            time.sleep(0.01)
+
+    def finish(self) -> None:
+        from .export import pixmap_png
+        w = self.window
+        views_dir = Path(self.args.screenshot_views) if self.args.screenshot_views else None
+        if views_dir is not None:
+            views_dir.mkdir(parents=True, exist_ok=True)
+        if self.run is not None and not w.session.comparison:
+            w.session.compare_with([self.run])  # so the Compare tab shows the run too
+        w.refresh_all()
+        for index in range(w.tabs.count()):
+            w.tabs.setCurrentIndex(index)
+            self.settle()
+            view = w.tabs.widget(index)
+            if hasattr(view, "check_gl"):
+                view.check_gl()
+            view.refresh(force=True)
+            self.settle()
+            if views_dir is not None:  # the tab page: the view itself, for docs and tests
+                pixmap_png(w.tabs.grab(), views_dir / f"{index + 1:02d}-{view.title.lower()}.png")
+        w.tabs.setCurrentWidget(self._best_tab())
+        w.current_view().refresh(force=True)
+        self.settle()
+        if self.args.screenshot:
+            Path(self.args.screenshot).parent.mkdir(parents=True, exist_ok=True)
+            pixmap_png(w.grab(), self.args.screenshot)
+        if self.args.quit:
+            self.app.exit(self.exit_code)
+
+    def _best_tab(self):
+        w = self.window
+        problem = w.session.problem
+        if problem is not None and problem.kind == "points" and w.tracks_view.gl_error is None:
+            return w.tracks_view
+        for view in (w.labels_view, w.activity_view):
+            if view.has_content():
+                return view
+        return w.activity_view
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        options = _parse_opts(args.opt)
+        width, _, height = args.size.lower().partition("x")
+        size = (int(width), int(height))
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    _prepare_environment(args)
+
+    from PySide6 import QtWidgets
+
+    from .main_window import MainWindow
+    from .theme import apply_app_theme, icon
+
+    QtCore.QCoreApplication.setOrganizationName("matchscope")
+    QtCore.QCoreApplication.setApplicationName("explorer")
+    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([sys.argv[0]])
+    apply_app_theme(app, args.theme)
+    app.setWindowIcon(icon("app"))
+    scripted = bool(args.quit or args.screenshot or args.screenshot_views)
+    window = MainWindow(interactive=not scripted)
+    if scripted:
+        window.resize(*size)
+    window.show()
+    script = Script(app, window, args, options)
+    QtCore.QTimer.singleShot(0, script.start)
+    code = app.exec()
+    window.close()
+    dispose(window)
+    return code if code else script.exit_code
+
+
+def dispose(widget) -> None:
+    """Delete a top-level widget now, while Python is alive. Left to interpreter shutdown, Qt's
+    teardown events reach pyqtgraph's Python overrides after Python has gone and crash the process."""
+    widget.deleteLater()
+    QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.Type.DeferredDelete)

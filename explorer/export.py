@@ -1,0 +1,169 @@
+"""Exports: charts (PNG/SVG through pyqtgraph's exporters, data as CSV), the 3D view (PNG), tables
+(CSV/Markdown), solutions (through solvers.save) and a Markdown run report. Every write is atomic:
+the bytes are produced in memory and land through solvers.io_util.atomic_write_*."""
+from __future__ import annotations
+
+import csv
+import io
+import math
+import tempfile
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+import pyqtgraph as pg
+import pyqtgraph.exporters as pgx
+from PySide6 import QtCore, QtGui
+
+import solvers
+from solvers.io_util import atomic_write_bytes, atomic_write_text
+
+
+def qimage_png_bytes(image: QtGui.QImage) -> bytes:
+    buffer = QtCore.QBuffer()
+    buffer.open(QtCore.QIODevice.OpenModeFlag.WriteOnly)
+    if not image.save(buffer, "PNG"):
+        raise OSError("could not encode the image as PNG")
+    return bytes(buffer.data())
+
+
+def chart_png(item, path, width: int | None = None) -> Path:
+    """A pyqtgraph item (PlotItem, GraphicsLayout) as a PNG file."""
+    exporter = pgx.ImageExporter(item)
+    if width:
+        exporter.parameters()["width"] = int(width)
+    image = exporter.export(toBytes=True)
+    atomic_write_bytes(path, qimage_png_bytes(image))
+    return Path(path)
+
+
+def chart_svg(item, path) -> Path:
+    """A chart as SVG, drawn by Qt's own SVG paint engine.
+
+    pyqtgraph's SVGExporter (0.14) cannot be used with Qt 6.11+: its coordinate rewriting chokes on the
+    closing "Z" that Qt now writes into every path (it fails even on an empty plot), and leaves the
+    items in export mode when it does."""
+    from PySide6 import QtSvg
+    scene = item.scene()
+    source = item.sceneBoundingRect()
+    target = QtCore.QRectF(0, 0, source.width(), source.height())
+    path = Path(path)
+    with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
+        drawn = Path(tmp) / "chart.svg"
+        generator = QtSvg.QSvgGenerator()
+        generator.setFileName(str(drawn))
+        generator.setSize(source.size().toSize())
+        generator.setViewBox(target)
+        generator.setTitle("matchscope chart")
+        painter = QtGui.QPainter(generator)
+        try:
+            views = scene.views()
+            if views:
+                painter.fillRect(target, views[0].backgroundBrush())
+            scene.render(painter, target, source)
+        finally:
+            painter.end()
+        del painter, generator  # the file is complete once the paint engine is gone
+        atomic_write_bytes(path, drawn.read_bytes())
+    return path
+
+
+def array_png(rgba: np.ndarray, path) -> Path:
+    """An (h, w, 3|4) uint8 image (e.g. vispy's canvas.render()) as PNG."""
+    rgba = np.ascontiguousarray(rgba, dtype=np.uint8)
+    h, w, c = rgba.shape
+    fmt = QtGui.QImage.Format.Format_RGBA8888 if c == 4 else QtGui.QImage.Format.Format_RGB888
+    image = QtGui.QImage(rgba.data, w, h, w * c, fmt).copy()  # copy: the array may go away
+    atomic_write_bytes(path, qimage_png_bytes(image))
+    return Path(path)
+
+
+def pixmap_png(pixmap: QtGui.QPixmap, path) -> Path:
+    atomic_write_bytes(path, qimage_png_bytes(pixmap.toImage()))
+    return Path(path)
+
+
+def _cell(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, (float, np.floating)):
+        v = float(value)
+        return "" if math.isnan(v) else repr(v)
+    if isinstance(value, (np.integer, np.bool_)):
+        return str(value.item())
+    return str(value)
+
+
+def columns_csv(columns: Mapping[str, Sequence], path) -> Path:
+    """Columns of equal length (shorter ones padded with empty cells) as CSV."""
+    names = list(columns)
+    arrays = [np.asarray(columns[n]) for n in names]
+    length = max((a.shape[0] for a in arrays), default=0)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(names)
+    for i in range(length):
+        writer.writerow([_cell(a[i]) if i < a.shape[0] else "" for a in arrays])
+    atomic_write_text(path, out.getvalue())
+    return Path(path)
+
+
+def tables_csv(tables: Mapping[str, Mapping[str, Sequence]], path) -> list[Path]:
+    """One CSV per table: PATH itself when there is one table, else PATH-STEM-NAME.csv beside it."""
+    path = Path(path)
+    if len(tables) == 1:
+        return [columns_csv(next(iter(tables.values())), path)]
+    return [columns_csv(cols, path.with_name(f"{path.stem}-{name}{path.suffix or '.csv'}"))
+            for name, cols in tables.items()]
+
+
+def rows_csv(headers: Sequence[str], rows: Iterable[Sequence], path) -> Path:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(headers)
+    for row in rows:
+        writer.writerow([_cell(v) for v in row])
+    atomic_write_text(path, out.getvalue())
+    return Path(path)
+
+
+def markdown_table(headers: Sequence[str], rows: Iterable[Sequence]) -> str:
+    def fmt(v) -> str:
+        if isinstance(v, (float, np.floating)):
+            return "" if math.isnan(float(v)) else f"{float(v):.6g}"
+        if v is None:
+            return ""
+        return str(v).replace("|", "\\|")
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    lines += ["| " + " | ".join(fmt(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def rows_markdown(headers: Sequence[str], rows: Iterable[Sequence], path, title: str = "") -> Path:
+    text = (f"# {title}\n\n" if title else "") + markdown_table(headers, rows)
+    atomic_write_text(path, text)
+    return Path(path)
+
+
+def solution(result, path) -> Path:
+    """A solve's matching / assignment / flow through the formats layer (CSV, JSON, MTX by extension)."""
+    solvers.save(result, str(path))
+    return Path(path)
+
+
+def track_links_csv(track, path) -> Path:
+    """A tracking result's links: frame, index in that frame, index in the next frame."""
+    rows = []
+    for t, links in enumerate(getattr(track, "links", []) or []):
+        for a, b in np.asarray(links).reshape(-1, 2):
+            rows.append((t, int(a), int(b)))
+    return rows_csv(["frame", "index", "next_index"], rows, path)
+
+
+def plot_item_of(widget) -> pg.GraphicsItem:
+    """What to export for a chart widget: the whole layout of a GraphicsLayoutWidget, or the PlotItem."""
+    if isinstance(widget, pg.GraphicsLayoutWidget):
+        return widget.ci
+    if isinstance(widget, pg.PlotWidget):
+        return widget.getPlotItem()
+    return widget

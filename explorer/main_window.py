@@ -1,0 +1,725 @@
+"""The main window: docks, central tabs, menus, shortcuts, and the wiring between the worker thread,
+the Session and the views. Everything a menu does is also a plain method taking paths, so scripts
+and tests drive the window without file dialogs."""
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import numpy as np
+from PySide6 import QtCore, QtGui, QtWidgets
+
+import solvers
+from . import export
+from .dialogs import GenerateDialog, SampleGallery
+from .session import RunState, Session
+from .theme import apply_app_theme, icon
+from .views import (ActivityView, CompareView, DatasetPanel, LabelsView, LogPanel, SolverPanel, Timeline,
+                    Tracks3DView, WorkloadView)
+from .views.solver_panel import algorithms_for, uninterruptible
+from .worker import Job, WorkerHost
+
+log = logging.getLogger("matchscope.explorer")
+
+REFRESH_MS = 33  # views redraw at most ~30 times a second, whatever the solver emits
+MAX_RECENT = 10
+RUN_RECORD_FILTER = "Run records (*.npz)"
+
+
+def file_filters() -> list[str]:
+    """Open-dialog filters from the formats registry, with an "all supported" entry first."""
+    try:
+        from solvers.formats import file_filters as _filters
+        filters = list(_filters())
+    except Exception as exc:  # the formats layer missing or broken must not break the window
+        log.warning("file filters unavailable: %s", exc)
+        filters = []
+    rest = [f for f in filters if not f.lower().startswith(("all supported", "all files"))]
+    patterns = []
+    for f in rest:
+        if "(" in f and f.endswith(")"):
+            patterns += f[f.index("(") + 1:-1].split()
+    head = [f"All supported ({' '.join(dict.fromkeys(patterns))})"] if patterns else []
+    return head + rest + [RUN_RECORD_FILTER, "All files (*)"]
+
+
+def is_run_record(path: str) -> bool:
+    """A .npz written by RunRecord.save (it holds a JSON "header"); point-series .npz files do not."""
+    if not str(path).lower().endswith(".npz"):
+        return False
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            return "header" in z.files
+    except Exception:
+        return False
+
+
+class MainWindow(QtWidgets.QMainWindow):
+    def __init__(self, settings: QtCore.QSettings | None = None, interactive: bool = True, parent=None):
+        super().__init__(parent)
+        self.settings = settings if settings is not None else QtCore.QSettings()
+        self.interactive = interactive  # False: errors go to the log and ``errors`` only (scripts)
+        self.errors: list[str] = []
+        self.error_box: QtWidgets.QMessageBox | None = None
+        self.session = Session(self)
+        self.host = WorkerHost(self)
+        self.jobs: dict[int, Job] = {}  # run id -> its job
+        self.setWindowTitle("matchscope explorer")
+        self.setWindowIcon(icon("app"))
+        self.setAcceptDrops(True)
+        self.setDockOptions(QtWidgets.QMainWindow.DockOption.AnimatedDocks
+                            | QtWidgets.QMainWindow.DockOption.AllowTabbedDocks)
+        self._build_views()
+        self._build_actions()
+        self._build_menus()
+        self._wire()
+        self.timer = QtCore.QTimer(self)
+        self.timer.setInterval(REFRESH_MS)
+        self.timer.timeout.connect(self.tick)
+        self.timer.start()
+        self.resize(1440, 900)
+        self._restore_layout()
+        self.log_message("info", "Ready. Open a file (Ctrl+O), a sample or generate a problem.")
+
+    # ==== construction ========================================================================
+    def _build_views(self) -> None:
+        s = self.session
+        self.labels_view = LabelsView(s)
+        self.activity_view = ActivityView(s)
+        self.workload_view = WorkloadView(s)
+        self.tracks_view = Tracks3DView(s)
+        self.compare_view = CompareView(s)
+        self.tabs = QtWidgets.QTabWidget()
+        self.tabs.setDocumentMode(True)
+        for view in self.views:
+            self.tabs.addTab(view, view.title)
+        self.timeline = Timeline(s)
+        central = QtWidgets.QWidget()
+        v = QtWidgets.QVBoxLayout(central)
+        v.setContentsMargins(0, 0, 0, 0)
+        v.setSpacing(0)
+        v.addWidget(self.tabs, 1)
+        line = QtWidgets.QFrame()
+        line.setFrameShape(QtWidgets.QFrame.Shape.HLine)
+        line.setFrameShadow(QtWidgets.QFrame.Shadow.Sunken)
+        v.addWidget(line)
+        v.addWidget(self.timeline)
+        self.setCentralWidget(central)
+
+        self.dataset_panel = DatasetPanel(s)
+        self.solver_panel = SolverPanel(s)
+        self.log_panel = LogPanel()
+        self.dataset_dock = self._dock("Dataset", self.dataset_panel, QtCore.Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.solver_dock = self._dock("Solver", self.solver_panel, QtCore.Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.log_dock = self._dock("Log", self.log_panel, QtCore.Qt.DockWidgetArea.BottomDockWidgetArea)
+        # the left column runs the full height: the log sits under the charts only
+        self.setCorner(QtCore.Qt.Corner.BottomLeftCorner, QtCore.Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.resizeDocks([self.dataset_dock], [390], QtCore.Qt.Orientation.Horizontal)
+        self.resizeDocks([self.dataset_dock, self.solver_dock], [480, 340], QtCore.Qt.Orientation.Vertical)
+        self.resizeDocks([self.log_dock], [120], QtCore.Qt.Orientation.Vertical)
+
+        bar = self.statusBar()
+        self.status_label = QtWidgets.QLabel()
+        self.busy_bar = QtWidgets.QProgressBar()
+        self.busy_bar.setRange(0, 0)
+        self.busy_bar.setMaximumWidth(160)
+        self.busy_bar.setMaximumHeight(14)
+        self.busy_bar.setTextVisible(False)
+        self.busy_bar.hide()
+        self.busy_label = QtWidgets.QLabel()
+        self._status_timer = QtCore.QTimer(self)  # owned by the window: never fires after it is gone
+        self._status_timer.setSingleShot(True)
+        self._status_timer.timeout.connect(lambda: self.status_label.setText(""))
+        bar.addWidget(self.status_label, 1)
+        bar.addPermanentWidget(self.busy_label)
+        bar.addPermanentWidget(self.busy_bar)
+
+    def _dock(self, title: str, widget: QtWidgets.QWidget, area) -> QtWidgets.QDockWidget:
+        dock = QtWidgets.QDockWidget(title, self)
+        dock.setObjectName(f"dock-{title.lower()}")
+        scroll = QtWidgets.QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+        scroll.setWidget(widget)
+        dock.setWidget(scroll if title != "Log" else widget)
+        self.addDockWidget(area, dock)
+        return dock
+
+    @property
+    def views(self) -> list:
+        return [self.labels_view, self.activity_view, self.workload_view, self.tracks_view, self.compare_view]
+
+    def _action(self, text: str, slot, shortcut=None, icon_name: str | None = None, tip: str = "") -> QtGui.QAction:
+        action = QtGui.QAction(text, self)
+        if icon_name:
+            action.setIcon(icon(icon_name))
+        if shortcut is not None:
+            keys = shortcut if isinstance(shortcut, (list, tuple)) else [shortcut]
+            action.setShortcuts([QtGui.QKeySequence(k) for k in keys])
+            action.setShortcutContext(QtCore.Qt.ShortcutContext.ApplicationShortcut)
+        if tip:
+            action.setStatusTip(tip)
+            action.setToolTip(tip)
+        action.triggered.connect(lambda *_: slot())
+        self.addAction(action)
+        return action
+
+    def _build_actions(self) -> None:
+        K = QtGui.QKeySequence.StandardKey
+        self.act_open = self._action("&Open…", self.open_dialog, K.Open, "open", "Open a problem or run record")
+        self.act_sample = self._action("Open &Sample…", self.open_sample_dialog, "Ctrl+Shift+O", "sample",
+                                       "Open one of the bundled sample graphs")
+        self.act_generate = self._action("&Generate…", self.generate_dialog, "Ctrl+G", "generate",
+                                         "Generate a synthetic problem")
+        self.act_open_run = self._action("Open &Run Record…", self.open_run_dialog, None, None,
+                                         "Load a recorded run for replay")
+        self.act_save_run = self._action("Save Run Record…", self.save_run_dialog, "Ctrl+S", None,
+                                         "Save the current run's telemetry for replay")
+        self.act_quit = self._action("&Quit", self.close, K.Quit)
+        self.act_run = self._action("&Run", self.start_run, ["Ctrl+R", "F5"], "run", "Run the chosen algorithm")
+        self.act_stop = self._action("&Stop", self.stop, "Esc", "stop", "Stop the running solver")
+        self.act_compare = self._action("Compare…", lambda: self.tabs.setCurrentWidget(self.compare_view), None,
+                                        None, "Compare algorithms on this problem")
+        self.act_export_view = self._action("&Export Current View…", self.export_view_dialog, "Ctrl+E", "export",
+                                            "Save the current view as PNG / SVG, or its data as CSV")
+        self.act_export_solution = self._action("Export &Solution…", self.export_solution_dialog, "Ctrl+Shift+E",
+                                                None, "Save the matching / assignment / flow")
+        self.act_export_3d = self._action("Export 3D View as PNG…", self.export_3d_dialog)
+        self.act_export_compare = self._action("Export Comparison Table…", self.export_comparison_dialog)
+        self.act_export_report = self._action("Export Run &Report…", self.export_report_dialog, None, None,
+                                              "Markdown summary with every chart as PNG")
+        self.act_step_back = self._action("Step Back", lambda: self.timeline.step(-1), "Ctrl+Left")
+        self.act_step_fwd = self._action("Step Forward", lambda: self.timeline.step(1), "Ctrl+Right")
+        self.act_play = self._action("Play / Pause", lambda: self.timeline.set_playing(
+            not self.timeline.play_button.isChecked()), "Ctrl+P")
+        self.act_reset_layout = self._action("Reset Layout", self.reset_layout)
+        self.act_about = self._action("About", self.about)
+
+    def _build_menus(self) -> None:
+        mb = self.menuBar()
+        file_menu = mb.addMenu("&File")
+        file_menu.addActions([self.act_open, self.act_sample, self.act_generate])
+        self.recent_menu = file_menu.addMenu("Open &Recent")
+        file_menu.addSeparator()
+        file_menu.addActions([self.act_open_run, self.act_save_run])
+        file_menu.addSeparator()
+        file_menu.addAction(self.act_quit)
+        run_menu = mb.addMenu("&Run")
+        run_menu.addActions([self.act_run, self.act_stop, self.act_compare])
+        run_menu.addSeparator()
+        run_menu.addActions([self.act_play, self.act_step_back, self.act_step_fwd])
+        export_menu = mb.addMenu("&Export")
+        export_menu.addActions([self.act_export_view, self.act_export_solution, self.act_export_3d,
+                                self.act_export_compare, self.act_export_report])
+        view_menu = mb.addMenu("&View")
+        for dock in (self.dataset_dock, self.solver_dock, self.log_dock):
+            view_menu.addAction(dock.toggleViewAction())
+        view_menu.addSeparator()
+        view_menu.addAction(self.act_reset_layout)
+        help_menu = mb.addMenu("&Help")
+        help_menu.addAction(self.act_about)
+        tb = self.addToolBar("Main")
+        tb.setObjectName("toolbar-main")
+        tb.setIconSize(QtCore.QSize(20, 20))
+        tb.setToolButtonStyle(QtCore.Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        tb.addActions([self.act_open, self.act_sample, self.act_generate])
+        tb.addSeparator()
+        tb.addActions([self.act_run, self.act_stop])
+        tb.addSeparator()
+        tb.addAction(self.act_export_view)
+        self._rebuild_recent()
+
+    def _wire(self) -> None:
+        w = self.host.worker
+        w.jobStarted.connect(self._job_started)
+        w.jobProgress.connect(self._job_progress)
+        w.jobFinished.connect(self._job_finished)
+        w.jobFailed.connect(self._job_failed)
+        s = self.session
+        s.datasetChanged.connect(self._dataset_changed)
+        s.runStarted.connect(self._run_state_changed)
+        s.runFinished.connect(self._run_state_changed)
+        s.runFailed.connect(lambda run, msg: self._run_state_changed(run))
+        s.currentRunChanged.connect(lambda run: self.solver_panel.show_live(run))
+        self.solver_panel.runRequested.connect(self.start_run)
+        self.solver_panel.stopRequested.connect(self.stop)
+        self.compare_view.addCurrentRequested.connect(self.add_current_to_compare)
+        self.compare_view.addAllRequested.connect(self.add_all_to_compare)
+        self.compare_view.runRequested.connect(self.run_comparison)
+        self.compare_view.stopRequested.connect(self.stop)
+        self.tabs.currentChanged.connect(lambda *_: self.current_view().refresh(force=True))
+        app = QtWidgets.QApplication.instance()
+        hints = app.styleHints() if app is not None else None
+        if hints is not None and hasattr(hints, "colorSchemeChanged"):
+            hints.colorSchemeChanged.connect(self._system_scheme_changed)
+        self._update_actions()
+
+    # ==== the frame clock =====================================================================
+    def tick(self) -> None:
+        """~30 Hz: pull new telemetry into columns and redraw the visible view if anything changed."""
+        run = self.session.current_run
+        if run is not None and run.is_active:
+            run.sync()
+            self.solver_panel.show_live(run)
+            self.timeline.update_position()
+        self.current_view().refresh()
+
+    def current_view(self):
+        return self.tabs.currentWidget()
+
+    def refresh_all(self) -> None:
+        """Redraw every view now (scripts and tests; the GUI redraws lazily)."""
+        for run in self.session.runs:
+            run.sync()
+        for view in self.views:
+            view.refresh(force=True)
+        self.dataset_panel.refresh(force=True)
+        self.timeline.update_position()
+
+    # ==== status, errors, log =================================================================
+    def log_message(self, level: str, message: str) -> None:
+        self.log_panel.log(level, message)
+
+    def status(self, message: str, timeout_ms: int = 0) -> None:
+        """Show ``message`` in the status bar; a timed one clears itself unless replaced meanwhile."""
+        self.status_label.setText(message)
+        self._status_timer.stop()
+        if timeout_ms:
+            self._status_timer.start(timeout_ms)
+
+    def report_error(self, message: str, title: str = "matchscope") -> None:
+        """The one place errors reach the user: log, status bar, and a (non-blocking) message box."""
+        self.errors.append(message)
+        self.log_message("error", message)
+        self.status(message)
+        if self.interactive:
+            self._show_error_dialog(title, message)
+
+    def _show_error_dialog(self, title: str, message: str) -> None:
+        if self.error_box is not None:
+            self.error_box.close()
+        box = QtWidgets.QMessageBox(QtWidgets.QMessageBox.Icon.Critical, title, message,
+                                    QtWidgets.QMessageBox.StandardButton.Ok, self)
+        box.setWindowModality(QtCore.Qt.WindowModality.WindowModal)
+        box.open()  # open(), not exec(): nothing waits on the user
+        self.error_box = box
+
+    def _set_busy(self, text: str | None) -> None:
+        self.busy_label.setText(text or "")
+        self.busy_bar.setVisible(bool(text))
+
+    # ==== opening =============================================================================
+    def _last_dir(self, key: str) -> str:
+        return str(self.settings.value(f"paths/{key}", str(Path.home())))
+
+    def _remember_dir(self, key: str, path: str) -> None:
+        self.settings.setValue(f"paths/{key}", str(Path(path).resolve().parent))
+
+    def open_dialog(self) -> None:
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Open problem or run record", self._last_dir("open"),
+                                                        ";;".join(file_filters()))
+        if path:
+            self.open_path(path)
+
+    def open_run_dialog(self) -> None:
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Open run record", self._last_dir("open"),
+                                                        f"{RUN_RECORD_FILTER};;All files (*)")
+        if path:
+            self.open_path(path, as_record=True)
+
+    def open_sample_dialog(self) -> None:
+        gallery = SampleGallery(self)
+        if gallery.exec() == QtWidgets.QDialog.DialogCode.Accepted and gallery.selected_path():
+            self.open_path(gallery.selected_path())
+
+    def generate_dialog(self) -> None:
+        try:
+            dialog = GenerateDialog(self)
+        except Exception as exc:
+            self.report_error(f"generators unavailable: {exc}")
+            return
+        if dialog.exec() == QtWidgets.QDialog.DialogCode.Accepted:
+            kind, params = dialog.request()
+            self.generate(kind, params)
+
+    def open_path(self, path, as_record: bool | None = None, problem: str | None = None) -> Job:
+        """Load a problem file (or a run record) in the worker; the current dataset stays until it succeeds."""
+        path = str(path)
+        self._remember_dir("open", path)
+        record = is_run_record(path) if as_record is None else as_record
+        job = Job("run-record" if record else "load", {"path": path, "problem": problem})
+        self._set_busy(f"loading {Path(path).name}…")
+        self.log_message("info", f"opening {path}")
+        return self.host.submit(job)
+
+    def generate(self, kind: str, params: dict) -> Job:
+        self._set_busy(f"generating {kind}…")
+        self.log_message("info", f"generating {kind} {params}")
+        return self.host.submit(Job("generate", {"kind": kind, "params": dict(params)}))
+
+    def _add_recent(self, path: str) -> None:
+        recent = [p for p in self.recent_files() if p != path]
+        recent.insert(0, path)
+        self.settings.setValue("recent", recent[:MAX_RECENT])
+        self._rebuild_recent()
+
+    def recent_files(self) -> list[str]:
+        value = self.settings.value("recent", [])
+        if isinstance(value, str):
+            value = [value]
+        return [str(v) for v in (value or [])]
+
+    def _rebuild_recent(self) -> None:
+        self.recent_menu.clear()
+        files = self.recent_files()
+        for p in files:
+            action = self.recent_menu.addAction(Path(p).name)
+            action.setToolTip(p)
+            action.setStatusTip(p)
+            action.triggered.connect(lambda *_, p=p: self.open_path(p))
+        self.recent_menu.setEnabled(bool(files))
+
+    # drag and drop
+    def dragEnterEvent(self, event: QtGui.QDragEnterEvent) -> None:
+        if event.mimeData().hasUrls() and any(u.isLocalFile() for u in event.mimeData().urls()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QtGui.QDropEvent) -> None:
+        files = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
+        if files:
+            event.acceptProposedAction()
+            self.open_path(files[0])
+
+    # ==== running =============================================================================
+    def start_run(self) -> RunState | None:
+        cfg = self.solver_panel.config()
+        if self.session.problem is None:
+            self.report_error("Open or generate a problem first.")
+            return None
+        if cfg is None:
+            self.report_error(f"No algorithm can run on {self.session.problem.kind} problems.")
+            return None
+        if self.session.active_runs():
+            self.status("A run is in progress: stop it first.", 3000)
+            return None
+        return self.run_config(cfg)
+
+    def run_config(self, cfg: dict, group: int | None = None, make_current: bool = True) -> RunState:
+        problem = self.session.problem
+        algo = solvers.algorithms()[cfg["algorithm"]]
+        run = RunState(cfg["algorithm"], cfg["backend"], cfg["options"], problem.kind, group=group,
+                       uninterruptible=uninterruptible(algo))
+        kind = "track" if problem.kind == "points" else "solve"
+        job = Job(kind, {"problem": problem, "algorithm": cfg["algorithm"], "backend": cfg["backend"],
+                         "options": dict(cfg["options"])}, run=run)
+        self.jobs[run.id] = job
+        self.session.add_run(run, make_current=make_current)
+        self.log_message("info", f"run #{run.id}: {cfg['algorithm']} on {cfg['backend']} {cfg['options'] or ''}")
+        self.host.submit(job)
+        self._update_actions()
+        return run
+
+    def stop(self) -> None:
+        active = self.session.active_runs()
+        if not active:
+            return
+        for run in active:
+            job = self.jobs.get(run.id)
+            run.stop_requested = True
+            if job is not None:
+                job.request_stop()
+            if run.uninterruptible:
+                # the scipy call cannot be cut short: free the GUI now, drop its answer when it comes
+                self.session.mark_failed(run, "cancelled", "stopped; the result will be discarded when it returns")
+                self.status(f"{run.algorithm} runs inside scipy and cannot be interrupted mid-call; "
+                            "its result will be discarded when it returns.")
+            else:
+                self.status(f"stopping {run.algorithm}…", 3000)
+        self.log_message("warning", f"stop requested for {', '.join(r.label for r in active)}")
+
+    def _job_started(self, job: Job) -> None:
+        if job.run is not None:
+            self.session.mark_started(job.run)
+            self._set_busy(f"running {job.run.algorithm}…")
+            if job.run.uninterruptible:
+                self.status(f"{job.run.algorithm} runs inside scipy: Stop cannot interrupt it mid-call.")
+
+    def _job_progress(self, job: Job) -> None:
+        if job.run is not None and job.run.status == "running":
+            self.session.mark_progress(job.run)
+
+    def _job_finished(self, job: Job, payload) -> None:
+        if job.kind in ("load", "generate"):
+            path = job.params.get("path")
+            self.session.set_problem(payload, path)
+            if path:
+                self._add_recent(path)
+            self.setWindowTitle(f"matchscope explorer — {Path(path).name if path else job.params['kind']}")
+            self.log_message("info", f"loaded {payload.describe()}")
+            self.status(f"loaded {Path(path).name}" if path else f"generated {job.params['kind']}", 5000)
+        elif job.kind == "run-record":
+            run = RunState.from_record(payload, name=f"{Path(job.params['path']).name}")
+            self.session.add_run(run)
+            self._add_recent(job.params["path"])
+            self.log_message("info", f"loaded run record {job.params['path']} ({run.n_iterations} iterations, "
+                                     f"{len(run.recorder.snapshots)} snapshots)")
+            self.status(f"replaying {run.label}", 5000)
+        else:
+            run = job.run
+            if run.status == "cancelled":  # stopped while an uninterruptible solver ran: discard
+                self.log_message("warning", f"run #{run.id} returned after Stop; result discarded")
+            else:
+                self.session.mark_finished(run, payload)
+                self.log_message("info", self._outcome(run))
+                self.status(self._outcome(run), 8000)
+        self._job_done()
+
+    def _job_failed(self, job: Job, category: str, message: str) -> None:
+        if job.run is None:
+            self.report_error(message)
+        else:
+            run = job.run
+            run.error_category = category
+            if category == "cancelled":
+                latency = ""
+                if job.stop_requested_at is not None and job.cancelled_at is not None:
+                    latency = f" ({(job.cancelled_at - job.stop_requested_at) * 1e3:.0f} ms after Stop)"
+                if run.status != "cancelled":
+                    self.session.mark_failed(run, "cancelled", message)
+                self.log_message("warning", f"run #{run.id} {run.algorithm} stopped{latency}")
+                self.status(f"{run.algorithm} stopped{latency}", 5000)
+            else:
+                self.session.mark_failed(run, "failed", message)
+                self.report_error(message, title=f"{run.algorithm} failed")
+        self._job_done()
+
+    def _job_done(self) -> None:
+        running = [r for r in self.session.runs if r.status == "running"]
+        self._set_busy(f"running {running[0].algorithm}…" if running else
+                       ("working…" if self.host.busy and len(self.host.pending) > 1 else None))
+        self._update_actions()
+        self.refresh_visible()
+
+    def refresh_visible(self) -> None:
+        self.timeline.update_position()
+        self.current_view().refresh(force=True)
+
+    @staticmethod
+    def _outcome(run: RunState) -> str:
+        if run.result is not None:
+            r = run.result
+            return (f"run #{run.id} {r.algorithm} on {r.backend}: value {r.value:.6g}, {r.iterations} iterations, "
+                    f"{r.seconds * 1e3:.1f} ms, {r.certificate.summary()}")
+        acc = getattr(run.track, "accuracy", None)
+        return f"run #{run.id} tracked with {run.algorithm}" + (f": accuracy {acc:.2%}" if acc is not None else "")
+
+    def _dataset_changed(self, problem) -> None:
+        self.solver_panel.set_problem(problem)
+        self.dataset_panel.refresh(force=True)
+        self.compare_view.clear_configs()
+        self._update_actions()
+        self.refresh_visible()
+
+    def _run_state_changed(self, run: RunState) -> None:
+        if run.status == "running":
+            self.solver_panel.run_started(run)
+        else:
+            self.solver_panel.run_ended(run)
+        self._update_actions()
+
+    def _update_actions(self) -> None:
+        busy = bool(self.session.active_runs())
+        have_problem = self.session.problem is not None
+        self.act_run.setEnabled(have_problem and not busy and self.solver_panel.current_algorithm() is not None)
+        self.act_stop.setEnabled(busy)
+        run = self.session.current_run
+        self.act_save_run.setEnabled(run is not None and not run.is_active)
+        self.act_export_solution.setEnabled(run is not None and (run.result is not None or run.track is not None))
+        self.act_export_report.setEnabled(run is not None and not run.is_active)
+        self.act_export_compare.setEnabled(bool(self.session.comparison))
+        self.solver_panel.update_buttons()
+
+    # ==== compare =============================================================================
+    def add_current_to_compare(self) -> None:
+        cfg = self.solver_panel.config()
+        if cfg is not None:
+            self.compare_view.add_config(cfg["algorithm"], cfg["backend"], cfg["options"])
+
+    def add_all_to_compare(self) -> None:
+        for algo in algorithms_for(self.session.problem):
+            self.compare_view.add_config(algo.name, "auto", {})
+
+    def run_comparison(self, configs: list[dict]) -> list[RunState]:
+        """Queue every configuration; the worker runs them one after another."""
+        if self.session.problem is None or not configs:
+            return []
+        group = self.session.new_group()
+        self.session.comparison = []
+        runs = [self.run_config(cfg, group=group, make_current=(i == 0)) for i, cfg in enumerate(configs)]
+        self.tabs.setCurrentWidget(self.compare_view)
+        return runs
+
+    # ==== export ==============================================================================
+    def _ask_save(self, title: str, filters: list[str], suggested: str) -> str | None:
+        start = os.path.join(self._last_dir("export"), suggested)
+        path, chosen = QtWidgets.QFileDialog.getSaveFileName(self, title, start, ";;".join(filters))
+        if not path:
+            return None
+        if not Path(path).suffix and chosen and "*." in chosen:
+            path += chosen[chosen.index("*.") + 1:].split()[0].rstrip(")")
+        self._remember_dir("export", path)
+        return path
+
+    def _guarded(self, what: str, fn, *args):
+        try:
+            out = fn(*args)
+        except Exception as exc:  # an export failing must say why, not crash
+            self.report_error(f"{what} failed: {exc}")
+            return None
+        self.log_message("info", f"{what}: {out}")
+        self.status(f"{what}: {out}", 5000)
+        return out
+
+    def export_view_dialog(self) -> None:
+        view = self.current_view()
+        names = {"png": "PNG image (*.png)", "svg": "SVG vector image (*.svg)", "csv": "CSV data (*.csv)",
+                 "md": "Markdown table (*.md)"}
+        path = self._ask_save(f"Export {view.title}", [names[f] for f in view.formats],
+                              f"{view.title.lower()}.{view.formats[0]}")
+        if path:
+            self._guarded(f"exported {view.title}", self.export_view, view, path)
+
+    def export_view(self, view, path) -> list[Path]:
+        """PNG / SVG of the view's charts, CSV of their data, Markdown (comparison table)."""
+        view.refresh(force=True)
+        suffix = Path(path).suffix.lower()
+        if view is self.compare_view and suffix in (".md", ".csv"):
+            return [self.export_comparison(path)]
+        if view is self.tracks_view:
+            if suffix == ".png":
+                return [export.array_png(view.render_image(), path)]
+            if suffix == ".csv" and view.tables():
+                return export.tables_csv(view.tables(), path)
+            raise ValueError("the 3D view exports as PNG (and its links as CSV once tracked)")
+        if not view.has_content():
+            raise ValueError(f"the {view.title} view has nothing to export yet")
+        if suffix == ".png":
+            return [export.chart_png(view.export_item(), path)]
+        if suffix == ".svg":
+            return [export.chart_svg(view.export_item(), path)]
+        if suffix == ".csv":
+            return export.tables_csv(view.tables(), path)
+        raise ValueError(f"cannot export {view.title} as {suffix or 'a file without extension'}")
+
+    def export_solution_dialog(self) -> None:
+        run = self.session.current_run
+        if run is None:
+            return
+        filters = (["CSV links (*.csv)"] if run.track is not None else
+                   ["CSV (*.csv)", "JSON (*.json)", "Matrix Market (*.mtx)"])
+        path = self._ask_save("Export solution", filters, f"{run.algorithm}-solution.{'csv'}")
+        if path:
+            self._guarded("exported solution", self.export_solution, path)
+
+    def export_solution(self, path, run: RunState | None = None) -> Path:
+        run = run or self.session.current_run
+        if run is None or (run.result is None and run.track is None):
+            raise ValueError("no finished run to export")
+        if run.track is not None:
+            return export.track_links_csv(run.track, path)
+        return export.solution(run.result, path)
+
+    def export_3d_dialog(self) -> None:
+        path = self._ask_save("Export 3D view", ["PNG image (*.png)"], "view3d.png")
+        if path:
+            self._guarded("exported 3D view", lambda: export.array_png(self.tracks_view.render_image(), path))
+
+    def export_comparison_dialog(self) -> None:
+        path = self._ask_save("Export comparison", ["CSV (*.csv)", "Markdown (*.md)"], "comparison.csv")
+        if path:
+            self._guarded("exported comparison", self.export_comparison, path)
+
+    def export_comparison(self, path) -> Path:
+        headers, rows = self.compare_view.table_rows()
+        if not rows:
+            raise ValueError("no comparison has been run")
+        if Path(path).suffix.lower() == ".md":
+            title = f"Comparison on {Path(self.session.path).name if self.session.path else 'generated problem'}"
+            return export.rows_markdown(headers, rows, path, title=title)
+        return export.rows_csv(headers, rows, path)
+
+    def save_run_dialog(self) -> None:
+        run = self.session.current_run
+        if run is None:
+            return
+        path = self._ask_save("Save run record", [RUN_RECORD_FILTER], f"{run.algorithm}-run{run.id}.npz")
+        if path:
+            self._guarded("saved run record", self.save_run, path)
+
+    def save_run(self, path, run: RunState | None = None) -> Path:
+        run = run or self.session.current_run
+        if run is None:
+            raise ValueError("no run to save")
+        run.record().save(path)
+        return Path(path)
+
+    def export_report_dialog(self) -> None:
+        run = self.session.current_run
+        if run is None:
+            return
+        path = self._ask_save("Export run report", ["Markdown (*.md)"], f"{run.algorithm}-report.md")
+        if path:
+            self._guarded("exported report", self.export_report, path)
+
+    def export_report(self, path) -> Path:
+        from .report import write_report
+        return write_report(self, path)
+
+    # ==== layout, theme, lifecycle ============================================================
+    def _restore_layout(self) -> None:
+        self._default_state = self.saveState()
+        geometry = self.settings.value("window/geometry")
+        state = self.settings.value("window/state")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        if state is not None:
+            self.restoreState(state)
+        tab = self.settings.value("window/tab")
+        if tab is not None:
+            try:
+                self.tabs.setCurrentIndex(int(tab))
+            except (TypeError, ValueError):
+                pass
+
+    def reset_layout(self) -> None:
+        self.restoreState(self._default_state)
+        for dock in (self.dataset_dock, self.solver_dock, self.log_dock):
+            dock.show()
+
+    def _system_scheme_changed(self, *_):
+        apply_app_theme(QtWidgets.QApplication.instance(), "system")
+
+    def changeEvent(self, event: QtCore.QEvent) -> None:
+        if event.type() in (QtCore.QEvent.Type.PaletteChange, QtCore.QEvent.Type.ApplicationPaletteChange):
+            for view in [*self.views, self.dataset_panel]:
+                view.apply_theme(self.palette())
+            self.refresh_visible()
+        super().changeEvent(event)
+
+    def about(self) -> None:
+        QtWidgets.QMessageBox.about(self, "matchscope explorer",
+                                    f"<b>matchscope</b> {solvers.__version__}<br>GPU bipartite matching, assignment "
+                                    "and maximum flow, with live telemetry.")
+
+    def closeEvent(self, event: QtGui.QCloseEvent) -> None:
+        self.settings.setValue("window/geometry", self.saveGeometry())
+        self.settings.setValue("window/state", self.saveState())
+        self.settings.setValue("window/tab", self.tabs.currentIndex())
+        self.settings.sync()
+        self.timer.stop()
+        self.timeline.set_playing(False)
+        if not self.host.shutdown(wait_ms=2000):
+            log.warning("a solver that cannot be interrupted is still running; leaving it behind")
+        self.log_panel.detach()
+        super().closeEvent(event)

@@ -1,0 +1,405 @@
+"""The explorer's model: the loaded problem, every run (live or replayed) and what is selected.
+
+A run's telemetry is appended by the worker thread to the run's Recorder; the GUI thread never
+copies the whole stream on a redraw: ``IterationColumns.sync`` converts only the iterations that
+arrived since the last frame into growable numpy columns, so a run with 10^6 iterations redraws
+as cheaply as a short one. Views read ``Session`` and draw up to ``session.cursor`` (the replay
+position; None follows the newest state).
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from dataclasses import asdict
+
+import numpy as np
+from PySide6 import QtCore
+
+from solvers.telemetry import Recorder, RunInfo, RunRecord, Snapshot
+
+FINAL_STATES = ("finished", "failed", "cancelled")
+# steps that punctuate a solver's main loop (telemetry.py names them); never taken as the main phase
+EVENT_PHASES = frozenset({"global-relabel", "dual-update", "eps-scale", "initial-matching", "start", "done",
+                          "fix-matching", "fixmatching", "shrink", "restart", "init", "final-check"})
+
+
+class IterationColumns:
+    """Columnar, incrementally grown copy of a run's IterationStats list."""
+
+    def __init__(self):
+        self.n = 0
+        self._cap = 0
+        self._cols: dict[str, np.ndarray] = {}
+        self.extras: dict[str, np.ndarray] = {}
+        self.phases: list[str] = []
+        self._phase_code: dict[str, int] = {}
+        self._offset = 0.0  # added to elapsed after a restart (several solves in one run, e.g. tracking)
+        self._last_elapsed = -math.inf
+        self.monotone = True  # iteration numbers never decrease
+
+    def _grow(self, needed: int) -> None:
+        if needed <= self._cap:
+            return
+        cap = max(1024, needed, 2 * self._cap)
+        specs = {"iteration": (np.int64, 0), "elapsed": (np.float64, np.nan), "time": (np.float64, np.nan),
+                 "active": (np.int64, -1), "value": (np.float64, np.nan), "phase": (np.int16, 0)}
+        for name, (dtype, fill) in specs.items():
+            new = np.full(cap, fill, dtype=dtype)
+            if name in self._cols:
+                new[: self.n] = self._cols[name][: self.n]
+            self._cols[name] = new
+        for key, old in self.extras.items():
+            new = np.full(cap, np.nan)
+            new[: self.n] = old[: self.n]
+            self.extras[key] = new
+        self._cap = cap
+
+    def sync(self, iterations: list) -> bool:
+        """Append what is new in ``iterations`` (a list the worker only appends to). True if anything was."""
+        end = len(iterations)
+        if end <= self.n:
+            return False
+        new = iterations[self.n:end]
+        self._grow(end)
+        sl = slice(self.n, end)
+        its = np.fromiter((s.iteration for s in new), np.int64, len(new))
+        elapsed = np.fromiter((s.elapsed for s in new), np.float64, len(new))
+        cols = self._cols
+        if self.monotone:
+            prev = cols["iteration"][self.n - 1] if self.n else its[0]
+            self.monotone = bool(its[0] >= prev and np.all(np.diff(its) >= 0))
+        cols["iteration"][sl] = its
+        cols["elapsed"][sl] = elapsed
+        cols["time"][sl] = self._monotone_time(elapsed)
+        cols["active"][sl] = np.fromiter((s.active for s in new), np.int64, len(new))
+        cols["value"][sl] = np.fromiter((s.value for s in new), np.float64, len(new))
+        cols["phase"][sl] = np.fromiter((self._code(s.phase) for s in new), np.int16, len(new))
+        for j, s in enumerate(new):
+            for key, val in s.extra.items():
+                col = self.extras.get(key)
+                if col is None:
+                    col = self.extras[key] = np.full(self._cap, np.nan)
+                try:
+                    col[self.n + j] = float(val)
+                except (TypeError, ValueError):
+                    pass
+        self.n = end
+        return True
+
+    def _monotone_time(self, elapsed: np.ndarray) -> np.ndarray:
+        out = np.empty_like(elapsed)
+        for i, e in enumerate(elapsed):
+            if e < self._last_elapsed:  # a new solve started (its clock restarts)
+                self._offset += self._last_elapsed
+            self._last_elapsed = e
+            out[i] = e + self._offset
+        return out
+
+    def _code(self, phase: str) -> int:
+        code = self._phase_code.get(phase)
+        if code is None:
+            code = self._phase_code[phase] = len(self.phases)
+            self.phases.append(phase)
+        return code
+
+    def column(self, name: str, upto: int | None = None) -> np.ndarray:
+        n = self.n if upto is None else min(upto, self.n)
+        if name.startswith("extra."):
+            col = self.extras.get(name[6:])
+            return np.full(n, np.nan) if col is None else col[:n]
+        if not self._cols:
+            return np.zeros(0)
+        return self._cols[name][:n]
+
+    def x(self, upto: int | None = None) -> np.ndarray:
+        """Iteration numbers, or ordinals when they restart (several solves in one run)."""
+        n = self.n if upto is None else min(upto, self.n)
+        return self.column("iteration", n).astype(np.float64) if self.monotone else np.arange(n, dtype=np.float64)
+
+    def main_phase(self) -> str | None:
+        """The loop's ordinary step: the most frequent phase that is not a known event."""
+        if not self.n:
+            return None
+        counts = np.bincount(self._cols["phase"][: self.n], minlength=len(self.phases))
+        ordinary = [i for i, p in enumerate(self.phases) if p not in EVENT_PHASES]
+        pool = ordinary or list(range(len(self.phases)))
+        return self.phases[max(pool, key=lambda i: counts[i])]
+
+
+class RunState:
+    """One run: what was asked, its telemetry (a Recorder), its outcome."""
+
+    _ids = itertools.count(1)
+
+    def __init__(self, algorithm: str, backend: str, options: dict, problem_kind: str, *,
+                 group: int | None = None, uninterruptible: bool = False, name: str = ""):
+        self.id = next(RunState._ids)
+        self.algorithm = algorithm
+        self.backend = backend
+        self.options = dict(options)
+        self.problem_kind = problem_kind
+        self.group = group
+        self.uninterruptible = uninterruptible
+        self.name = name
+        self.recorder = Recorder(snapshot_interval=0.05)
+        self.snapshot_positions: list[int] = []  # iterations recorded when each snapshot arrived
+        self.columns = IterationColumns()
+        self.status = "queued"
+        self.error = ""
+        self.error_category = ""  # "input" (the user's), "error" (ours) or "cancelled"
+        self.result = None        # solvers.result.Result
+        self.track = None         # tracking result (PointSeries runs)
+        self.started_at: float | None = None
+        self.wall_seconds = 0.0
+        self.stop_requested = False
+        self.replayed = False     # loaded from a run record
+        self.recorded_summary: dict | None = None  # a loaded record's result summary
+
+    # ---- identity -------------------------------------------------------------------------
+    @property
+    def label(self) -> str:
+        base = self.name or f"#{self.id} {self.algorithm} [{self.backend}]"
+        return base if self.status in ("finished", "running", "queued") else f"{base} ({self.status})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in ("queued", "running")
+
+    @property
+    def label_name(self) -> str:
+        info = self.recorder.info
+        return (getattr(info, "label", "") if info is not None else "") or "label"
+
+    def meta(self) -> dict:
+        info = self.recorder.info
+        return asdict(info) if info is not None else {}
+
+    # ---- telemetry --------------------------------------------------------------------------
+    def sync(self) -> bool:
+        return self.columns.sync(self.recorder.iterations)
+
+    @property
+    def n_iterations(self) -> int:
+        return len(self.recorder.iterations)
+
+    def snapshots(self, kind: str, upto: int | None = None) -> list[tuple[int, Snapshot]]:
+        """(position, snapshot) of one kind, those recorded within the first ``upto`` iterations."""
+        snaps = self.recorder.snapshots
+        n = min(len(snaps), len(self.snapshot_positions))
+        out = []
+        for i in range(n):
+            s = snaps[i]
+            pos = self.snapshot_positions[i]
+            if s.kind == kind and (upto is None or pos <= upto):
+                out.append((pos, s))
+        return out
+
+    def snapshot_x(self, position: int, snapshot: Snapshot) -> float:
+        """Where a snapshot sits on the iteration axis used by ``IterationColumns.x``."""
+        return float(snapshot.iteration) if self.columns.monotone else float(max(position - 1, 0))
+
+    def summary(self) -> dict:
+        """Row of the comparison table."""
+        s = self.result.summary() if self.result is not None else (self.recorded_summary or {})
+        if self.track is not None:
+            s = {"seconds": self.wall_seconds, "value": getattr(self.track, "accuracy", math.nan),
+                 "certified": all(bool(f.get("certified", False)) for f in _frame_stats(self.track))}
+        return {"run": self.id, "algorithm": self.algorithm, "backend": s.get("backend", self.backend),
+                "options": ", ".join(f"{k}={v}" for k, v in self.options.items()),
+                "seconds": float(s.get("seconds", math.nan) if s.get("seconds") is not None else math.nan),
+                "iterations": int(s.get("iterations", self.n_iterations)),
+                "value": float(s["value"]) if s.get("value") is not None else math.nan,
+                "certified": s.get("certified"), "status": self.status}
+
+    # ---- records ----------------------------------------------------------------------------
+    def record(self) -> RunRecord:
+        rec = self.recorder.record()
+        if rec.result is None and self.result is not None:
+            rec.result = self.result.summary()
+        return rec
+
+    @classmethod
+    def from_record(cls, record: RunRecord, name: str = "") -> "RunState":
+        info = dict(record.info or {})
+        run = cls(info.get("algorithm", "?"), info.get("backend", "?"), dict(info.get("options") or {}),
+                  info.get("problem_kind", "?"), name=name)
+        try:
+            run.recorder.info = RunInfo(**{k: info[k] for k in RunInfo.__dataclass_fields__ if k in info})
+        except TypeError:
+            run.recorder.info = None
+        run.recorder.iterations = list(record.iterations)
+        run.recorder.snapshots = list(record.snapshots)
+        run.recorder.result_summary = record.result
+        run.columns.sync(run.recorder.iterations)
+        run.snapshot_positions = positions_for(run.columns, run.recorder.snapshots)
+        run.status = "finished"
+        run.replayed = True
+        res = record.result or {}
+        run.wall_seconds = float(res.get("seconds") or 0.0)
+        run.recorded_summary = res
+        return run
+
+
+def _frame_stats(track) -> list[dict]:
+    stats = getattr(track, "frame_stats", None) or []
+    return [f if isinstance(f, dict) else getattr(f, "__dict__", {}) for f in stats]
+
+
+def positions_for(columns: IterationColumns, snapshots: list) -> list[int]:
+    """Place recorded snapshots in the iteration stream (a loaded record does not store where they arrived)."""
+    if not snapshots:
+        return []
+    if columns.monotone:
+        its = columns.column("iteration")
+        return [int(np.searchsorted(its, s.iteration, side="right")) for s in snapshots]
+    # restarted clocks: rebuild a monotone time for the snapshots the same way as for iterations
+    times, offset, last = [], 0.0, -math.inf
+    for s in snapshots:
+        if s.elapsed < last:
+            offset += last
+        last = s.elapsed
+        times.append(s.elapsed + offset)
+    return [int(p) for p in np.searchsorted(columns.column("time"), times, side="right")]
+
+
+class Session(QtCore.QObject):
+    """Latest state of everything the views draw. Signals fire on the GUI thread."""
+
+    datasetChanged = QtCore.Signal(object)
+    runsChanged = QtCore.Signal()
+    runStarted = QtCore.Signal(object)
+    runProgress = QtCore.Signal(object)
+    runFinished = QtCore.Signal(object)
+    runFailed = QtCore.Signal(object, str)
+    currentRunChanged = QtCore.Signal(object)
+    cursorChanged = QtCore.Signal(object)
+    comparisonChanged = QtCore.Signal()
+    framePairChanged = QtCore.Signal(int)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.problem = None
+        self.path: str | None = None
+        self.runs: list[RunState] = []
+        self.current_run: RunState | None = None
+        self.cursor: int | None = None
+        self.comparison: list[RunState] = []
+        self.frame_pair = 0
+        self.version = 0  # bumped on every change a view may draw
+        self._groups = itertools.count(1)
+
+    def touch(self) -> None:
+        self.version += 1
+
+    # ---- dataset ----------------------------------------------------------------------------
+    def set_problem(self, problem, path: str | None = None) -> None:
+        self.problem = problem
+        self.path = path
+        self.frame_pair = 0
+        self.comparison = []
+        self.current_run = None
+        self.cursor = None
+        self.touch()
+        self.datasetChanged.emit(problem)
+        self.currentRunChanged.emit(None)
+        self.comparisonChanged.emit()
+
+    # ---- runs -------------------------------------------------------------------------------
+    def new_group(self) -> int:
+        return next(self._groups)
+
+    def add_run(self, run: RunState, make_current: bool = True) -> None:
+        self.runs.append(run)
+        if run.group is not None:
+            self.comparison = [r for r in self.comparison if r.group == run.group] + [run]
+            self.comparisonChanged.emit()
+        self.touch()
+        self.runsChanged.emit()
+        if make_current:
+            self.set_current_run(run)
+
+    def compare_with(self, runs: list[RunState]) -> None:
+        """Show these finished runs in the comparison (scripts put their single run there)."""
+        self.comparison = list(runs)
+        self.touch()
+        self.comparisonChanged.emit()
+
+    def set_current_run(self, run: RunState | None) -> None:
+        if run is self.current_run:
+            return
+        self.current_run = run
+        self.cursor = None
+        self.touch()
+        self.currentRunChanged.emit(run)
+        self.cursorChanged.emit(None)
+
+    def mark_started(self, run: RunState) -> None:
+        run.status = "running"
+        run.started_at = time.perf_counter()
+        self.touch()
+        self.runStarted.emit(run)
+        self.runsChanged.emit()
+
+    def mark_progress(self, run: RunState) -> None:
+        if run.started_at is not None:
+            run.wall_seconds = time.perf_counter() - run.started_at
+        self.touch()
+        self.runProgress.emit(run)
+
+    def mark_finished(self, run: RunState, payload) -> None:
+        if run.stop_requested:  # an uninterruptible solver returned after Stop: discard its answer
+            self.mark_failed(run, "cancelled", "stopped; the result that arrived afterwards was discarded")
+            return
+        if run.started_at is not None:
+            run.wall_seconds = time.perf_counter() - run.started_at
+        if hasattr(payload, "certificate"):
+            run.result = payload
+        else:
+            run.track = payload
+        run.status = "finished"
+        run.sync()
+        self.touch()
+        self.runFinished.emit(run)
+        self.runsChanged.emit()
+        if run.group is not None:
+            self.comparisonChanged.emit()
+
+    def mark_failed(self, run: RunState, status: str, message: str) -> None:
+        if run.started_at is not None:
+            run.wall_seconds = time.perf_counter() - run.started_at
+        run.status = status
+        run.error = message
+        run.sync()
+        self.touch()
+        self.runFailed.emit(run, message)
+        self.runsChanged.emit()
+        if run.group is not None:
+            self.comparisonChanged.emit()
+
+    def active_runs(self) -> list[RunState]:
+        return [r for r in self.runs if r.is_active]
+
+    # ---- replay -----------------------------------------------------------------------------
+    def set_cursor(self, position: int | None) -> None:
+        """Show state up to ``position`` iterations of the current run (None: the newest)."""
+        if position is not None:
+            position = max(0, int(position))
+        if position == self.cursor:
+            return
+        self.cursor = position
+        self.touch()
+        self.cursorChanged.emit(position)
+
+    def visible_length(self, run: RunState | None = None) -> int:
+        run = run or self.current_run
+        if run is None:
+            return 0
+        n = run.columns.n
+        return n if self.cursor is None or run is not self.current_run else min(self.cursor, n)
+
+    def set_frame_pair(self, pair: int) -> None:
+        if pair != self.frame_pair:
+            self.frame_pair = pair
+            self.touch()
+            self.framePairChanged.emit(pair)

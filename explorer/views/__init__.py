@@ -1,0 +1,13 @@
+"""The explorer's views: central tabs (labels, activity, workload, 3D, compare) and docks."""
+from .activity import ActivityView
+from .compare import CompareView
+from .dataset import DatasetPanel
+from .labels import LabelsView
+from .log import LogPanel
+from .solver_panel import SolverPanel
+from .timeline import Timeline
+from .tracks3d import Tracks3DView
+from .workload import WorkloadView
+
+__all__ = ["ActivityView", "CompareView", "DatasetPanel", "LabelsView", "LogPanel", "SolverPanel", "Timeline",
+           "Tracks3DView", "WorkloadView"]

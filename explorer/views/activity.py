@@ -1,0 +1,261 @@
+"""Activity: active-vertex count and the objective (matching size / cost / flow) per iteration, with the
+steps other than the main one (global relabels, dual updates, ε-scaling...) marked as events."""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtWidgets
+
+from ..theme import PHASE_COLORS, faint, series_color
+from .base import View, add_plot, cursor_line, new_layout_widget, set_axis_label, set_points, set_title
+
+VALUE_NAMES = {"matching": "matching size", "flow": "flow value", "assignment": "cost", "points": "cost"}
+MAX_EVENT_LINES = 400  # beyond this, events are drawn as markers only (thousands of lines hide the data)
+
+
+def event_segments(x: np.ndarray, y_low: float, y_high: float) -> tuple[np.ndarray, np.ndarray]:
+    """Vertical segments at ``x`` as one connect="pairs" polyline."""
+    xs = np.repeat(x, 2)
+    ys = np.tile([y_low, y_high], x.size)
+    return xs, ys
+
+
+class ActivityView(View):
+    title = "Activity"
+
+    def __init__(self, session, parent=None):
+        super().__init__(session, parent)
+        body = QtWidgets.QWidget()
+        v = QtWidgets.QVBoxLayout(body)
+        v.setContentsMargins(0, 0, 0, 0)
+        bar = QtWidgets.QHBoxLayout()
+        self.x_mode = QtWidgets.QComboBox()
+        self.x_mode.addItem("iteration", "iteration")
+        self.x_mode.addItem("elapsed time (ms)", "time")
+        self.log_scale = QtWidgets.QCheckBox("Log scale")
+        self.extra_combo = QtWidgets.QComboBox()
+        self.extra_combo.addItem("(none)", None)
+        self.events_label = QtWidgets.QLabel()
+        bar.addWidget(QtWidgets.QLabel("x axis"))
+        bar.addWidget(self.x_mode)
+        bar.addWidget(self.log_scale)
+        bar.addSpacing(12)
+        bar.addWidget(QtWidgets.QLabel("extra"))
+        bar.addWidget(self.extra_combo)
+        bar.addSpacing(12)
+        bar.addWidget(self.events_label, 1)
+        v.addLayout(bar)
+        self.charts = new_layout_widget()
+        v.addWidget(self.charts, 1)
+        self.set_content(body)
+
+        lay = self.charts.ci
+        self.active_plot = add_plot(lay, 0, 0, "Active vertices", "", "active")
+        self.value_plot = add_plot(lay, 1, 0, "Objective", "iteration", "value")
+        self.extra_plot = add_plot(lay, 2, 0, "", "iteration", "")
+        self.value_plot.setXLink(self.active_plot)
+        self.extra_plot.setXLink(self.active_plot)
+        for p in (self.active_plot, self.value_plot, self.extra_plot):
+            p.setDownsampling(auto=True, mode="peak")
+            p.setClipToView(True)
+        self.active_curve = self.active_plot.plot(pen=pg.mkPen(series_color(0), width=1.5), name="active")
+        self.value_curve = self.value_plot.plot(pen=pg.mkPen(series_color(2), width=1.5), name="value")
+        self.extra_curve = self.extra_plot.plot(pen=pg.mkPen(series_color(4), width=1.5))
+        self.legend = self.active_plot.addLegend(offset=(-10, 10), labelTextSize="8pt")
+        self.legend.addItem(self.active_curve, "active")
+        self.event_items: dict = {}  # phase -> (markers, lines)
+        self._pinned = None
+        self.cursors = [cursor_line() for _ in range(3)]
+        for plot, line in zip((self.active_plot, self.value_plot, self.extra_plot), self.cursors):
+            plot.addItem(line, ignoreBounds=True)
+        self.extra_plot.hide()
+        self._table: dict = {}
+        self.x_mode.currentIndexChanged.connect(lambda *_: self.refresh(force=True))
+        self.log_scale.toggled.connect(lambda *_: self.refresh(force=True))
+        self.extra_combo.currentIndexChanged.connect(lambda *_: self.refresh(force=True))
+        self.show_message("Run a solver (or open a run record) to see its activity.")
+
+    def has_content(self) -> bool:
+        return not self.showing_message and bool(self._table.get("iteration", np.zeros(0)).size)
+
+    def export_item(self):
+        return self.charts.ci
+
+    def tables(self) -> dict:
+        return {"activity": self._table} if self._table else {}
+
+    def _sync_extra_keys(self, keys: list[str]) -> None:
+        have = [self.extra_combo.itemData(i) for i in range(1, self.extra_combo.count())]
+        if have == keys:
+            return
+        current = self.extra_combo.currentData()
+        self.extra_combo.blockSignals(True)
+        self.extra_combo.clear()
+        self.extra_combo.addItem("(none)", None)
+        for k in keys:
+            self.extra_combo.addItem(k, k)
+        index = self.extra_combo.findData(current) if current is not None else -1
+        if index < 0 and keys and not have:
+            # a useful default: the first of the documented scalars this run reports
+            for preferred in ("max_level", "epsilon", "dual_objective", "unassigned", "excess_total"):
+                if preferred in keys:
+                    index = self.extra_combo.findData(preferred)
+                    break
+        self.extra_combo.setCurrentIndex(max(index, 0))
+        self.extra_combo.blockSignals(False)
+
+    def redraw(self) -> None:
+        run = self.session.current_run
+        if run is None:
+            self._table = {}
+            self.show_message("Run a solver (or open a run record) to see its activity.")
+            return
+        run.sync()
+        cols = run.columns
+        n = self.session.visible_length(run)
+        if cols.n == 0:
+            self._table = {}
+            state = "waiting for the first iteration…" if run.is_active else "this run reported no iterations."
+            self.show_message(f"{run.label}: {state}")
+            return
+        self.show_message(None)
+        x_mode = self.x_mode.currentData()
+        x_all = cols.column("time") * 1e3 if x_mode == "time" else cols.x()
+        x = x_all[:n]
+        x_label = "elapsed time (ms)" if x_mode == "time" else ("iteration" if cols.monotone else "step")
+        active = cols.column("active", n).astype(np.float64)
+        active[active < 0] = np.nan
+        value = cols.column("value", n)
+        log = self.log_scale.isChecked()
+        for p in (self.active_plot, self.extra_plot):
+            p.setLogMode(x=False, y=log)
+        set_axis_label(self.active_plot, "bottom", "")
+        set_axis_label(self.value_plot, "bottom", x_label)
+        set_axis_label(self.extra_plot, "bottom", x_label)
+        value_name = VALUE_NAMES.get(run.problem_kind, "value")
+        set_title(self.value_plot, f"Objective: {value_name}")
+        set_axis_label(self.value_plot, "left", value_name)
+        set_title(self.active_plot, f"Active vertices — {run.label}")
+        set_points(self.active_curve, x, _log_safe(active, log))
+        set_points(self.value_curve, x, value)
+
+        self._sync_extra_keys(sorted(cols.extras))
+        extra_key = self.extra_combo.currentData()
+        extra = None
+        if extra_key:
+            extra = cols.column(f"extra.{extra_key}", n)
+            self.extra_plot.show()
+            set_title(self.extra_plot, extra_key)
+            set_axis_label(self.extra_plot, "left", extra_key)
+            set_points(self.extra_curve, x, _log_safe(extra, log))
+        else:
+            self.extra_plot.hide()
+
+        self._draw_events(cols, x, active, value, n)
+        self._pin_ranges(x_all, cols, log)
+        cursor_on = self.session.cursor is not None and n > 0
+        for line in self.cursors:
+            line.setVisible(cursor_on)
+            if cursor_on:
+                line.setValue(float(x[-1]))
+        phases = cols.column("phase", n)
+        self._table = {"iteration": cols.column("iteration", n), "elapsed_s": cols.column("elapsed", n),
+                       "phase": np.array([cols.phases[c] for c in phases], dtype=object),
+                       "active": cols.column("active", n), "value": value}
+        for key in sorted(cols.extras):
+            self._table[f"extra.{key}"] = cols.column(f"extra.{key}", n)
+
+    def _draw_events(self, cols, x, active, value, n) -> None:
+        """Markers (active plot) and vertical lines (objective plot) per non-main phase. The items
+        are kept and only their data changes, so scrubbing does not rebuild the scene."""
+        main = cols.main_phase()
+        codes = cols.column("phase", n)
+        log = self.log_scale.isChecked()
+        full_value = cols.column("value")
+        finite_value = full_value[np.isfinite(full_value)]
+        texts, shown = [], []
+        for code, phase in enumerate(cols.phases):
+            if phase == main:
+                continue
+            color = PHASE_COLORS[len(shown) % len(PHASE_COLORS)]
+            shown.append(phase)
+            where = np.flatnonzero(codes == code)
+            texts.append(f"<span style='color:{color}'>■</span> {phase} × {where.size}")
+            scatter, lines = self._event_items(phase, color)
+            ex = x[where]
+            marker_y = np.where(np.isfinite(active[where]), active[where],
+                                np.nanmax(active) if np.isfinite(active).any() else 0)
+            if log:  # an event at 0 active vertices still shows, at the bottom of the log axis
+                positive = active[np.isfinite(active) & (active > 0)]
+                marker_y = np.where(marker_y > 0, marker_y, positive.min() if positive.size else 1.0)
+            scatter.setLogMode(False, log)
+            scatter.setData(ex, marker_y)
+            if where.size <= MAX_EVENT_LINES and finite_value.size:
+                lo, hi = float(finite_value.min()), float(finite_value.max())
+                if hi == lo:
+                    lo, hi = lo - 0.5, hi + 0.5
+                lines.setData(*event_segments(ex, lo, hi), connect="pairs")
+            else:
+                lines.setData([], [])
+        for phase in [p for p in self.event_items if p not in shown]:
+            scatter, lines = self.event_items.pop(phase)
+            self.active_plot.removeItem(scatter)
+            self.value_plot.removeItem(lines)
+            self.legend.removeItem(scatter)
+        self.events_label.setText("events: " + "  ".join(texts) if texts else
+                                  (f"one phase: {main}" if main else ""))
+
+    def _event_items(self, phase: str, color: str):
+        items = self.event_items.get(phase)
+        if items is None:
+            # a PlotDataItem (not a bare ScatterPlotItem) so the markers follow the log axis
+            scatter = pg.PlotDataItem([], [], pen=None, symbol="t", symbolSize=8, symbolBrush=pg.mkBrush(color),
+                                      symbolPen=None)
+            lines = pg.PlotDataItem([], [], pen=pg.mkPen(faint(color, 110), width=1))
+            self.active_plot.addItem(scatter)
+            self.value_plot.addItem(lines)
+            self.legend.addItem(scatter, phase)
+            items = self.event_items[phase] = (scatter, lines)
+        return items
+
+    def _pin_ranges(self, x_all, cols, log) -> None:
+        """While replaying, keep the whole run's axes so the curves grow into a fixed frame (and the
+        axes need no repaint); live, follow the data."""
+        replay = self.session.cursor is not None
+        if not replay:
+            if self._pinned:
+                for p in (self.active_plot, self.value_plot, self.extra_plot):
+                    p.enableAutoRange()
+                self._pinned = None
+            return
+        key = (id(self.session.current_run), cols.n, self.x_mode.currentData(), log, self.extra_combo.currentData())
+        if self._pinned == key:
+            return
+        self._pinned = key
+        finite_x = x_all[np.isfinite(x_all)]
+        if finite_x.size:
+            self.active_plot.setXRange(float(finite_x.min()), float(finite_x.max()), padding=0.02)
+        active = cols.column("active").astype(np.float64)
+        active[active < 0] = np.nan
+        extra_key = self.extra_combo.currentData()
+        for plot, values, logged in ((self.active_plot, active, log), (self.value_plot, cols.column("value"), False),
+                                     (self.extra_plot, cols.column(f"extra.{extra_key}") if extra_key else None,
+                                      log)):
+            if values is None:
+                continue
+            v = _log_safe(values, logged)
+            v = v[np.isfinite(v)]
+            if v.size:
+                lo, hi = float(v.min()), float(v.max())
+                if logged:
+                    lo, hi = np.log10(lo), np.log10(hi)
+                plot.setYRange(lo, hi if hi > lo else lo + 1, padding=0.05)
+
+
+def _log_safe(values: np.ndarray, log: bool) -> np.ndarray:
+    """Log axes cannot show values <= 0: blank them instead of letting them break the curve."""
+    if not log:
+        return values
+    out = values.astype(np.float64, copy=True)
+    out[out <= 0] = np.nan
+    return out

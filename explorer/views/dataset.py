@@ -1,0 +1,175 @@
+"""Dataset dock: what was loaded (problem.describe() plus degree / cost statistics) and a small preview:
+degree histograms for graphs, a capacity histogram for networks, a cost heatmap or histogram for
+assignment problems, the point cloud (x-y, coloured by frame) for point series."""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtWidgets
+
+from ..theme import series_color, style_plot_widget
+from .base import View
+
+HEATMAP_MAX = 256
+
+
+def _stats(name: str, values: np.ndarray) -> tuple[str, str]:
+    v = np.asarray(values)
+    if v.size == 0:
+        return name, "—"
+    return name, f"min {v.min():.4g} · mean {v.mean():.4g} · max {v.max():.4g}"
+
+
+def problem_facts(problem) -> list[tuple[str, str]]:
+    """(label, text) rows for the dataset form."""
+    facts = []
+    for key, value in problem.describe().items():
+        if key == "points" and isinstance(value, list):
+            value = f"{sum(value)} in all (per frame {min(value)}–{max(value)})" if value else "0"
+        facts.append((key.replace("_", " "), str(value)))
+    kind = type(problem).__name__
+    if kind == "BipartiteGraph":
+        rd, cd = problem.row_degrees(), problem.col_degrees()
+        facts += [_stats("row degree", rd), _stats("col degree", cd),
+                  ("isolated", f"{int(np.sum(rd == 0))} rows · {int(np.sum(cd == 0))} cols"),
+                  ("density", f"{problem.n_edges / max(problem.n_rows * problem.n_cols, 1):.3g}")]
+    elif kind == "FlowNetwork":
+        out_deg = np.bincount(problem.tail, minlength=problem.n_vertices)
+        facts += [_stats("out-degree", out_deg), _stats("capacity", problem.capacity)]
+    elif kind == "CostMatrix":
+        finite = problem.costs[np.isfinite(problem.costs)]
+        facts += [_stats("cost", finite)]
+    elif kind == "SparseCosts":
+        facts += [_stats("row degree", np.diff(problem.row_ptr)), _stats("cost", problem.cost)]
+    elif kind == "PointSeries":
+        pts = np.concatenate(problem.frames) if problem.frames else np.zeros((0, 3))
+        if pts.size:
+            lo, hi = pts.min(0), pts.max(0)
+            facts.append(("bounds", " · ".join(f"{a}∈[{l:.3g}, {h:.3g}]" for a, l, h in zip("xyz", lo, hi))))
+    return facts
+
+
+def kind_name(problem) -> str:
+    return type(problem).__name__
+
+
+def downsample_image(costs: np.ndarray, limit: int = HEATMAP_MAX) -> np.ndarray:
+    """Block means of a dense matrix (inf -> NaN), at most ``limit`` x ``limit``."""
+    a = np.where(np.isfinite(costs), costs, np.nan)
+    fr = max(1, int(np.ceil(a.shape[0] / limit)))
+    fc = max(1, int(np.ceil(a.shape[1] / limit)))
+    if fr == 1 and fc == 1:
+        return a
+    rows, cols = a.shape[0] // fr * fr, a.shape[1] // fc * fc
+    a = a[:rows, :cols].reshape(rows // fr, fr, cols // fc, fc)
+    with np.errstate(invalid="ignore"):
+        return np.nanmean(a, axis=(1, 3))
+
+
+class DatasetPanel(View):
+    title = "Dataset"
+
+    def __init__(self, session, parent=None):
+        super().__init__(session, parent)
+        body = QtWidgets.QWidget()
+        v = QtWidgets.QVBoxLayout(body)
+        v.setContentsMargins(4, 4, 4, 4)
+        self.source_label = QtWidgets.QLabel(wordWrap=True)
+        self.source_label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.form = QtWidgets.QFormLayout()
+        self.form.setFieldGrowthPolicy(QtWidgets.QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        self.form.setVerticalSpacing(2)
+        v.addWidget(self.source_label)
+        v.addLayout(self.form)
+        self.preview = pg.PlotWidget()
+        self.preview.setMinimumHeight(130)
+        # take the height that is left rather than asking for more (the dock would scroll instead)
+        self.preview.setSizePolicy(QtWidgets.QSizePolicy.Policy.Expanding, QtWidgets.QSizePolicy.Policy.Ignored)
+        self.preview.getPlotItem().showGrid(x=True, y=True, alpha=0.15)
+        v.addWidget(self.preview, 1)
+        self.legend = self.preview.getPlotItem().addLegend(offset=(-5, 5), labelTextSize="8pt")
+        self.set_content(body)
+        self.show_message("No dataset.\nFile ▸ Open (Ctrl+O), Open Sample or Generate.")
+        self._tables: dict = {}
+
+    def has_content(self) -> bool:
+        return self.session.problem is not None
+
+    def export_item(self):
+        return self.preview.getPlotItem()
+
+    def tables(self) -> dict:
+        return dict(self._tables)
+
+    def redraw(self) -> None:
+        problem = self.session.problem
+        if problem is None:
+            self.show_message("No dataset.\nFile ▸ Open (Ctrl+O), Open Sample or Generate.")
+            return
+        self.show_message(None)
+        while self.form.rowCount():
+            self.form.removeRow(0)
+        for label, text in problem_facts(problem):
+            value = QtWidgets.QLabel(text, wordWrap=True)
+            value.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+            self.form.addRow(f"{label}:", value)
+        self.source_label.setText(f"<b>{self.session.path or getattr(problem, 'source', None) or 'generated'}</b>")
+        self._draw_preview(problem)
+
+    def _draw_preview(self, problem) -> None:
+        plot = self.preview.getPlotItem()
+        plot.clear()
+        self.legend.clear()
+        self.legend.setVisible(kind_name(problem) == "BipartiteGraph")
+        plot.setLogMode(False, False)
+        plot.setAspectLocked(False)
+        plot.invertY(False)
+        kind = type(problem).__name__
+        self._tables = {}
+        if kind == "BipartiteGraph":
+            for i, (name, deg) in enumerate((("rows", problem.row_degrees()), ("cols", problem.col_degrees()))):
+                counts = np.bincount(deg) if deg.size else np.zeros(1, np.int64)
+                x = np.arange(counts.size + 1) - 0.5
+                plot.plot(x, counts, stepMode="center", pen=pg.mkPen(series_color(i), width=1.5), name=name)
+                self._tables[f"{name}_degree"] = {"degree": np.arange(counts.size), "count": counts}
+            plot.setTitle("Degree distribution", size="9pt")
+            plot.setLabel("bottom", "degree")
+            plot.setLabel("left", "vertices")
+        elif kind in ("FlowNetwork", "SparseCosts") or (kind == "CostMatrix" and min(problem.shape) < 2):
+            values = (problem.capacity if kind == "FlowNetwork" else
+                      problem.cost if kind == "SparseCosts" else problem.costs[np.isfinite(problem.costs)])
+            name = "capacity" if kind == "FlowNetwork" else "cost"
+            if values.size:
+                counts, edges = np.histogram(values.astype(float), bins=min(50, max(5, int(np.sqrt(values.size)))))
+                plot.plot(edges, counts, stepMode="center", fillLevel=0, brush=pg.mkBrush(series_color(0) + "80"),
+                          pen=pg.mkPen(series_color(0)))
+                self._tables[f"{name}_histogram"] = {"low": edges[:-1], "high": edges[1:], "count": counts}
+            plot.setTitle(f"{name.capitalize()} distribution", size="9pt")
+            plot.setLabel("bottom", name)
+            plot.setLabel("left", "edges")
+        elif kind == "CostMatrix":
+            image = downsample_image(problem.costs)
+            item = pg.ImageItem(image, axisOrder="row-major")
+            item.setColorMap(pg.colormap.get("viridis"))
+            item.setRect(QtCore.QRectF(0, 0, problem.n_cols, problem.n_rows))
+            plot.addItem(item)
+            plot.invertY(True)
+            plot.setTitle("Cost matrix" + (" (block means)" if image.shape != problem.shape else ""), size="9pt")
+            plot.setLabel("bottom", "column")
+            plot.setLabel("left", "row")
+        elif kind == "PointSeries":
+            frame_of = np.concatenate([np.full(f.shape[0], t) for t, f in enumerate(problem.frames)])
+            pts = np.concatenate(problem.frames)
+            step = max(1, pts.shape[0] // 20000)
+            cmap = pg.colormap.get("viridis")
+            colors = cmap.map(frame_of[::step] / max(problem.n_frames - 1, 1), mode="qcolor")
+            plot.addItem(pg.ScatterPlotItem(pts[::step, 0], pts[::step, 1], size=3, pen=None, brush=colors))
+            plot.setAspectLocked(True)
+            plot.setTitle("Points (x, y), coloured by frame", size="9pt")
+            plot.setLabel("bottom", "x")
+            plot.setLabel("left", "y")
+        plot.autoRange()
+
+    def apply_theme(self, palette=None) -> None:
+        style_plot_widget(self.preview, palette)
+        self.invalidate()

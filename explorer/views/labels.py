@@ -1,0 +1,219 @@
+"""Labels: how the vertex labels (push-relabel ψ / heights, Hungarian duals, auction prices) evolve.
+
+Each "labels" snapshot carries a histogram of one side's finite labels; its bins differ from one
+snapshot to the next, so every histogram is re-binned onto one common axis by interpolating its
+cumulative counts (mass spread uniformly within a bin) before the snapshots are laid side by side
+as a heatmap (iteration × label value, colour = count). Below: the histogram at the replay position
+and the label traces of the fixed vertex sample.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtWidgets
+
+from ..theme import series_color
+from .base import View, add_plot, cursor_line, new_layout_widget, set_axis_label, set_title
+
+HEATMAP_COLUMNS = 480
+MAX_TRACES = 64
+
+
+def common_edges(edge_list: list[np.ndarray], max_bins: int = 128) -> np.ndarray:
+    """One axis covering every snapshot's bins: unit bins for small integer ranges, else ``max_bins``."""
+    lo = min(float(e[0]) for e in edge_list)
+    hi = max(float(e[-1]) for e in edge_list)
+    if hi <= lo:
+        hi = lo + 1.0
+    unit = all(e.size > 1 and np.allclose(np.diff(e), 1.0) and float(e[0]) % 1 == 0.5 for e in edge_list)
+    if unit and hi - lo <= max_bins * 2:
+        return np.arange(lo, hi + 0.5)
+    return np.linspace(lo, hi, max_bins + 1)
+
+
+def rebin(edges: np.ndarray, counts: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """Counts of a histogram (edges, counts) re-binned onto ``target`` edges, preserving the total inside."""
+    if counts.size == 0:
+        return np.zeros(target.size - 1)
+    cumulative = np.concatenate([[0.0], np.cumsum(counts, dtype=np.float64)])
+    return np.diff(np.interp(target, edges, cumulative))
+
+
+def heatmap(columns_x: np.ndarray, hists: np.ndarray, x0: float, x1: float, width: int) -> np.ndarray:
+    """(bins, width) image: column j shows the newest histogram taken at or before its iteration."""
+    grid = np.linspace(x0, x1, width)
+    idx = np.clip(np.searchsorted(columns_x, grid, side="right") - 1, 0, len(columns_x) - 1)
+    return hists[idx].T
+
+
+class LabelsView(View):
+    title = "Labels"
+
+    def __init__(self, session, parent=None):
+        super().__init__(session, parent)
+        body = QtWidgets.QWidget()
+        v = QtWidgets.QVBoxLayout(body)
+        v.setContentsMargins(0, 0, 0, 0)
+        bar = QtWidgets.QHBoxLayout()
+        self.side_combo = QtWidgets.QComboBox()
+        self.log_color = QtWidgets.QCheckBox("Log colour")
+        self.log_color.setChecked(True)
+        self.info = QtWidgets.QLabel()
+        bar.addWidget(QtWidgets.QLabel("side"))
+        bar.addWidget(self.side_combo)
+        bar.addWidget(self.log_color)
+        bar.addSpacing(12)
+        bar.addWidget(self.info, 1)
+        v.addLayout(bar)
+        self.charts = new_layout_widget()
+        v.addWidget(self.charts, 1)
+        self.set_content(body)
+
+        lay = self.charts.ci
+        self.heat_plot = add_plot(lay, 0, 0, "Label distribution over time", "iteration", "label", colspan=2)
+        self.image = pg.ImageItem(axisOrder="row-major")
+        self.heat_plot.addItem(self.image)
+        self.colorbar = pg.ColorBarItem(colorMap=pg.colormap.get("viridis"), interactive=False,
+                                        width=14)
+        self.colorbar.setImageItem(self.image)
+        lay.addItem(self.colorbar, row=0, col=2)
+        self.cursor = cursor_line()
+        self.heat_plot.addItem(self.cursor, ignoreBounds=True)
+        self.hist_plot = add_plot(lay, 1, 0, "Histogram at the replay position", "label", "vertices")
+        self.hist_bars = pg.BarGraphItem(x0=[], x1=[], height=[], brush=series_color(0), pen=None)
+        self.hist_plot.addItem(self.hist_bars)
+        self.trace_plot = add_plot(lay, 1, 1, "Sampled vertices", "iteration", "label")
+        self.trace_curve = self.trace_plot.plot(pen=pg.mkPen(series_color(1), width=1))
+        lay.layout.setRowStretchFactor(0, 3)
+        lay.layout.setRowStretchFactor(1, 2)
+        self._tables: dict = {}
+        self.side_combo.currentIndexChanged.connect(lambda *_: self.refresh(force=True))
+        self.log_color.toggled.connect(lambda *_: self.refresh(force=True))
+        self.show_message("Label snapshots appear here while a solver that reports labels runs\n"
+                          "(push-relabel ψ, Hungarian duals, auction prices).")
+
+    def has_content(self) -> bool:
+        return not self.showing_message and bool(self._tables)
+
+    def export_item(self):
+        return self.charts.ci
+
+    def tables(self) -> dict:
+        return dict(self._tables)
+
+    def _sides(self, snaps) -> list[str]:
+        sides = []
+        for _, s in snaps:
+            for key in s.data:
+                if key.endswith(".hist_counts"):
+                    side = key[: -len(".hist_counts")]
+                    if side not in sides:
+                        sides.append(side)
+        return sides
+
+    def _sync_sides(self, sides: list[str]) -> str | None:
+        have = [self.side_combo.itemText(i) for i in range(self.side_combo.count())]
+        if have != sides:
+            current = self.side_combo.currentText()
+            self.side_combo.blockSignals(True)
+            self.side_combo.clear()
+            self.side_combo.addItems(sides)
+            if current in sides:
+                self.side_combo.setCurrentText(current)
+            self.side_combo.blockSignals(False)
+        return self.side_combo.currentText() or None
+
+    def redraw(self) -> None:
+        run = self.session.current_run
+        if run is None:
+            self._tables = {}
+            self.show_message("Label snapshots appear here while a solver that reports labels runs\n"
+                              "(push-relabel ψ, Hungarian duals, auction prices).")
+            return
+        run.sync()
+        n = self.session.visible_length(run)
+        all_snaps = run.snapshots("labels")
+        snaps = [(p, s) for p, s in all_snaps if self.session.cursor is None or p <= n]
+        if not all_snaps:
+            self._tables = {}
+            state = "waiting for label snapshots…" if run.is_active else f"{run.algorithm} reported no label snapshots."
+            self.show_message(f"{run.label}: {state}")
+            return
+        side = self._sync_sides(self._sides(all_snaps))
+        usable = [(p, s) for p, s in snaps if f"{side}.hist_counts" in s.data and s.data[f"{side}.hist_counts"].size]
+        all_usable = [(p, s) for p, s in all_snaps if f"{side}.hist_counts" in s.data
+                      and s.data[f"{side}.hist_counts"].size]
+        if not all_usable:
+            self._tables = {}
+            self.show_message(f"{run.label}: no finite {side} labels recorded.")
+            return
+        self.show_message(None)
+        name = run.label_name
+        # one axis for the whole run, so the picture does not jump while scrubbing
+        edges = common_edges([s.data[f"{side}.hist_edges"] for _, s in all_usable])
+        xs_all = np.array([run.snapshot_x(p, s) for p, s in all_usable])
+        if not usable:
+            usable = all_usable[:1]
+        hists = np.stack([rebin(s.data[f"{side}.hist_edges"], s.data[f"{side}.hist_counts"], edges)
+                          for _, s in usable])
+        xs = xs_all[: len(usable)]
+        # the newest snapshot holds until the run's next one would: give it one typical spacing of width
+        spacing = float(np.median(np.diff(xs_all))) if xs_all.size > 1 else 1.0
+        x0, x1 = float(xs_all[0]), float(xs_all[-1] + max(spacing, 1e-9))
+        x_end = float(xs[-1]) if self.session.cursor is not None else x1
+        width = int(min(HEATMAP_COLUMNS, max(2, x1 - x0 + 1))) if run.columns.monotone else HEATMAP_COLUMNS
+        image = heatmap(xs, hists, x0, x1, width)
+        # columns after the replay position stay empty
+        grid = np.linspace(x0, x1, width)
+        image[:, grid > x_end + 1e-9] = np.nan
+        image[image <= 0] = np.nan  # empty bins show the background, so the occupied band stands out
+        shown = np.log1p(image) if self.log_color.isChecked() else image
+        finite = shown[np.isfinite(shown)]
+        top = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
+        self.image.setImage(shown, autoLevels=False, levels=(0.0, top))
+        self.image.setRect(QtCore.QRectF(x0, float(edges[0]), x1 - x0, float(edges[-1] - edges[0])))
+        self.colorbar.setLevels((0.0, top))
+        set_axis_label(self.colorbar, "axis", "log(1 + count)" if self.log_color.isChecked() else "count")
+        set_title(self.heat_plot, f"{name} distribution ({side}) — {run.label}")
+        set_axis_label(self.heat_plot, "left", name)
+        set_axis_label(self.heat_plot, "bottom", "iteration" if run.columns.monotone else "step")
+        self.cursor.setVisible(self.session.cursor is not None)
+        self.cursor.setValue(float(xs[-1]))
+
+        pos, last = usable[-1]
+        e, c = last.data[f"{side}.hist_edges"], last.data[f"{side}.hist_counts"]
+        self.hist_bars.setOpts(x0=e[:-1], x1=e[1:], height=c.astype(float))
+        unreachable = last.meta.get(f"{side}.unreachable")
+        extra = f", {unreachable} at the cap" if unreachable else ""
+        set_title(self.hist_plot, f"{name} histogram at iteration {last.iteration}{extra}")
+        set_axis_label(self.hist_plot, "bottom", name)
+        self._draw_traces(run, usable, side, name, float(edges[-1]))
+        self.info.setText(f"{len(usable)} of {len(all_usable)} snapshots · label: {name}")
+        centers = 0.5 * (edges[:-1] + edges[1:])
+        self._tables = {
+            "heatmap": {"iteration": np.repeat(xs, centers.size), "label": np.tile(centers, xs.size),
+                        "count": hists.reshape(-1)},
+            "histogram": {"bin_low": e[:-1], "bin_high": e[1:], "count": c},
+        }
+
+    def _draw_traces(self, run, usable, side, name, top: float) -> None:
+        key = f"{side}.sample"
+        rows = [(run.snapshot_x(p, s), s.data[key]) for p, s in usable if key in s.data]
+        if not rows:
+            self.trace_curve.setData([], [])
+            return
+        width = min(min(r[1].size for r in rows), MAX_TRACES)
+        if width == 0:
+            self.trace_curve.setData([], [])
+            return
+        xs = np.array([r[0] for r in rows])
+        values = np.stack([np.asarray(r[1][:width], dtype=np.float64) for r in rows])  # (snapshots, k)
+        # labels past every histogram's range are at the cap (unreachable): leave them out of the traces
+        values[~np.isfinite(values) | (values > top)] = np.nan
+        # all traces in one item: each vertex's polyline separated by a NaN break
+        tx = np.concatenate([np.append(xs, np.nan) for _ in range(width)])
+        ty = np.concatenate([np.append(values[:, k], np.nan) for k in range(width)])
+        self.trace_curve.setData(tx, ty, connect="finite")
+        set_title(self.trace_plot, f"{name} of {width} sampled {side}")
+        set_axis_label(self.trace_plot, "left", name)
+        set_axis_label(self.trace_plot, "bottom", "iteration" if run.columns.monotone else "step")

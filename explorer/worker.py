@@ -1,0 +1,192 @@
+"""The worker thread: loads, generates and solves off the GUI thread, one job after another.
+
+A solve's telemetry goes through ``ForwardingObserver``: every IterationStats and Snapshot is
+appended to the run's Recorder right there in the worker thread, and the GUI thread is only
+*notified* (a queued Qt signal, at most ~60 per second), so a solver emitting 10^5 iterations per
+second cannot flood the event loop; the GUI reads the Recorder when it redraws. Cancellation is a
+``threading.Event`` the observer's ``should_stop`` returns, so the solver raises Cancelled at its
+next telemetry call.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from PySide6 import QtCore
+
+import solvers
+from solvers.errors import BackendUnavailable, Cancelled, InfeasibleError, InputError
+from solvers.telemetry import Observer
+
+log = logging.getLogger("matchscope.explorer")
+
+NOTIFY_INTERVAL = 1.0 / 60.0
+
+
+@dataclass(eq=False)
+class Job:
+    """One unit of work. ``kind``: "load", "generate", "run-record", "solve" or "track"."""
+
+    kind: str
+    params: dict = field(default_factory=dict)
+    run: Any = None  # the RunState a solve/track job fills
+    cancel: threading.Event = field(default_factory=threading.Event)
+    started: float = 0.0
+    stop_requested_at: float | None = None
+    cancelled_at: float | None = None  # when the solver actually gave up (worker clock)
+
+    def request_stop(self) -> None:
+        if not self.cancel.is_set():
+            self.stop_requested_at = time.perf_counter()
+            self.cancel.set()
+
+    @property
+    def title(self) -> str:
+        if self.kind in ("solve", "track"):
+            return f"{self.kind} {self.params.get('algorithm')}"
+        if self.kind == "generate":
+            return f"generate {self.params.get('kind')}"
+        return f"{self.kind} {self.params.get('path', '')}"
+
+
+class ForwardingObserver(Observer):
+    """Records into the run's Recorder and pokes the GUI (throttled); stops when the job is cancelled."""
+
+    def __init__(self, run, cancel: threading.Event, notify: Callable[[], None]):
+        self.run = run
+        self.recorder = run.recorder
+        self.cancel = cancel
+        self.notify = notify
+        self.snapshot_interval = self.recorder.snapshot_interval
+        self._next_notify = 0.0
+
+    def _poke(self, force: bool = False) -> None:
+        now = time.perf_counter()
+        if force or now >= self._next_notify:
+            self._next_notify = now + NOTIFY_INTERVAL
+            self.notify()
+
+    def on_start(self, info):
+        self.recorder.on_start(info)
+        self._poke(force=True)
+
+    def on_iteration(self, stats):
+        self.recorder.iterations.append(stats)
+        self._poke()
+
+    def on_snapshot(self, snapshot):
+        # the position first: readers take min(len(positions), len(snapshots))
+        self.run.snapshot_positions.append(len(self.recorder.iterations))
+        self.recorder.snapshots.append(snapshot)
+        self._poke()
+
+    def on_finish(self, result):
+        self.recorder.on_finish(result)
+
+    def should_stop(self) -> bool:
+        return self.cancel.is_set()
+
+
+def classify(exc: BaseException) -> tuple[str, str]:
+    """(category, one-line message) for an exception: "input" errors are the user's, shown as is."""
+    if isinstance(exc, Cancelled):
+        return "cancelled", "stopped"
+    if isinstance(exc, (InputError, InfeasibleError, BackendUnavailable)):
+        return "input", str(exc)
+    if isinstance(exc, MemoryError):
+        return "error", "out of memory"
+    return "error", f"{type(exc).__name__}: {exc}"
+
+
+class Worker(QtCore.QObject):
+    """Lives in the worker thread; ``execute`` runs there (invoked through a queued signal)."""
+
+    jobStarted = QtCore.Signal(object)
+    jobProgress = QtCore.Signal(object)
+    jobFinished = QtCore.Signal(object, object)
+    jobFailed = QtCore.Signal(object, str, str)  # job, category ("input"/"error"/"cancelled"), message
+
+    @QtCore.Slot(object)
+    def execute(self, job: Job) -> None:
+        if job.cancel.is_set():
+            self.jobFailed.emit(job, "cancelled", "cancelled before it started")
+            return
+        job.started = time.perf_counter()
+        self.jobStarted.emit(job)
+        try:
+            payload = self._perform(job)
+        except Exception as exc:  # every failure becomes a message; the worker must survive it
+            category, message = classify(exc)
+            if category == "cancelled":
+                job.cancelled_at = time.perf_counter()
+            elif category == "error":
+                log.error("%s failed:\n%s", job.title, traceback.format_exc())
+            self.jobFailed.emit(job, category, message)
+            return
+        if job.cancel.is_set() and job.kind in ("solve", "track"):
+            job.cancelled_at = time.perf_counter()
+            self.jobFailed.emit(job, "cancelled", "stopped; the result that arrived afterwards was discarded")
+            return
+        self.jobFinished.emit(job, payload)
+
+    def _perform(self, job: Job):
+        p = job.params
+        if job.kind == "load":
+            return solvers.load(p["path"], problem=p.get("problem"))
+        if job.kind == "run-record":
+            return solvers.RunRecord.load(p["path"])
+        if job.kind == "generate":
+            return solvers.generate(p["kind"], **p.get("params", {}))
+        if job.kind in ("solve", "track"):
+            observer = ForwardingObserver(job.run, job.cancel, lambda: self.jobProgress.emit(job))
+            if job.kind == "track":
+                return solvers.track(p["problem"], algorithm=p["algorithm"], backend=p["backend"],
+                                     observer=observer, **p.get("options", {}))
+            return solvers.solve(p["problem"], p["algorithm"], backend=p["backend"], observer=observer,
+                                 **p.get("options", {}))
+        raise ValueError(f"unknown job kind {job.kind!r}")
+
+
+class WorkerHost(QtCore.QObject):
+    """Owns the worker thread; ``submit`` queues a job, ``shutdown`` stops everything."""
+
+    _dispatch = QtCore.Signal(object)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.thread = QtCore.QThread()
+        self.thread.setObjectName("matchscope-worker")
+        self.worker = Worker()
+        self.worker.moveToThread(self.thread)
+        self._dispatch.connect(self.worker.execute, QtCore.Qt.ConnectionType.QueuedConnection)
+        self.pending: list[Job] = []
+        self.worker.jobFinished.connect(self._done)
+        self.worker.jobFailed.connect(self._done)
+        self.thread.start()
+
+    def submit(self, job: Job) -> Job:
+        self.pending.append(job)
+        self._dispatch.emit(job)
+        return job
+
+    def _done(self, job, *rest) -> None:
+        if job in self.pending:
+            self.pending.remove(job)
+
+    @property
+    def busy(self) -> bool:
+        return bool(self.pending)
+
+    def cancel_all(self) -> None:
+        for job in list(self.pending):
+            job.request_stop()
+
+    def shutdown(self, wait_ms: int = 3000) -> bool:
+        """Cancel every job and stop the thread; False if a solver that cannot be interrupted is still busy."""
+        self.cancel_all()
+        self.thread.quit()
+        return self.thread.wait(wait_ms)

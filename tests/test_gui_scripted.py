@@ -1,0 +1,77 @@
+"""Scripted mode in a child process, as `python -m explorer ... --quit` and `matchscope gui ...` run it:
+open, run to the end, screenshots of the window and of every tab, exit codes for good and bad input."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from test_gui_fakes import assert_real_content, colourful_fraction, configure_qt_platform, load_png, small_graph
+
+configure_qt_platform()
+
+import solvers  # noqa: E402
+
+pytestmark = pytest.mark.gui
+ROOT = Path(__file__).resolve().parent.parent
+SHOTS = Path(os.environ.get("EXPLORER_SHOTS", "/tmp/explorer-shots"))
+
+
+def explorer(*args: str, home: Path, timeout: float = 240) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), XDG_CONFIG_HOME=str(home))  # settings away from the user's
+    return subprocess.run([sys.executable, "-m", "explorer", *args], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def test_scripted_run_saves_screenshots_of_every_view(tmp_path):
+    graph = small_graph(5, 200)
+    path = tmp_path / "graph.mtx"
+    solvers.save(graph, str(path))
+    out, views = tmp_path / "window.png", tmp_path / "views"
+    proc = explorer(str(path), "--algo", "pr-seq", "--backend", "cpu", "--opt", "k=0.5", "--run",
+                    "--screenshot", str(out), "--screenshot-views", str(views), "--quit", home=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stderr.count("error:") == 0
+    window = load_png(out)
+    assert window.shape[:2] == (900, 1440)  # the default scripted size
+    assert_real_content(window, "scripted window")
+    files = sorted(p.name for p in views.glob("*.png"))
+    assert files == ["01-labels.png", "02-activity.png", "03-workload.png", "04-3d.png", "05-compare.png"]
+    for name in ("01-labels.png", "02-activity.png", "05-compare.png"):
+        assert_real_content(load_png(views / name), f"scripted {name}")
+    # pr-seq reports no per-warp workload and a graph is no point series: those tabs explain, in grey
+    for name in ("03-workload.png", "04-3d.png"):
+        assert colourful_fraction(load_png(views / name)) < 0.001, name
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for p in [out, *views.glob("*.png")]:
+        (SHOTS / f"scripted-{p.name}").write_bytes(p.read_bytes())
+
+
+def test_scripted_bad_inputs_exit_2_with_one_line(tmp_path):
+    good = tmp_path / "good.mtx"
+    solvers.save(small_graph(2, 20), str(good))
+    proc = explorer(str(good), "--algo", "no-such-algo", "--run", "--quit", home=tmp_path)
+    assert proc.returncode == 2
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: <options>: algorithm 'no-such-algo'") and "pr-seq" in last
+    proc = explorer(str(good), "--opt", "oops", "--quit", home=tmp_path)
+    assert proc.returncode == 2 and "--opt expects K=V" in proc.stderr
+
+
+def test_matchscope_gui_reports_a_bad_file_as_path_line_message(tmp_path):
+    """`matchscope gui ARGS` hands ARGS to explorer.app.main; a malformed file exits 2 with its one line."""
+    bad = tmp_path / "bad.mtx"
+    bad.write_text("%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 7\n")
+    with pytest.raises(solvers.InputError) as expected:
+        solvers.load(str(bad))
+    env = dict(os.environ, PYTHONPATH=str(ROOT), XDG_CONFIG_HOME=str(tmp_path))
+    proc = subprocess.run([sys.executable, "-m", "solvers", "gui", str(bad), "--algo", "pr-seq", "--run",
+                           "--screenshot", str(tmp_path / "x.png"), "--quit"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1] == f"error: {expected.value}"
+    assert str(expected.value).startswith(f"{bad}:3: ")
+    assert not (tmp_path / "x.png").exists()

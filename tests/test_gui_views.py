@@ -1,0 +1,255 @@
+"""The explorer's model and views fed with synthetic telemetry streams (no worker thread, no solver)."""
+from __future__ import annotations
+
+import math
+import threading
+
+import numpy as np
+import pytest
+
+from test_gui_fakes import (assert_real_content, flush_deleted_widgets,  # noqa: F401
+                             colourful_fraction, configure_qt_platform, image_array,
+                            run_fake_pr, small_graph)
+
+configure_qt_platform()
+
+from solvers.telemetry import IterationStats, RunInfo, RunRecord, Snapshot, Telemetry  # noqa: E402
+
+from explorer.session import IterationColumns, RunState, Session, positions_for  # noqa: E402
+from explorer.views.labels import common_edges, heatmap, rebin  # noqa: E402
+from explorer.views.workload import launch_stats, workload_series  # noqa: E402
+from explorer.worker import ForwardingObserver  # noqa: E402
+
+pytestmark = pytest.mark.gui
+
+
+def random_stream(rng, n, restarts=0):
+    """IterationStats with random phases/extras; ``restarts`` times the iteration counter and clock restart."""
+    out, it, t = [], 0, 0.0
+    cut = set(rng.choice(np.arange(1, n), size=restarts, replace=False)) if restarts else set()
+    for i in range(n):
+        if i in cut:
+            it, t = 0, 0.0
+        t += float(rng.exponential(1e-3))
+        extra = {"max_level": float(rng.integers(0, 9))} if rng.random() < 0.5 else {}
+        if rng.random() < 0.2:
+            extra["epsilon"] = float(rng.random())
+        out.append(IterationStats(it, t, str(rng.choice(["push", "push", "global-relabel", "bid"])),
+                                  int(rng.integers(-1, 50)), float(rng.normal()), extra))
+        it += int(rng.integers(1, 4))
+    return out
+
+
+def test_columns_match_the_record_table_when_synced_in_chunks():
+    rng = np.random.default_rng(0)
+    for trial in range(40):
+        stream = random_stream(rng, int(rng.integers(1, 400)))
+        cols = IterationColumns()
+        i = 0
+        while i < len(stream):  # the worker appends while the GUI syncs: arbitrary chunks
+            i = min(len(stream), i + int(rng.integers(1, 50)))
+            cols.sync(stream[:i])
+        table = RunRecord({}, stream, []).iteration_table()  # the contract's own columnar view: the oracle
+        for key in ("iteration", "elapsed", "active", "value"):
+            np.testing.assert_array_equal(cols.column(key), table[key])
+        np.testing.assert_array_equal(np.array([cols.phases[c] for c in cols.column("phase")]), table["phase"])
+        for key in [k for k in table if k.startswith("extra.")]:
+            np.testing.assert_array_equal(cols.column(key), table[key])
+        assert cols.monotone
+        assert not cols.sync(stream), "a second sync with nothing new must report no change"
+
+
+def test_restarted_streams_get_monotone_time_and_ordinal_x():
+    rng = np.random.default_rng(1)
+    stream = random_stream(rng, 300, restarts=3)
+    cols = IterationColumns()
+    cols.sync(stream)
+    assert not cols.monotone
+    assert np.all(np.diff(cols.column("time")) > 0)
+    np.testing.assert_array_equal(cols.x(), np.arange(300))
+
+
+def test_main_phase_ignores_known_events():
+    cols = IterationColumns()
+    cols.sync([IterationStats(i, i * 1e-3, "global-relabel" if i % 3 else "push") for i in range(30)])
+    assert cols.main_phase() == "push"  # global-relabel is more frequent but is an event
+
+
+def test_rebin_preserves_counts_and_matches_numpy_on_aligned_axes():
+    rng = np.random.default_rng(2)
+    for _ in range(200):
+        values = rng.integers(0, int(rng.integers(2, 60)), int(rng.integers(1, 500)))
+        edges = np.arange(values.min() - 0.5, values.max() + 1.5)
+        counts, _ = np.histogram(values, edges)
+        step = int(rng.integers(1, 5))  # the target merges `step` unit bins, aligned with the source
+        target = np.arange(edges[0], edges[-1] + step, step, dtype=float)
+        expected, _ = np.histogram(values, target)
+        np.testing.assert_allclose(rebin(edges, counts, target), expected, atol=1e-9)
+        wide = np.linspace(edges[0] - 3, edges[-1] + 7, int(rng.integers(2, 90)))
+        assert math.isclose(rebin(edges, counts, wide).sum(), values.size, rel_tol=1e-9)
+
+
+def test_common_edges_cover_every_snapshot_and_heatmap_holds_the_newest_column():
+    e1, e2 = np.arange(-0.5, 5.5), np.arange(2.5, 12.5)
+    axis = common_edges([e1, e2])
+    assert axis[0] <= e1[0] and axis[-1] >= e2[-1]
+    np.testing.assert_allclose(np.diff(axis), 1.0)  # unit bins stay unit bins
+    hists = np.array([[1.0, 0.0], [0.0, 1.0], [5.0, 5.0]])
+    image = heatmap(np.array([0.0, 10.0, 20.0]), hists, 0.0, 20.0, 5)  # columns at 0, 5, 10, 15, 20
+    np.testing.assert_array_equal(image.T, hists[[0, 0, 1, 1, 2]])
+
+
+def test_launch_stats_against_numpy():
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        w = rng.gamma(2.0, 3.0, int(rng.integers(1, 200)))
+        st = launch_stats(w)
+        q = np.quantile(w / w.mean(), [0, 0.25, 0.5, 0.75, 1])
+        np.testing.assert_allclose([st["min"], st["q1"], st["median"], st["q3"], st["max"]], q)
+        assert st["warps"] == w.size
+    assert math.isnan(launch_stats(np.zeros(4))["median"])  # no work: nothing to normalise
+
+
+def fed_run(problem, **options) -> RunState:
+    """A RunState filled through the same observer the worker uses, by the stand-in solver."""
+    run = RunState("fake-pr", "cpu", options, problem.kind)
+    observer = ForwardingObserver(run, threading.Event(), notify=lambda: None)
+    tel = Telemetry(observer, RunInfo("fake-pr", "cpu", problem.kind, problem.describe(), options, "psi"))
+    run_fake_pr(problem, "cpu", tel, **options)
+    run.status = "finished"
+    run.sync()
+    return run
+
+
+def test_positions_for_a_loaded_record_equal_the_live_ones():
+    run = fed_run(small_graph(), steps=50)
+    rec = run.record()
+    assert positions_for(run.columns, rec.snapshots) == run.snapshot_positions
+    replay = RunState.from_record(rec)
+    assert replay.snapshot_positions == run.snapshot_positions
+    np.testing.assert_array_equal(replay.columns.column("value"), run.columns.column("value"))
+
+
+def test_views_draw_a_stream_and_follow_the_replay_cursor(qtbot, tmp_path):
+    from explorer.theme import apply_app_theme
+    from explorer.views import ActivityView, LabelsView, WorkloadView
+    from PySide6 import QtWidgets
+    apply_app_theme(QtWidgets.QApplication.instance(), "light")
+    session = Session()
+    problem = small_graph()
+    session.set_problem(problem)
+    views = {cls.__name__: cls(session) for cls in (ActivityView, LabelsView, WorkloadView)}
+    for view in views.values():
+        qtbot.addWidget(view)
+        view.resize(900, 600)
+        view.show()
+        view.refresh(force=True)
+        assert not view.has_content()
+    empty = colourful_fraction(image_array(views["ActivityView"].grab()))
+    run = fed_run(problem, steps=60)
+    session.add_run(run)
+    for name, view in views.items():
+        view.refresh(force=True)
+        assert view.has_content(), name
+        assert_real_content(image_array(view.charts.grab()), name)
+    assert colourful_fraction(image_array(views["ActivityView"].grab())) > 10 * max(empty, 1e-4)
+
+    activity = views["ActivityView"]
+    assert activity.tables()["activity"]["active"].size == run.columns.n == 61
+    labels = views["LabelsView"]
+    # the histogram shown is the one of the newest labels snapshot
+    last = run.snapshots("labels")[-1][1]
+    np.testing.assert_array_equal(labels.tables()["histogram"]["count"], last.data["rows.hist_counts"])
+    # the heatmap keeps every row label: each snapshot's column sums to the number of finite labels below the cap
+    heat = labels.tables()["heatmap"]
+    per_snapshot = heat["count"].reshape(len(run.snapshots("labels")), -1).sum(axis=1)
+    expected = [s.data["rows.hist_counts"].sum() for _, s in run.snapshots("labels")]
+    np.testing.assert_allclose(per_snapshot, expected)
+
+    session.set_cursor(25)  # replay: 25 iterations
+    for view in views.values():
+        view.refresh()
+    assert activity.tables()["activity"]["iteration"].size == 25
+    shown = [s for p, s in run.snapshots("labels") if p <= 25][-1]
+    np.testing.assert_array_equal(labels.tables()["histogram"]["count"], shown.data["rows.hist_counts"])
+    workload = views["WorkloadView"]
+    launches = workload.tables()[f"run{run.id}"]["launch"]
+    assert launches.size == len(run.snapshots("workload", 25)) < len(run.snapshots("workload"))
+    # measured cycles are preferred when present
+    assert set(workload.tables()[f"run{run.id}"]["measure"]) == {"cycles"}
+    session.set_cursor(None)
+    activity.refresh()
+    assert activity.tables()["activity"]["iteration"].size == 61
+
+
+def test_workload_shows_tc_and_vc_side_by_side(qtbot):
+    from explorer.views import WorkloadView
+    session = Session()
+    problem = small_graph()
+    session.set_problem(problem)
+    group = session.new_group()
+    tc, vc = fed_run(problem, mode="TC"), fed_run(problem, mode="VC")
+    tc.group = vc.group = group
+    session.add_run(tc)
+    session.add_run(vc, make_current=False)
+    view = WorkloadView(session)
+    qtbot.addWidget(view)
+    assert view.runs_to_show() == [tc, vc]
+    view.refresh(force=True)
+    assert set(view.tables()) == {f"run{tc.id}", f"run{vc.id}"}
+    assert {m for t in view.tables().values() for m in t["mode"]} == {"TC", "VC"}
+
+
+def test_activity_marks_events_and_log_scale(qtbot):
+    from explorer.views import ActivityView
+    session = Session()
+    session.set_problem(small_graph())
+    session.add_run(fed_run(session.problem, steps=40, relabel_every=8))
+    view = ActivityView(session)
+    qtbot.addWidget(view)
+    view.refresh(force=True)
+    assert "global-relabel × 5" in view.events_label.text()
+    view.log_scale.setChecked(True)
+    assert view.active_plot.getAxis("left").logMode
+    assert view.extra_combo.currentData() == "max_level"  # a documented scalar is picked by default
+
+
+def test_session_discards_a_result_that_arrives_after_stop():
+    session = Session()
+    session.set_problem(small_graph())
+    run = RunState("fake-scipy", "cpu", {}, "matching", uninterruptible=True)
+    session.add_run(run)
+    session.mark_started(run)
+    run.stop_requested = True
+    session.mark_finished(run, object())
+    assert run.status == "cancelled" and run.result is None and run.track is None
+
+
+def test_recorder_snapshots_without_positions_are_not_shown_early():
+    run = RunState("x", "cpu", {}, "matching")
+    run.recorder.snapshots.append(Snapshot(0, 0.0, "labels", {}))
+    assert run.snapshots("labels") == []  # the observer writes the position first; half-written is invisible
+    run.snapshot_positions.append(0)
+    assert len(run.snapshots("labels")) == 1
+
+
+def test_real_time_playback_follows_the_recorded_clock(qtbot):
+    """At 1/100× real time, a run recorded over 10 ms plays in about a second, in proportion."""
+    import time as clock
+
+    from explorer.views import Timeline
+    stream = [IterationStats(i, (i + 1) * 1e-5, "push", 10, float(i)) for i in range(1000)]  # 10 ms, even
+    session = Session()
+    session.set_problem(small_graph())
+    session.add_run(RunState.from_record(RunRecord({"algorithm": "x"}, stream, [])))
+    timeline = Timeline(session)
+    qtbot.addWidget(timeline)
+    timeline.speed_combo.setCurrentIndex(timeline.speed_combo.findData(1e-2))
+    start = clock.perf_counter()
+    timeline.set_playing(True)
+    qtbot.wait(400)
+    elapsed = clock.perf_counter() - start
+    middle = session.cursor
+    assert 0.5 * elapsed * 1000 <= middle <= 1.5 * elapsed * 1000 + 60, (middle, elapsed)
+    qtbot.waitUntil(lambda: not timeline.play_button.isChecked(), timeout=5_000)
+    assert session.cursor == 1000 and clock.perf_counter() - start > 0.8
