@@ -1,0 +1,229 @@
+"""GPU auction algorithm with epsilon-scaling (Vasconcelos & Rosenhahn 2009; Bertsekas 1992),
+made exact for integer costs and certified within n * epsilon for real costs.
+
+Minimisation: persons (rows) bid for objects (columns) with benefit -cost. One phase per epsilon:
+  * phase start: keep the assignments that still satisfy epsilon-complementary slackness (a
+    person's object is within epsilon of its best value), free the others;
+  * Jacobi rounds while many persons are unassigned: the bidding kernel (one block per unassigned
+    person: best and second-best value b_ij - p_j over its row, bid p_j + best - second + eps),
+    the assignment kernel over the bids (each object takes its highest bid, ties to the lowest
+    person; atomics on the GPU, the same winner on the CPU), and a prefix-sum compaction of the
+    unassigned persons whose count is the single value read back (every ROUNDS_PER_READ rounds);
+  * a Gauss-Seidel tail for the last few: one block bids for one person at a time, the person it
+    displaces bidding next, without returning to the host.
+
+Epsilon-scaling: epsilon falls from (cost range)/eps_factor by eps_factor per phase, prices carry
+over. Integer costs are scaled by (n + 1) and the last phase runs at epsilon = 1, i.e.
+epsilon = 1/(n+1) < 1/n on the original costs: the assignment is optimal, and prices stay integers
+(exact in float64). Real costs finish at eps (option) or, by default, 2.5e-10 * max|c|, so the
+certified gap primal - dual <= n * epsilon lies inside the certificate's tolerance.
+
+Rectangular problems are transposed so persons <= objects and padded with dummy persons of benefit
+0, which keeps epsilon-CS meaningful for the objects left unassigned (the plain asymmetric auction
+would need a reverse auction for them). Forbidden pairs (+inf cost) are never bid on; a feasibility
+pre-check (scipy maximum_bipartite_matching on the allowed pattern) raises InfeasibleError first,
+since the auction never ends on an infeasible problem.
+
+Duals returned: v_j = -p_j / scale, u_i = max_j (b_ij - p_j) negated and unscaled (the persons'
+values), shifted as for the Hungarian so rectangular sign conditions hold; Solution.epsilon is the
+last epsilon in cost units.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import maximum_bipartite_matching
+
+from ..errors import InfeasibleError, InputError
+from ..problems import CostMatrix
+from ..registry import Algorithm, Option
+from ..result import Solution
+from .auction_cpu import BIDS, CPU_KERNELS, INFEAS, N_COUNTERS, NO_BIDDER, UCOUNT
+from .hungarian import cost_view, device_costs, empty_solution, launcher_for, original_solution
+from .hungarian_cpu import KEEP_NEGATIVE
+from .hungarian_cpu import compact as cpu_compact
+
+ALGORITHMS = [
+    Algorithm(
+        name="auction", problem_kinds=("assignment",), accepts=(CostMatrix,), backends=("cpu", "cuda", "cudasim"),
+        runner="solvers.assignment.auction:run",
+        options=(Option("eps", 0.0, help="final epsilon in cost units; 0 = automatic (exact for integer costs)"),
+                 Option("scaling", "on", ("on", "off"), "epsilon-scaling; off = a single phase at the final epsilon"),
+                 Option("eps_factor", 5.0, help="epsilon shrinks by this factor per phase (> 1, typically 4-7)")),
+        label="price",
+        summary="Auction with epsilon-scaling: Jacobi bidding kernels, atomic assignment, Gauss-Seidel tail.",
+        reference="Vasconcelos & Rosenhahn, Bipartite graph matching computation on GPU (EMMCVPR 2009); "
+                  "Bertsekas, Auction algorithms for network flow problems (1992)"),
+]
+
+GS_THRESHOLD = 64   # at or below this many unassigned persons the single-block Gauss-Seidel tail bids
+GS_BUDGET = 8192    # bids per tail launch before the host looks again (telemetry, cancellation)
+ROUNDS_PER_READ = 4  # Jacobi rounds launched between two counter readbacks
+REAL_EPS = 2.5e-10  # default final epsilon for real costs, relative to max|c|
+MIN_EPS = 1e-13     # smallest epsilon relative to max|c| (below it prices stop moving in float64)
+
+
+def complete_assignment_exists(allowed: np.ndarray) -> bool:
+    """Whether the allowed pattern has a matching covering the smaller side (Hall / Hopcroft-Karp)."""
+    rows, cols = allowed.shape
+    small = min(rows, cols)
+    degrees = allowed.sum(axis=1 if rows <= cols else 0)
+    if degrees.min() >= small:
+        return True  # greedy never gets stuck: each vertex has more partners than can be taken
+    if degrees.min() == 0:
+        return False
+    match = maximum_bipartite_matching(csr_matrix(allowed), perm_type="column")
+    return int(np.count_nonzero(match >= 0)) == small
+
+
+def epsilon_schedule(view, eps: float, scaling: str, factor: float) -> tuple[float, list[float], float]:
+    """(scale, epsilons in scaled units, cap): benefits are -scale * cost."""
+    max_abs = max(1.0, view.stats.max_abs)
+    exact = view.exact_integer and eps == 0.0
+    scale = float(view.n + 1) if exact else 1.0
+    final = 1.0 if exact else max(eps if eps > 0 else REAL_EPS * max_abs, MIN_EPS * max_abs)
+    span = scale * view.stats.span
+    epsilons = []
+    if scaling == "on":
+        e = math.floor(span / factor) if exact else span / factor  # integer epsilons keep prices integral
+        while e > final:
+            epsilons.append(e)
+            e = math.floor(e / factor) if exact else e / factor
+    epsilons.append(final)
+    cap = span + epsilons[0]  # raise for a person with a single allowed object (no second best)
+    return scale, epsilons, cap
+
+
+class _Auction:
+    def __init__(self, launcher, C, view, scale: float, cap: float, tel):
+        self.L = L = launcher
+        self.C = C
+        self.view = view
+        self.n = n = view.n
+        self.n_real = view.n_real
+        self.scale = float(scale)
+        self.cap = float(cap)
+        self.tel = tel
+        i32 = np.int32
+        self.prices = L.full(n, 0.0, np.float64)
+        self.a_p = L.full(n, -1, i32)
+        self.a_o = L.full(n, -1, i32)
+        self.bid_obj = L.full(n, -1, i32)
+        self.bid_val = L.full(n, 0.0, np.float64)
+        self.obj_top = L.full(n, -np.inf, np.float64)
+        self.obj_win = L.full(n, NO_BIDDER, i32)
+        self.U = L.full(n, 0, i32)
+        self.counters = L.full(N_COUNTERS, 0, np.int64)
+        self.stats = {"phases": 0, "jacobi_launch_rounds": 0, "gs_launches": 0, "loop": "host"}
+        self.rounds = 0
+        self.step = 0
+
+    def read_counters(self) -> np.ndarray:
+        c = self.L.read(self.counters)
+        if c[INFEAS]:
+            raise InfeasibleError(f"no complete assignment of {self.n_real} pairs exists with the allowed pairs")
+        return c
+
+    def compact_unassigned(self) -> None:
+        self.L.launch("compact", 1, self.n, self.a_p, self.U, self.counters, UCOUNT, KEEP_NEGATIVE)
+
+    def phase(self, eps: float, first: bool) -> None:
+        L, n, nr, C, scale, cap = self.L, self.n, self.n_real, self.C, self.scale, self.cap
+        eps = float(eps)
+        if self.tel.enabled:  # before the new phase frees anyone: the last phase's result is complete
+            self._emit("eps-scale", n if first else 0, eps)
+        if not first:
+            L.launch("phase_start", n, n, nr, C, scale, self.prices, eps, self.a_p, self.a_o)
+        self.compact_unassigned()
+        c = self.read_counters()
+        self.stats["phases"] += 1
+        while c[UCOUNT] > 0:
+            count = int(c[UCOUNT])
+            if count <= GS_THRESHOLD:
+                L.launch("gs_tail", 1, n, nr, C, scale, self.prices, eps, cap, self.U, self.counters, self.a_p,
+                         self.a_o, GS_BUDGET)
+                self.stats["gs_launches"] += 1
+            else:
+                # the kernels read the live count on the device, and it never grows within a phase, so
+                # the last count read sizes the grids of several rounds (idle blocks leave at once)
+                for _ in range(ROUNDS_PER_READ):
+                    L.launch("bid", count, n, nr, C, scale, self.prices, eps, cap, self.U, self.counters,
+                             self.bid_obj, self.bid_val, self.obj_top)
+                    L.launch("resolve", count, self.U, self.counters, self.bid_obj, self.bid_val, self.obj_top,
+                             self.obj_win)
+                    L.launch("award", count, self.U, self.counters, self.bid_obj, self.bid_val, self.obj_top,
+                             self.obj_win, self.prices, self.a_p, self.a_o)
+                    self.compact_unassigned()
+                self.stats["jacobi_launch_rounds"] += ROUNDS_PER_READ
+            c = self.read_counters()
+            self.rounds += 1
+            if self.tel.enabled:
+                self._emit("bid", int(c[UCOUNT]), eps)
+
+    def person_values(self) -> np.ndarray:
+        values = self.L.full(self.n, 0.0, np.float64)
+        self.L.launch("person_values", self.n, self.n, self.n_real, self.C, self.scale, self.prices, values)
+        return self.L.read(values)
+
+    def _emit(self, phase: str, unassigned: int, eps: float) -> None:
+        tel, view = self.tel, self.view
+        a_p = self.L.read(self.a_p)
+        rows = np.flatnonzero(a_p[:self.n_real] >= 0)
+        primal = float(view.costs[rows, a_p[rows]].sum()) if rows.size else 0.0
+        extra = {"unassigned": unassigned, "epsilon": eps / self.scale, "assigned": self.n - unassigned,
+                 "primal_cost": primal}
+        if phase == "eps-scale" and unassigned == 0:
+            # a completed phase: every person holds an object, so its duals bound the optimum
+            prices = self.L.read(self.prices)
+            extra["dual_objective"] = float(-(self.person_values().sum() + prices.sum()) / self.scale)
+        tel.iteration(self.step, phase, active=unassigned, value=primal, **extra)
+        if tel.snapshot_due("labels"):
+            tel.labels(self.step, objects=self.L.read(self.prices) / self.scale)
+        self.step += 1
+
+
+def _check_options(eps: float, scaling: str, eps_factor: float) -> None:
+    if not (eps >= 0.0 and math.isfinite(eps)):
+        raise InputError(f"option eps={eps!r} must be a finite number >= 0", "<options>")
+    if not (eps_factor > 1.0 and math.isfinite(eps_factor)):
+        raise InputError(f"option eps_factor={eps_factor!r} must be > 1", "<options>")
+    if scaling not in ("on", "off"):
+        raise InputError(f"option scaling={scaling!r}: choose from on, off", "<options>")
+
+
+def run(problem: CostMatrix, backend: str, tel, eps: float = 0.0, scaling: str = "on",
+        eps_factor: float = 5.0) -> Solution:
+    _check_options(eps, scaling, eps_factor)
+    if min(problem.shape) == 0:
+        return empty_solution(problem)
+    view = cost_view(problem)
+    if view.stats.n_forbidden and not complete_assignment_exists(np.isfinite(problem.costs)):
+        raise InfeasibleError(f"no complete assignment of {view.n_real} pairs exists with the allowed pairs "
+                              "(maximum matching of the allowed pattern is smaller)")
+    scale, epsilons, cap = epsilon_schedule(view, eps, scaling, eps_factor)
+    from . import auction_kernels as ak
+    from .hungarian_kernels import KERNELS as HK, KINDS as HKINDS
+    cpu = dict(CPU_KERNELS, compact=cpu_compact)
+    if backend != "cpu":
+        ak._bind_cuda()
+    launcher = launcher_for(backend, cpu, dict(ak.KERNELS, compact=HK["compact"]),
+                            dict(ak.KINDS, compact=HKINDS["compact"]))
+    C, upload_seconds = device_costs(launcher, view, compact_integers=True)
+    with launcher.session(view.n):
+        solver = _Auction(launcher, C, view, scale, cap, tel)
+        for k, e in enumerate(epsilons):
+            solver.phase(e, first=(k == 0))
+        values = solver.person_values()
+        prices = launcher.read(solver.prices)
+        a_p = launcher.read(solver.a_p)
+        gs_bids = int(launcher.read(solver.counters)[BIDS])
+    u = -values / scale
+    v = -prices / scale
+    row_match, col_match, u, v, value = original_solution(view, a_p, u, v)
+    stats = dict(solver.stats, rounds=solver.rounds, gs_bids=gs_bids, launches=launcher.launches,
+                 readbacks=launcher.readbacks, upload_seconds=upload_seconds, scale=scale,
+                 eps_first=epsilons[0] / scale)
+    return Solution(value=value, iterations=solver.rounds, row_match=row_match, col_match=col_match,
+                    duals={"u": u, "v": v}, epsilon=epsilons[-1] / scale, stats=stats)
