@@ -145,9 +145,14 @@ def rows_markdown(headers: Sequence[str], rows: Iterable[Sequence], path, title:
     return Path(path)
 
 
-def solution(result, path) -> Path:
-    """A solve's matching / assignment / flow through the formats layer (CSV, JSON, MTX by extension)."""
-    solvers.save(result, str(path))
+def solution(result, path, problem=None) -> Path:
+    """A solve's matching / assignment / flow through the formats layer (CSV, JSON, MTX by extension).
+
+    Flow CSV/MTX and assignment costs need the problem (a Result holds flows per edge, not the edges)."""
+    if problem is None:
+        solvers.save(result, str(path))
+    else:
+        solvers.save(result, str(path), problem=problem)
     return Path(path)
 
 

@@ -409,7 +409,7 @@ class MainWindow(QtWidgets.QMainWindow):
         problem = self.session.problem
         algo = solvers.algorithms()[cfg["algorithm"]]
         run = RunState(cfg["algorithm"], cfg["backend"], cfg["options"], problem.kind, group=group,
-                       uninterruptible=uninterruptible(algo))
+                       uninterruptible=uninterruptible(algo), problem=problem)
         kind = "track" if problem.kind == "points" else "solve"
         job = Job(kind, {"problem": problem, "algorithm": cfg["algorithm"], "backend": cfg["backend"],
                          "options": dict(cfg["options"])}, run=run)
@@ -628,7 +628,7 @@ class MainWindow(QtWidgets.QMainWindow):
             raise ValueError("no finished run to export")
         if run.track is not None:
             return export.track_links_csv(run.track, path)
-        return export.solution(run.result, path)
+        return export.solution(run.result, path, run.problem)
 
     def export_3d_dialog(self) -> None:
         path = self._ask_save("Export 3D view", ["PNG image (*.png)"], "view3d.png")

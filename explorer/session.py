@@ -133,12 +133,13 @@ class RunState:
     _ids = itertools.count(1)
 
     def __init__(self, algorithm: str, backend: str, options: dict, problem_kind: str, *,
-                 group: int | None = None, uninterruptible: bool = False, name: str = ""):
+                 group: int | None = None, uninterruptible: bool = False, name: str = "", problem=None):
         self.id = next(RunState._ids)
         self.algorithm = algorithm
         self.backend = backend
         self.options = dict(options)
         self.problem_kind = problem_kind
+        self.problem = problem    # the Problem solved (flow exports need its edges); None for a loaded record
         self.group = group
         self.uninterruptible = uninterruptible
         self.name = name

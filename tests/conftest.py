@@ -2,7 +2,8 @@
 
 ``run_cudasim(code)`` runs a Python snippet in a fresh process with NUMBA_ENABLE_CUDASIM=1 (the
 simulator must be chosen before numba is imported, so it cannot share this process) and returns
-its stdout; a non-zero exit fails the test with the child's stderr.
+its stdout; a non-zero exit fails the test with the child's stderr. The child first imports
+tests/cudasim_fix.py, which fixes a shared-memory race in the simulator itself.
 """
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 def _run_cudasim(code: str, timeout: float = 900) -> str:
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(ROOT))
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT, env=env,
+    prelude = f"import sys; sys.path.insert(0, {str(ROOT / 'tests')!r}); import cudasim_fix\n"
+    proc = subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(code)], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:
         pytest.fail(f"cudasim child exited {proc.returncode}:\n{proc.stderr[-4000:]}")

@@ -464,32 +464,10 @@ def test_every_kernel_compiles_to_ptx_for_sm90_without_atomics():
 # ---------------------------------------------------------------- the same under the CUDA simulator
 
 CUDASIM_CODE = """
-    import sys, json, threading, traceback
+    import sys, json
     sys.setswitchinterval(1e-5)  # the simulator's block manager polls its threads under the GIL
     sys.path.insert(0, "tests")
     import numpy as np
-    from numba.core import types
-    from numba.cuda.simulator import kernelapi
-    from numba.np import numpy_support
-
-    # numba-cuda 0.30's simulator allocates a shared array with an unlocked check-then-set, so two
-    # simulated threads can get different arrays and a block-wide scan silently goes wrong. Same
-    # code (same frame depth: call sites still key the allocations), under a lock.
-    _shared_lock, _shared_array = threading.Lock(), kernelapi.FakeCUDAShared.array
-
-    def _locked_shared_array(self, shape, dtype, alignment=None):
-        if shape == 0 or alignment is not None:
-            return _shared_array(self, shape, dtype, alignment)
-        if isinstance(dtype, types.Type):
-            dtype = numpy_support.as_dtype(dtype)
-        caller = traceback.extract_stack(sys._getframe())[-2][0:2]
-        with _shared_lock:
-            res = self._allocations.get(caller)
-            if res is None:
-                res = self._allocations[caller] = np.empty(shape, dtype)
-        return res
-
-    kernelapi.FakeCUDAShared.array = _locked_shared_array
 
     import solvers
     from solvers.matching import gpr, gpr_cpu

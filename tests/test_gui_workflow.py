@@ -354,3 +354,26 @@ def test_dark_palette_reaches_the_charts(window, qtbot, qapp, tmp_path, fake_alg
         assert_real_content(chart, "dark activity")
     finally:
         apply_app_theme(qapp, "light")
+
+
+def test_flow_solution_exports_per_edge_flows(window, qtbot, tmp_path):
+    """A flow result holds flows per edge, not the edges: the export must take them from the problem."""
+    win = window
+    network = solvers.generate("washington-rlg", rows=4, cols=4, seed=3)
+    path = tmp_path / "net.max"
+    solvers.save(network, str(path))
+    win.open_path(path)
+    wait_loaded(qtbot, win)
+    win.solver_panel.select_algorithm("dinic")
+    run = win.start_run()
+    wait_run(qtbot, run)
+    assert run.status == "finished", run.error
+    win.export_solution(tmp_path / "flow.csv")
+    with open(tmp_path / "flow.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == network.n_edges
+    flows = [int(r["flow"]) for r in rows]
+    assert all(0 <= fl <= int(r["capacity"]) for fl, r in zip(flows, rows))
+    out_of_source = sum(fl for fl, r in zip(flows, rows) if int(r["tail"]) == network.source_vertex)
+    into_source = sum(fl for fl, r in zip(flows, rows) if int(r["head"]) == network.source_vertex)
+    assert out_of_source - into_source == run.result.value
