@@ -39,7 +39,7 @@ def _check_size(value, name: str, source: str | None) -> int:
     return size
 
 
-def _as_index_array(values, name: str, bound: int, source: str | None) -> np.ndarray:
+def _as_index_array(values, name: str, bound: int | None, source: str | None) -> np.ndarray:
     a = np.asarray(values)
     if a.ndim != 1:
         raise InputError(f"{name} must be one-dimensional", source)
@@ -47,10 +47,24 @@ def _as_index_array(values, name: str, bound: int, source: str | None) -> np.nda
         if not np.issubdtype(a.dtype, np.floating) or not np.all(np.isfinite(a)) or np.any(a != np.round(a)):
             raise InputError(f"{name} must hold integers", source)
     a = a.astype(np.int64, copy=False)
-    if a.size and (a.min() < 0 or a.max() >= bound):
-        bad = int(np.flatnonzero((a < 0) | (a >= bound))[0])
-        raise InputError(f"{name}[{bad}] = {int(a[bad])} is outside [0, {bound})", source)
+    limit = np.iinfo(np.int64).max if bound is None else bound
+    if a.size and (a.min() < 0 or a.max() >= limit):
+        bad = int(np.flatnonzero((a < 0) | (a >= limit))[0])
+        where = "negative" if bound is None else f"outside [0, {bound})"
+        raise InputError(f"{name}[{bad}] = {int(a[bad])} is {where}", source)
     return a
+
+
+def _index_pairs(rows, cols, n_rows, n_cols, source):
+    """Validated int64 (rows, cols) and the side sizes, inferred as max index + 1 where not given."""
+    sides = []
+    for values, name, size in ((rows, "rows", n_rows), (cols, "cols", n_cols)):
+        if size is not None:
+            size = _check_size(size, f"n_{name}", source)
+        a = _as_index_array(values, name, size, source)
+        sides.append((a, int(a.max()) + 1 if size is None and a.size else size or 0))
+    (r, n_rows), (c, n_cols) = sides
+    return r, c, n_rows, n_cols
 
 
 def _sorted_unique(a: np.ndarray) -> np.ndarray:
@@ -97,14 +111,7 @@ class BipartiteGraph:
         rows_a, cols_a = np.asarray(rows), np.asarray(cols)
         if rows_a.shape != cols_a.shape:
             raise InputError("row and column index arrays differ in length", source)
-        if n_rows is None:
-            n_rows = int(rows_a.max()) + 1 if rows_a.size else 0
-        if n_cols is None:
-            n_cols = int(cols_a.max()) + 1 if cols_a.size else 0
-        n_rows = _check_size(n_rows, "n_rows", source)
-        n_cols = _check_size(n_cols, "n_cols", source)
-        r = _as_index_array(rows_a, "rows", n_rows, source)
-        c = _as_index_array(cols_a, "cols", n_cols, source)
+        r, c, n_rows, n_cols = _index_pairs(rows_a, cols_a, n_rows, n_cols, source)
         row_ptr, col_ind, r_sorted = _csr_from_pairs(r, c, n_rows, n_cols)
         # the column-wise CSR of the same (already unique) edges
         order = np.lexsort((r_sorted, col_ind))
@@ -307,14 +314,7 @@ class SparseCosts:
         w = np.asarray(costs)
         if not (rows_a.shape == cols_a.shape == w.shape):
             raise InputError("rows, cols and costs differ in length", source)
-        if n_rows is None:
-            n_rows = int(rows_a.max()) + 1 if rows_a.size else 0
-        if n_cols is None:
-            n_cols = int(cols_a.max()) + 1 if cols_a.size else 0
-        n_rows = _check_size(n_rows, "n_rows", source)
-        n_cols = _check_size(n_cols, "n_cols", source)
-        r = _as_index_array(rows_a, "rows", n_rows, source)
-        c = _as_index_array(cols_a, "cols", n_cols, source)
+        r, c, n_rows, n_cols = _index_pairs(rows_a, cols_a, n_rows, n_cols, source)
         w = _validate_costs(w, source)
         if np.isinf(w).any():
             raise InputError("sparse costs must be finite (leave forbidden pairs out)", source)
