@@ -13,8 +13,9 @@ max_n/2 and max_n).
 Timing: each solver runs once untimed (JIT compilation, the upload of the matrix), its answer is
 certified by solvers.certify (up to --certify-max-n), then ``--repeats`` timed runs of the solver
 alone (what solvers.solve times); the median is reported. The GPU keeps the last uploaded matrix,
-so timed runs measure the solve; the one-off host-to-device copy is reported separately
-(upload_s). scipy runs once when a run takes over 5 s,
+so timed runs measure the solve; the one-off host-to-device copy is reported next to it (upload_s)
+and added to it (seconds incl. upload). The goals are judged on the solve time and also quote it
+with the upload. scipy runs once when a run takes over 5 s,
 and is skipped where its O(n^3) extrapolation from the previous size exceeds 60 s (said so in the
 table); a solver whose untimed run exceeds --slow seconds is not run at larger sizes of that family.
 
@@ -142,7 +143,8 @@ class Bench:
         stats = solution.stats
         return {"seconds": seconds, "runs": runs, "first_run_s": first, "objective": float(solution.value),
                 "certified": certified, "gap": gap, "certify_s": certify_s, "iterations": int(solution.iterations),
-                "upload_s": float(stats.get("upload_seconds", 0.0)), "loop": stats.get("loop", ""),
+                "upload_s": float(stats.get("upload_seconds", 0.0)),
+                "seconds_incl_upload": seconds + float(stats.get("upload_seconds", 0.0)), "loop": stats.get("loop", ""),
                 "stats": {k: v for k, v in stats.items() if isinstance(v, (int, float, str))}}
 
     def instance(self, family: str, key: str, n: int, param: str, costs: np.ndarray) -> None:
@@ -162,6 +164,7 @@ class Bench:
                 tol = 1e-9 * max(1.0, abs(ref["objective"])) + 1e-6
                 out["matches_scipy"] = abs(out["objective"] - ref["objective"]) <= tol
                 out["speedup"] = ref["seconds"] / out["seconds"] if out["seconds"] > 0 else math.inf
+                out["speedup_incl_upload"] = ref["seconds"] / with_upload(out) if with_upload(out) > 0 else math.inf
             row["solvers"][label] = out
             if "seconds" in out:
                 self.log(f"  {label:20s} {out['seconds']:.4f} s  certified={out['certified']} it={out['iterations']} "
@@ -191,28 +194,40 @@ def best_gpu(row: dict) -> tuple[str, dict] | None:
     return min(done, key=lambda item: item[1]["seconds"]) if done else None
 
 
+def with_upload(out: dict) -> float:
+    """Seconds of a solve plus the one-off host-to-device copy of its matrix (0 on the CPU)."""
+    return out["seconds"] + out["upload_s"]
+
+
 def goals(rows: list[dict]) -> list[dict]:
+    """The goals are judged on the solve time (matrix resident on the GPU); each line also gives the time
+    including the upload."""
     out = []
     big = [r for r in rows if r["family"] == "dense" and r["n"] >= 5000 and "seconds" in r["scipy"]]
     speedups = []
     for r in big:
         best = best_gpu(r)
         if best:
-            speedups.append((r["scipy"]["seconds"] / best[1]["seconds"], r["n"], r["param"], best[0]))
+            scipy_s = r["scipy"]["seconds"]
+            speedups.append((scipy_s / best[1]["seconds"], r["n"], r["param"], best[0],
+                             scipy_s / with_upload(best[1])))
     if speedups:
         worst = min(speedups)
+        worst_upload = min(speedups, key=lambda item: item[4])
         out.append({"goal": ">= 25x faster than linear_sum_assignment at n >= 5000 (best GPU solver)",
                     "met": worst[0] >= 25.0,
-                    "measured": f"min {worst[0]:.1f}x (n={worst[1]} {worst[2]}, {worst[3]}); "
-                                f"max {max(speedups)[0]:.1f}x"})
+                    "measured": f"solve time, matrix already on the GPU: min {worst[0]:.1f}x (n={worst[1]} "
+                                f"{worst[2]}, {worst[3]}), max {max(speedups)[0]:.1f}x; incl. the one-off upload: "
+                                f"min {worst_upload[4]:.1f}x (n={worst_upload[1]} {worst_upload[2]}, "
+                                f"{worst_upload[3]})"})
     else:
         out.append({"goal": ">= 25x faster than linear_sum_assignment at n >= 5000", "met": None,
                     "measured": "not measured (no n >= 5000 with scipy)"})
     r20 = [r for r in rows if r["family"] == "dense" and r["n"] == 20000 and r["param"] == "[0, 10n]"]
     best = best_gpu(r20[0]) if r20 else None
     out.append({"goal": "n = 20000, costs in [0, 10n], under 1 s", "met": (best[1]["seconds"] < 1.0) if best else None,
-                "measured": f"{best[1]['seconds']:.3f} s ({best[0]}; upload {best[1]['upload_s']:.3f} s extra)"
-                if best else "not measured"})
+                "measured": f"solve time {best[1]['seconds']:.3f} s ({best[0]}; incl. upload "
+                            f"{with_upload(best[1]):.3f} s)" if best else "not measured"})
     p8 = [r for r in rows if r["family"] == "points" and r["n"] == 8000]
     if p8:
         parts, met = [], True
@@ -221,8 +236,8 @@ def goals(rows: list[dict]) -> list[dict]:
                      if "seconds" in o and o["certified"] is not False and o.get("matches_scipy", True)]
             b = min(exact, key=lambda item: item[1]["seconds"]) if exact else None
             met = met and b is not None and b[1]["seconds"] <= 0.025
-            parts.append(f"{r['param']}: " + (f"{b[1]['seconds'] * 1000:.1f} ms ({b[0]}, upload "
-                                              f"{b[1]['upload_s'] * 1000:.1f} ms extra)" if b else "none exact"))
+            parts.append(f"{r['param']}: " + (f"solve time {b[1]['seconds'] * 1000:.1f} ms ({b[0]}; incl. upload "
+                                              f"{with_upload(b[1]) * 1000:.1f} ms)" if b else "none exact"))
         out.append({"goal": "3-D points n = 8000 exact in <= 25 ms", "met": met, "measured": "; ".join(parts)})
     else:
         out.append({"goal": "3-D points n = 8000 exact in <= 25 ms", "met": None, "measured": "not measured"})
@@ -234,27 +249,32 @@ def markdown(meta: dict, rows: list[dict], goal_rows: list[dict]) -> str:
              f"{meta['date']}, backend `{meta['backend']}`, repeats {meta['repeats']}, max n {meta['max_n']}, "
              f"total {meta['total_seconds']:.0f} s. Seconds: median of timed runs after one untimed run "
              "(compile + upload), whose answer is certified; the matrix stays on the GPU between runs, its "
-             "one-off upload is the `upload` column.", "", "## Goals", "", "| goal | met | measured |", "|---|---|---|"]
+             "one-off host-to-device copy is the `upload s` column and `seconds incl. upload` adds it to the solve. "
+             "The goals are judged on `seconds` (solve only); each also states the time with the upload.", "",
+             "## Goals", "", "| goal | met | measured |", "|---|---|---|"]
     for g in goal_rows:
         met = {True: "yes", False: "**no**", None: "n/a"}[g["met"]]
         lines.append(f"| {g['goal']} | {met} | {g['measured']} |")
     lines += ["", "## Results", "",
-              "| family | n | costs | solver | seconds | vs scipy | iterations | objective = scipy | certified "
-              "| upload s | loop |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+              "| family | n | costs | solver | seconds | upload s | seconds incl. upload | vs scipy "
+              "| vs scipy incl. upload | iterations | objective = scipy | certified | loop |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         ref = r["scipy"]
         scipy_cell = f"{ref['seconds']:.4f}" if "seconds" in ref else f"skipped ({ref['skipped']})"
-        lines.append(f"| {r['family']} | {r['n']} | {r['param']} | scipy lsa | {scipy_cell} | 1 | | | | | |")
+        lines.append(f"| {r['family']} | {r['n']} | {r['param']} | scipy lsa | {scipy_cell} | | | 1 | 1 | | | | |")
         for label, o in r["solvers"].items():
             if "seconds" not in o:
                 lines.append(f"| {r['family']} | {r['n']} | {r['param']} | {label} | skipped ({o['skipped']}) "
-                             "| | | | | | |")
+                             "| | | | | | | | |")
                 continue
             speed = f"{o['speedup']:.1f}x" if "speedup" in o else ""
+            speed_upload = f"{o['speedup_incl_upload']:.1f}x" if "speedup_incl_upload" in o else ""
             match = {True: "yes", False: "**no**"}.get(o.get("matches_scipy"), "n/a")
             cert = {True: "yes", False: "**no**", None: "not checked"}[o["certified"]]
-            lines.append(f"| {r['family']} | {r['n']} | {r['param']} | {label} | {o['seconds']:.4f} | {speed} "
-                         f"| {o['iterations']} | {match} | {cert} | {o['upload_s']:.3f} | {o['loop']} |")
+            lines.append(f"| {r['family']} | {r['n']} | {r['param']} | {label} | {o['seconds']:.4f} "
+                         f"| {o['upload_s']:.4f} | {with_upload(o):.4f} | {speed} | {speed_upload} "
+                         f"| {o['iterations']} | {match} | {cert} | {o['loop']} |")
     return "\n".join(lines) + "\n"
 
 

@@ -281,6 +281,36 @@ def test_cuda_kernels_under_the_simulator(run_cudasim):
     assert sum(r[3] is not None for r in rows) >= 60
 
 
+COOPERATIVE_CODE = r"""
+import sys, json
+sys.setswitchinterval(1e-4)
+import numpy as np
+import solvers
+from solvers.problems import CostMatrix
+from scipy.optimize import linear_sum_assignment
+rng = np.random.default_rng(5)
+out = []
+for trial in range(8):  # many more frontier rows than the simulator's 2 tile slices, many dual updates
+    n_rows, n_cols = rng.integers(9, 15, 2)
+    costs = rng.integers(0, 10 * n_cols, (n_rows, n_cols)).astype(float) if trial % 2 else rng.random((n_rows, n_cols))
+    rows, cols = linear_sum_assignment(costs)
+    r = solvers.solve(CostMatrix.from_array(costs), "hungarian", backend="cudasim", variant="tree", device_loop="on")
+    out.append([float(costs[rows, cols].sum()), r.value, bool(r.certified), r.stats["loop"], r.stats["dual_updates"],
+                r.stats["bfs_levels"]])
+print(json.dumps(out))
+"""
+
+
+def test_cooperative_loop_under_the_simulator_on_wider_instances(run_cudasim):
+    """The fused loop's queue, rotating slots and tiled forward pass on 9..14-sided problems (several
+    tiles and slices per block, several dual updates each)."""
+    rows = json.loads(run_cudasim(COOPERATIVE_CODE).strip().splitlines()[-1])
+    assert len(rows) == 8
+    for optimum, value, certified, loop, _, _ in rows:
+        assert value == pytest.approx(optimum, abs=1e-9) and certified and loop == "cooperative kernel"
+    assert sum(r[4] for r in rows) >= 8 and all(r[5] >= 1 for r in rows)
+
+
 def _signature(args) -> tuple:
     """numba types of launch arguments as a device launch sees them (writable, C-contiguous)."""
     out = []

@@ -20,7 +20,10 @@ small counter array per BFS level or dual update, nothing else.
 
 On the GPU the tree variant by default (option device_loop=on) runs that same loop inside one
 cooperative kernel (``hungarian_kernels.solve_tree``): grid-wide barriers replace the launches and
-readbacks, so thousands of BFS levels cost microseconds each instead of a host round trip. If a
+readbacks, so thousands of BFS levels cost microseconds each instead of a host round trip. There
+each BFS level and each dual update is a single grid-wide pass: the next frontier is an atomic
+queue (no block-0 prefix sum), the forward pass also yields the minimum uncovered slack (no
+separate reduction), and the dual update visits the columns it makes tight itself. If a
 cooperative launch is not possible (e.g. no libcudadevrt to link), it falls back to the host loop
 and says so in ``stats["loop"]`` and a RuntimeWarning.
 
@@ -273,6 +276,7 @@ class _Hungarian:
         self.root_aug = L.full(n, 0, i32)
         self.path_len = L.full(n, 0, i32)
         self.F = L.full(n, 0, i32)
+        self.F2 = None
         self.counters = L.full(N_COUNTERS, 0, np.int64)
         self.scal = L.full(N_SCALARS, 0.0, np.float64)
         if variant == "classical":
@@ -383,8 +387,10 @@ class _Hungarian:
 
     def device_loop_args(self, log, start: int, per_launch: int) -> tuple:
         """Arguments of the cooperative ``solve_tree`` kernel."""
+        if self.F2 is None:  # the second frontier buffer (the loop alternates F and F2)
+            self.F2 = self.L.full(self.n, 0, np.int32)
         return (self.n, self.n_real, self.C, self.u, self.v, self.Ar, self.Ac, self.Vr, self.Vc, self.Pr, self.Pc,
-                self.Sr, self.Sc, self.slack, self.row_next, self.col_rev, self.root_aug, self.path_len, self.F,
+                self.Sr, self.Sc, self.slack, self.F, self.F2, self.root_aug, self.path_len, self.col_rev,
                 self.counters, self.scal, log, int(start), int(per_launch), self.tol)
 
     def solve_device_loop(self) -> int:

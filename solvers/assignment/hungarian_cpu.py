@@ -25,9 +25,12 @@ from numba.extending import register_jitable
 
 # slots of the int64 ``counters`` array, the only thing the host reads back each step
 FRONT, FOUND, INFEAS, NNZ, OVERFLOW, TREE, DUALS, LEVELS, ITERS = range(9)
-N_COUNTERS = 10
+QUEUE0 = 9  # slots 9..11: the cooperative loop's three rotating frontier-queue lengths
+FOUND0 = 12  # slots 12..14: its three rotating "a free column was reached" flags
+N_COUNTERS = 15
 DELTA = 0  # slot of the float64 ``scal`` array holding the dual step
-N_SCALARS = 2
+MIN0 = 1  # scal slots 1..3: the cooperative loop's three rotating minimum uncovered slacks
+N_SCALARS = 4
 
 # compaction modes (``compact``): which entries of ``values`` are kept
 KEEP_FLAGGED, KEEP_ZERO, KEEP_NEGATIVE = 0, 1, 2

@@ -11,8 +11,8 @@ Launch shapes (``KINDS``): EACH = one thread per element; SINGLE = one block of 
 needed, one launch); ROWS = one block of ROW_BLOCK threads per row (coalesced row reductions);
 ONE_ROW_BLOCK = a single such block (a loop of row reductions); MATRIX = a 2-D grid (block x =
 row, block y = chunk of BLOCK columns) for the matrix-compression passes; COOPERATIVE = a grid of
-BLOCK-thread blocks small enough to be co-resident (grid-wide barriers; one block under the
-simulator), looping over elements with a grid stride.
+BLOCK-thread blocks, one per tile of TILE_COLS columns as far as they can be co-resident (grid-wide
+barriers; one block under the simulator), looping over elements and tiles with a grid stride.
 """
 from __future__ import annotations
 
@@ -23,32 +23,40 @@ import numpy as np
 from numba import float64, int32, int64
 
 from ..targets import simulator_enabled
-from .hungarian_cpu import (DELTA, DUALS, FOUND, FRONT, INFEAS, ITERS, KEEP_FLAGGED, LEVELS, NNZ, OVERFLOW,
-                            TREE, augment_body, col_min_body, col_min_tree_rows_body, dual_classical_body,
-                            dual_tree_body, expand_classical_body, expand_tree_body, is_tight, keep_entry,
-                            reset_search_body, reverse_body, row_min_part)
+from .hungarian_cpu import (DELTA, DUALS, FOUND, FOUND0, FRONT, INFEAS, ITERS, KEEP_FLAGGED, LEVELS, MIN0, NNZ,
+                            OVERFLOW, QUEUE0, TREE, augment_body, col_min_body, col_min_tree_rows_body, cost_at,
+                            dual_classical_body, dual_tree_body, expand_classical_body, expand_tree_body, is_tight,
+                            keep_entry, reset_search_body, reverse_body, row_min_part)
 
 cuda = None  # numba.cuda, bound by _bind_cuda(); a module global so the simulator can swap it
-compact_block = None  # device functions compiled from _compact_block / _min_block by _bind_cuda()
-min_block = None
+compact_block = None  # device functions compiled from _compact_block / _min_block / _queue_column
+min_block = None  # by _bind_cuda()
+queue_column = None
 
 # The simulator runs one Python thread per CUDA thread: keep its blocks tiny.
 _SIM = simulator_enabled()
 BLOCK = 4 if _SIM else 256
 SCAN_BLOCK = 4 if _SIM else 1024
 ROW_BLOCK = 4 if _SIM else 256
+# Cooperative forward pass: a tile of TILE_COLS columns x TILE_SLICES slices of the frontier rows per
+# block. Folding the frontier into a column is a chain of dependent loads (row index, then cost), so
+# its latency, not bandwidth, bounds a BFS level: 16 slices cut the chain 16-fold, while 16
+# consecutive columns (64 B of float32) keep a half warp's loads on whole 32-byte sectors.
+TILE_COLS = 2 if _SIM else 16
+TILE_SLICES = BLOCK // TILE_COLS
 
 EACH, SINGLE, ROWS, MATRIX, ONE_ROW_BLOCK, COOPERATIVE = ("each", "single", "rows", "matrix", "one-row-block",
                                                         "cooperative")
 
 
 def _bind_cuda():
-    global cuda, compact_block, min_block
+    global cuda, compact_block, min_block, queue_column
     if cuda is None:
         from numba import cuda as numba_cuda
         cuda = numba_cuda
         compact_block = cuda.jit(device=True)(_compact_block)
         min_block = cuda.jit(device=True)(_min_block)
+        queue_column = cuda.jit(device=True)(_queue_column)
     return cuda
 
 
@@ -279,63 +287,179 @@ def clear(n, values):
         values[k] = 0
 
 
-def solve_tree(n, n_real, C, u, v, Ar, Ac, Vr, Vc, Pr, Pc, Sr, Sc, slack, row_next, col_rev, root_aug, path_len,
-               F, counters, scal, matched_log, log_start, max_iters, tol):
-    """The whole alternating-tree loop in one cooperative launch: the same steps as the host loop
+def _queue_column(j, Ac, Vc, Pr, col_rev, counters, queue, qslot, fslot):
+    """Column j became tight (its predecessor is set): a free column ends an augmenting path; an
+    assigned one is covered and its row appended to the next frontier (an atomic queue instead of
+    the flag array + block-0 prefix sum; a row is queued at most once per phase). The row's Vr is
+    cleared when that frontier is expanded, not here: the dual pass reads Vr while it queues."""
+    Vc[j] = 1
+    i = Ac[j]
+    if i < 0:
+        col_rev[j] = 1
+        counters[fslot] = 1
+    else:
+        Pr[i] = j
+        queue[cuda.atomic.add(counters, qslot, 1)] = i
+
+
+def solve_tree(n, n_real, C, u, v, Ar, Ac, Vr, Vc, Pr, Pc, Sr, Sc, slack, F, F2, root_aug, path_len, col_rev,
+               counters, scal, matched_log, log_start, max_iters, tol):
+    """The whole alternating-tree loop in one cooperative launch: the steps of the host loop
     (optimality check, BFS levels, dual updates, reverse and augmentation passes), separated by
     grid-wide barriers instead of kernel launches; every branch is taken by all threads alike,
-    on values read between two barriers. Block 0 does the single-block compactions and
-    reductions. Stops when all rows are assigned, when infeasible, or after ``max_iters``
-    augmentations (the host relaunches; with a listener it reports each one)."""
+    on values read after a barrier. Stops when all rows are assigned, when infeasible, or after
+    ``max_iters`` augmentations (the host relaunches; with a listener it reports each one).
+
+    One barrier per BFS level and one per dual update. Pass p reads the frontier length and the
+    minimum uncovered slack from slots p % 3, appends the next frontier (F / F2 alternate) and
+    folds the new minimum into slots (p + 1) % 3, and resets slots (p + 2) % 3, which every
+    thread finished reading before the previous barrier. The forward pass works on tiles of
+    TILE_COLS columns x TILE_SLICES slices of the frontier rows (coalesced loads along a row, the
+    slices' minima merged in shared memory) and produces the minimum slack for the dual update,
+    so a dual update is one pass: u, v, slacks, and the columns it makes tight."""
+    sh_val = cuda.shared.array(BLOCK, float64)
+    sh_row = cuda.shared.array(BLOCK, int32)
     grid = cuda.cg.this_grid()
     g = cuda.grid(1)
     stride = cuda.gridsize(1)
-    first = cuda.blockIdx.x == 0
+    t = cuda.threadIdx.x
+    lane = t % TILE_COLS
+    piece = t // TILE_COLS
+    n_tiles = (n + TILE_COLS - 1) // TILE_COLS
+    if g == 0:
+        for q in range(3):
+            counters[QUEUE0 + q] = 0
+            counters[FOUND0 + q] = 0
+            scal[MIN0 + q] = np.inf
+    grid.sync()
+    p = 0  # pass number, the same in every thread
     it = 0
     while True:
-        for k in range(g, n, stride):  # optimality check
-            reset_search_body(k, Ar, Vr, Vc, Pr, Pc, Sr, Sc, slack, row_next, col_rev, root_aug)
+        # optimality check: clear the forest; the free rows are the first frontier
+        qnext = QUEUE0 + (p + 1) % 3
+        nxt = F if (p + 1) % 2 == 0 else F2
+        for k in range(g, n, stride):
+            assigned = Ar[k] >= 0
+            Vr[k] = 1 if assigned else 0
+            Vc[k] = 0
+            Pr[k] = -1
+            Pc[k] = -1
+            Sr[k] = -1
+            Sc[k] = -1
+            slack[k] = np.inf
+            col_rev[k] = 0
+            root_aug[k] = 0
+            if not assigned:
+                nxt[cuda.atomic.add(counters, qnext, 1)] = k
         if g == 0:
-            counters[FOUND] = 0
+            counters[QUEUE0 + (p + 2) % 3] = 0
+            counters[FOUND0 + (p + 2) % 3] = 0
+            scal[MIN0 + (p + 2) % 3] = np.inf
         grid.sync()
-        if first:
-            compact_block(n, row_next, F, counters, FRONT, KEEP_FLAGGED)
-        grid.sync()
-        free = counters[FRONT]
+        p += 1
+        free = counters[QUEUE0 + p % 3]
         stop = counters[INFEAS] != 0
         if g == 0:
             matched_log[log_start + it] = n - free
-        grid.sync()
         if free == 0 or stop or it >= max_iters:
             break
-        while True:  # augmenting path search
-            fsize = counters[FRONT]
-            found = counters[FOUND]
-            grid.sync()  # all have read before the step below changes them
-            if fsize == 0:
-                if found != 0:
+        found = False  # a free column was reached in this phase (the same in every thread)
+        while True:  # augmenting path search, one pass per barrier
+            fsize = counters[QUEUE0 + p % 3]
+            found = found or counters[FOUND0 + p % 3] != 0
+            qnext = QUEUE0 + (p + 1) % 3
+            fnext = FOUND0 + (p + 1) % 3
+            cur = F if p % 2 == 0 else F2
+            nxt = F if (p + 1) % 2 == 0 else F2
+            if fsize == 0 and found:
+                break  # every tree has stopped growing; some reached a free column
+            if g == 0:
+                counters[QUEUE0 + (p + 2) % 3] = 0
+                counters[FOUND0 + (p + 2) % 3] = 0
+                scal[MIN0 + (p + 2) % 3] = np.inf
+            if fsize == 0:  # dual update by the minimum slack the last forward pass left
+                delta = scal[MIN0 + p % 3]
+                if delta == np.inf:  # Hall's condition fails
+                    if g == 0:
+                        counters[INFEAS] = 1
+                    stop = True
                     break
-                if first:  # dual update
-                    min_block(n, slack, Vc, scal, counters)
-                    if cuda.threadIdx.x == 0:
-                        counters[DUALS] += 1
-                grid.sync()
-                delta = scal[DELTA]
-                if delta == np.inf:
-                    stop = True  # block 0 flagged INFEAS
-                    break
+                if g == 0:
+                    scal[DELTA] = delta
+                    counters[DUALS] += 1
                 for k in range(g, n, stride):
-                    dual_tree_body(k, u, v, Vr, Vc, slack, delta)
-                grid.sync()
-            for j in range(g, n, stride):  # forward pass, one BFS level
-                expand_tree_body(j, n_real, fsize, F, C, u, v, Ac, Vc, Vr, Pc, Pr, slack, row_next, col_rev,
-                                 counters, tol)
-            grid.sync()
-            if first:
-                compact_block(n, row_next, F, counters, FRONT, KEEP_FLAGGED)
-                if cuda.threadIdx.x == 0 and fsize > 0:
+                    if Vr[k] == 0:
+                        u[k] += delta
+                    if Vc[k] != 0:
+                        v[k] -= delta
+                    else:
+                        s = slack[k] - delta
+                        slack[k] = s
+                        if s <= tol:  # the column the minimum came from, and ties
+                            queue_column(k, Ac, Vc, Pr, col_rev, counters, nxt, qnext, fnext)
+            else:  # forward pass, one BFS level
+                if g == 0:
                     counters[LEVELS] += 1
+                for k in range(g, fsize, stride):
+                    Vr[cur[k]] = 0  # the frontier's rows are in the forest (uncovered)
+                low = np.inf
+                for tile in range(cuda.blockIdx.x, n_tiles, cuda.gridDim.x):  # the same count in a block
+                    j = tile * TILE_COLS + lane
+                    active = j < n
+                    if active:
+                        active = Vc[j] == 0
+                    best = np.inf
+                    best_row = -1
+                    if active:  # this slice's rows, two at a time (two loads in flight), in order
+                        vj = v[j]
+                        k = piece
+                        while k + TILE_SLICES < fsize:
+                            i0 = cur[k]
+                            i1 = cur[k + TILE_SLICES]
+                            d0 = cost_at(C, n_real, i0, j) - u[i0] - vj
+                            d1 = cost_at(C, n_real, i1, j) - u[i1] - vj
+                            if d0 < best:
+                                best = d0
+                                best_row = i0
+                            if d1 < best:
+                                best = d1
+                                best_row = i1
+                            k += 2 * TILE_SLICES
+                        if k < fsize:
+                            i0 = cur[k]
+                            d0 = cost_at(C, n_real, i0, j) - u[i0] - vj
+                            if d0 < best:
+                                best = d0
+                                best_row = i0
+                    sh_val[t] = best
+                    sh_row[t] = best_row
+                    cuda.syncthreads()
+                    if piece == 0 and active:
+                        best = slack[j]
+                        best_row = Pc[j]
+                        for q in range(TILE_SLICES):
+                            d = sh_val[q * TILE_COLS + lane]
+                            if d < best:
+                                best = d
+                                best_row = sh_row[q * TILE_COLS + lane]
+                        slack[j] = best
+                        Pc[j] = best_row
+                        if best <= tol:
+                            queue_column(j, Ac, Vc, Pr, col_rev, counters, nxt, qnext, fnext)
+                        elif best < low:
+                            low = best
+                    cuda.syncthreads()
+                sh_val[t] = low  # the block's minimum uncovered slack, one atomic per block
+                cuda.syncthreads()
+                if t == 0:
+                    for q in range(1, TILE_COLS):
+                        if sh_val[q] < low:
+                            low = sh_val[q]
+                    if low < np.inf:
+                        cuda.atomic.min(scal, MIN0 + (p + 1) % 3, low)
+                cuda.syncthreads()
             grid.sync()
+            p += 1
         if stop:
             break
         for j in range(g, n, stride):  # reverse pass
@@ -347,6 +471,7 @@ def solve_tree(n, n_real, C, u, v, Ar, Ac, Vr, Vc, Pr, Pc, Sr, Sc, slack, row_ne
         it += 1
     if g == 0:
         counters[ITERS] = it
+        counters[FRONT] = counters[QUEUE0 + p % 3]
 
 
 KINDS = {"row_min": ROWS, "col_min": EACH, "reset_search": EACH, "compact": SINGLE, "expand_tree": EACH,
@@ -400,7 +525,8 @@ class CudaLauncher:
                 blocks = 1  # the simulator runs cooperative grids of one block only
             else:
                 compiled = kernel.compile(tuple(kernel.typeof_pyval(a) for a in args))
-                blocks = min(max(1, (size + BLOCK - 1) // BLOCK), compiled.max_cooperative_grid_blocks(BLOCK))
+                # one block per column tile (>= one per SM from n ~ 2000), as many as can be co-resident
+                blocks = min(max(1, (size + TILE_COLS - 1) // TILE_COLS), compiled.max_cooperative_grid_blocks(BLOCK))
             self.launches += 1
             kernel[blocks, BLOCK](*args)
             return
