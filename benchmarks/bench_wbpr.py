@@ -206,7 +206,7 @@ def workload_spread(problem, backend: str, budget: Budget, log) -> dict:
 def bench_wbpr(problem, backend, repeats, budget, reference_value, log) -> dict:
     from solvers.flow.wbpr import run as wbpr_run
     runs = {}
-    for mode, csr in COMBOS:
+    for mode, csr in sorted(COMBOS, key=lambda combo: combo[0] != "vc"):  # vc first: the budget cuts tc, not vc
         name = f"{mode}+{csr}"
         if budget.left() < 1:
             runs[name] = {"skipped": "time budget"}

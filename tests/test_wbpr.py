@@ -257,6 +257,70 @@ def test_parallel_planning_gives_the_same_flow_every_time(monkeypatch):
             assert_is_flow(net, sol.flow, oracle_flow_value(net))
 
 
+def star_network(leaves: int = 12) -> FlowNetwork:
+    """source -> hub -> leaves -> sink, some leaves also back into the hub: the hub and the sink have many
+    arcs (with a small HUB_CHUNK both are split into pieces). Max flow: sum of min(i, 3) for i = 1..leaves."""
+    leaf = np.arange(2, 2 + leaves)
+    sink = 2 + leaves
+    tail = np.concatenate([[0], np.full(leaves, 1), leaf, leaf[:4]])
+    head = np.concatenate([[1], leaf, np.full(leaves, sink), np.full(4, 1)])
+    cap = np.concatenate([[10 * leaves], np.arange(1, leaves + 1), np.full(leaves, 3), np.full(4, 2)])
+    return FlowNetwork.from_edges(sink + 1, tail, head, cap, 0, sink)
+
+
+def test_hub_pieces_cover_every_arc_once_and_keep_the_lowest_key():
+    from solvers.flow import _wbpr_steps as steps
+    assert [steps.hub_pieces(c, 4) for c in (0, 3, 4, 5, 8, 9)] == [0, 0, 0, 2, 2, 3]
+    rng = np.random.default_rng(3)
+    for seed in range(20):
+        net = random_network(seed)
+        g = rs.build_residual(net, ("rcsr", "bcsr")[seed % 2])
+        residual = g.residual * rng.integers(0, 2, g.residual.size)
+        height = rng.integers(0, net.n_vertices, net.n_vertices).astype(np.int32)
+        for u in range(net.n_vertices):
+            count = rs.arc_count(g.layout, u, g.arrays[0], g.arrays[2])
+            whole = steps.lowest_arc(g.layout, u, 0, 1, g.m, *g.arrays, residual, height)
+            chunk = 3
+            pieces = [steps.lowest_arc_upto(g.layout, u, lo + lane, min(lo + chunk, count), 2, g.m, *g.arrays,
+                                            residual, height)
+                      for lo in range(0, count, chunk) for lane in range(2)]
+            assert min(pieces, default=steps.NO_ARC) == whole
+            scanned = sum(steps.arcs_scanned(min(lo + chunk, count) - lo, lane, 2)
+                          for lo in range(0, count, chunk) for lane in range(2))
+            assert scanned == count
+
+
+@pytest.mark.parametrize("mode,csr", COMBOS)
+def test_split_hubs_give_the_same_flows(monkeypatch, mode, csr):
+    """HUB_CHUNK shrunk so most vertices are hubs: values still match the oracles, and the cpu plans
+    (hence flows) are exactly those of the unsplit run."""
+    from solvers.flow import _wbpr_steps as steps
+    nets = [star_network(), star_network(40), _skewed_network()] + [random_network(s) for s in range(0, 60, 3)]
+    unsplit = [wbpr.run(net, "cpu", solvers.telemetry.NULL, mode=mode, csr=csr) for net in nets]
+    monkeypatch.setattr(steps, "HUB_CHUNK", 2)
+    for net, before in zip(nets, unsplit):
+        result = solvers.solve(net, "wbpr", backend="cpu", mode=mode, csr=csr)
+        assert result.certified and result.value == oracle_flow_value(net)
+        np.testing.assert_array_equal(result.flow, before.flow)
+    assert solvers.solve(star_network(), "wbpr", backend="cpu").value == 1 + 2 + 3 * 10
+
+
+def test_split_hub_spreads_the_vc_workload(monkeypatch):
+    """A 600-arc hub on one warp vs in pieces of 64 arcs: the busiest warp does less, the spread halves."""
+    from solvers.flow import _wbpr_steps as steps
+    net = _skewed_network()
+
+    def busiest_and_spread(chunk):
+        monkeypatch.setattr(steps, "HUB_CHUNK", chunk)
+        rec = Recorder(snapshot_interval=0.0)
+        assert solvers.solve(net, "wbpr", backend="cpu", observer=rec, mode="vc", csr="rcsr").certified
+        record = rec.record()
+        return max(s.data["modelled"].max() for s in record.snapshots if s.kind == "workload"), _spread(record, "vc")
+
+    (whole_max, whole_spread), (split_max, split_spread) = busiest_and_spread(1024), busiest_and_spread(64)
+    assert split_max < 0.7 * whole_max and split_spread < whole_spread / 2
+
+
 # ---------------------------------------------------------------------------------------------
 # matching through max flow
 
@@ -440,12 +504,19 @@ for i, (mode, csr) in enumerate({combos}):
         "workload_keys": sorted({{k for s in work for k in s.data}}),
         "warps": sorted({{int(s.data["modelled"].size) for s in work}}), "threads": r.stats["threads"],
         "meta": sorted({{(s.meta["mode"], s.meta["csr"], s.meta["kernel"]) for s in work}})}}
+from solvers.flow import _wbpr_steps as steps
+steps.HUB_CHUNK = 4  # the star's hub and sink, and many random vertices, become split hubs
+out["hubs"] = []
+for i, (mode, csr) in enumerate({combos}):
+    for name, net in [("star", star_network()), (8 + i, random_network(8 + i))]:
+        r = solvers.solve(net, "wbpr", backend="cudasim", mode=mode, csr=csr, cycles=4)
+        out["hubs"].append([mode, csr, name, r.value, bool(r.certified), r.certificate.summary()])
 print(json.dumps(out))
 """
 
 
 def test_cudasim_flows_matchings_repeats_and_telemetry(run_cudasim):
-    helpers = "\n".join(inspect.getsource(f) for f in (random_network, random_bipartite))
+    helpers = "\n".join(inspect.getsource(f) for f in (random_network, random_bipartite, star_network))
     code = CUDASIM_CODE.format(helpers=f"BIG = {BIG}\n" + helpers, combos=repr(COMBOS))
     out = json.loads(run_cudasim(code).strip().splitlines()[-1])
     assert len(out["flows"]) == 4 * 14
@@ -457,6 +528,10 @@ def test_cudasim_flows_matchings_repeats_and_telemetry(run_cudasim):
     expected = oracle_flow_value(random_network(14))
     assert len(out["repeats"]) == 8 and all(c and v == expected for *_, v, c in out["repeats"])
     assert [(v, c) for *_, v, c in out["edge_cases"]] == [(0, True), (BIG, True)] * 4
+    assert len(out["hubs"]) == 4 * 2
+    for mode, csr, name, value, certified, summary in out["hubs"]:
+        net = star_network() if name == "star" else random_network(name)
+        assert certified and value == oracle_flow_value(net), (mode, csr, name, summary)
     for combo, tel in out["telemetry"].items():
         mode, csr = combo.split("-")
         assert tel["certified"] and {"push-relabel", "global-relabel"} <= set(tel["phases"])

@@ -54,6 +54,33 @@ def test_generated_networks_match_scipy(mode, csr):
         assert result.certified and result.value == _scipy_value(net)
 
 
+def _hub_network() -> FlowNetwork:
+    """Power-law-like: a few vertices with thousands of arcs (many HUB_CHUNK pieces) amid short-degree ones."""
+    rng = np.random.default_rng(8)
+    n, m = 20000, 120000
+    weights = rng.permutation(np.arange(1, n + 1, dtype=np.float64) ** -0.9)
+    cdf = np.cumsum(weights) / weights.sum()
+    tail = np.minimum(np.searchsorted(cdf, rng.random(m)), n - 1)
+    head = np.minimum(np.searchsorted(cdf, rng.random(m)), n - 1)
+    keep = tail != head
+    tail, head = tail[keep], head[keep]
+    source, sink = (int(v) for v in np.argsort(np.bincount(tail, minlength=n) + np.bincount(head, minlength=n))[-2:])
+    cap = rng.integers(1, 50, tail.size)
+    return FlowNetwork.from_edges(n, tail, head, cap, source, sink)
+
+
+@pytest.mark.parametrize("mode,csr", COMBOS)
+def test_hub_network_matches_scipy(mode, csr):
+    from solvers.flow import _wbpr_steps as steps
+    net = _hub_network()
+    degrees = np.bincount(net.tail, minlength=net.n_vertices) + np.bincount(net.head, minlength=net.n_vertices)
+    assert degrees.max() > 8 * steps.HUB_CHUNK  # the hub path really runs
+    expected = _scipy_value(net)
+    for _ in range(5):
+        result = solvers.solve(net, "wbpr", backend="cuda", mode=mode, csr=csr)
+        assert result.certified and result.value == expected
+
+
 @pytest.mark.parametrize("mode,csr", COMBOS)
 def test_matching_is_maximum(mode, csr):
     graph = solvers.generate("powerlaw-bipartite", rows=5000, cols=3000, edges=30000, seed=4)

@@ -18,6 +18,14 @@ from .residual import arc_at, arc_count, reverse_slot
 NO_ARC = np.iinfo(np.int64).max
 ORDINAL_MASK = (1 << 32) - 1
 
+# Hub splitting (beyond the paper): a vertex with more than HUB_CHUNK arcs is cut into pieces of
+# HUB_CHUNK arcs, each scanned by its own warp (vc push-relabel: the pieces' minima meet in an atomic
+# min, the hub is applied after a grid sync; global relabel: each piece expands the BFS on its own),
+# so a power-law hub costs one warp-round of at most HUB_CHUNK / 32 arcs per lane instead of deg / 32
+# (or deg, for one BFS thread). The min over pieces equals the min over all arcs (the key holds the
+# ordinal), so the plan is the same as without splitting.
+HUB_CHUNK = 256
+
 # slots of the int64 status array written by a global relabel (the host's termination check)
 TOTAL, SOURCE_EXCESS, SINK_EXCESS, ACTIVE, LEVELS, STRANDED = range(6)
 STATUS_SLOTS = 8
@@ -32,9 +40,15 @@ def is_active(u, n, source, sink, height, excess):
 @register_jitable
 def lowest_arc(layout, u, first, step, m, a0, a1, a2, a3, a4, residual, height):
     """Min key over u's residual arcs numbered first, first+step, ... (step 1: one thread; 32: one lane)."""
+    return lowest_arc_upto(layout, u, first, arc_count(layout, u, a0, a2), step, m, a0, a1, a2, a3, a4,
+                           residual, height)
+
+
+@register_jitable
+def lowest_arc_upto(layout, u, first, stop, step, m, a0, a1, a2, a3, a4, residual, height):
+    """Min key over u's residual arcs numbered first, first+step, ... below ``stop`` (one hub piece)."""
     best = NO_ARC
-    count = arc_count(layout, u, a0, a2)
-    for k in range(first, count, step):
+    for k in range(first, stop, step):
         v, slot = arc_at(layout, u, k, m, a0, a1, a2, a3, a4)
         if residual[slot] > 0:
             key = (np.int64(height[v]) << 32) | np.int64(k)
@@ -49,6 +63,14 @@ def arcs_scanned(count, first, step):
     if first >= count:
         return 0
     return (count - first + step - 1) // step
+
+
+@register_jitable
+def hub_pieces(count, chunk):
+    """Pieces a vertex with ``count`` arcs is split into: 0 when it is not a hub (count <= chunk)."""
+    if count <= chunk:
+        return 0
+    return (count + chunk - 1) // chunk
 
 
 @register_jitable

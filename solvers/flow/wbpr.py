@@ -2,7 +2,9 @@
 
 The lock-free push-relabel of He & Hong (the paper's Algorithm 1) on an O(V+E) residual layout
 (``csr``: RCSR or BCSR, solvers.flow.residual), thread-centric (``mode=tc``, one thread per vertex)
-or vertex-centric (``mode=vc``, Algorithm 2: an active-vertex queue and one warp per active vertex).
+or vertex-centric (``mode=vc``, Algorithm 2: an active-vertex queue and one warp per active vertex;
+beyond the paper, a hub with more than _wbpr_steps.HUB_CHUNK arcs is split into pieces of that many
+arcs, one warp each, in the vc kernel and in the device global relabel, see solvers.flow.wbpr_kernels).
 
 Host loop (one code path for every backend; the engines in wbpr_cpu / wbpr_kernels do the steps):
   preflow: saturate the source's arcs; Excess_total = what left the source.

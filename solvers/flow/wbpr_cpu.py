@@ -11,7 +11,9 @@ lock-free algorithm: the expensive arc scans run in parallel, the O(active) upda
 
 ``mode`` tc and vc plan the same vertices on CPU; they differ in what is modelled: the per-warp
 work of the GPU kernel they stand for (tc: thread v owns vertex v and scans all its arcs; vc: queue
-entry i goes to warp i mod n_warps, whose lane l scans arcs l, l+32, ...; both: every cycle each
+entry i goes to warp i mod n_warps, whose lane l scans arcs l, l+32, ...; a hub, a vertex with more
+than HUB_CHUNK arcs, becomes pieces of HUB_CHUNK arcs queued after the other entries, one warp each,
+and one thread applies it (solvers.flow.wbpr_kernels); both: every cycle each
 lane checks its vertices for activity, v = lane, lane + threads, ...), and vc stops a launch as soon
 as no vertex is active (the paper's early exit), tc runs all its cycles. The modelled grid has one
 lane per vertex (vc: at most MODELLED_WARPS warps, a co-resident grid), so tc and vc compare on
@@ -25,8 +27,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from . import _wbpr_steps as steps
 from ._wbpr_steps import (ACTIVE, LEVELS, SINK_EXCESS, SOURCE_EXCESS, STRANDED, TOTAL, arcs_scanned,
-                          is_active, lowest_arc, plan_vertex)
+                          hub_pieces, is_active, lowest_arc, plan_vertex)
 from .residual import arc_at, arc_count, reverse_slot
 
 # arcs to scan below which one cycle's planning stays on one core (waking worker threads costs more)
@@ -49,7 +52,7 @@ def _plan(i, layout, n, m, a0, a1, a2, a3, a4, residual, height, excess, queue,
 
 
 @njit(cache=True, parallel=True)
-def push_relabel_launch(layout, vertex_centric, n, m, source, sink, cycles, n_warps, parallel_min_arcs,
+def push_relabel_launch(layout, vertex_centric, n, m, source, sink, cycles, n_warps, parallel_min_arcs, chunk,
                         a0, a1, a2, a3, a4, residual, height, excess, queue,
                         plan_nbr, plan_slot, plan_back, plan_amount, plan_height, lane_work, counters):
     """One launch of ``cycles`` cycles; returns the cycles run. lane_work: modelled work per lane.
@@ -60,11 +63,15 @@ def push_relabel_launch(layout, vertex_centric, n, m, source, sink, cycles, n_wa
     for _ in range(cycles):
         count = 0
         arcs = 0
+        small = 0  # vc model: queue entries that are not hubs (a hub's pieces come after them)
         for u in range(n):
             if is_active(u, n, source, sink, height, excess):
                 queue[count] = u
                 count += 1
-                arcs += arc_count(layout, u, a0, a2)
+                degree = arc_count(layout, u, a0, a2)
+                arcs += degree
+                if hub_pieces(degree, chunk) == 0:
+                    small += 1
         ran += 1
         if count == 0:
             if vertex_centric:
@@ -78,6 +85,9 @@ def push_relabel_launch(layout, vertex_centric, n, m, source, sink, cycles, n_wa
             for i in range(count):
                 _plan(i, layout, n, m, a0, a1, a2, a3, a4, residual, height, excess, queue,
                       plan_nbr, plan_slot, plan_back, plan_amount, plan_height)
+        small_entry = 0
+        piece_entry = small
+        hub = 0
         for i in range(count):  # apply the plans in order (see the module docstring)
             u = queue[i]
             amount = plan_amount[i]
@@ -91,11 +101,24 @@ def push_relabel_launch(layout, vertex_centric, n, m, source, sink, cycles, n_wa
                 height[u] = plan_height[i]
                 counters[1] += 1
             degree = arc_count(layout, u, a0, a2)
-            if vertex_centric:
-                base = (i % n_warps) * WARP
+            split = hub_pieces(degree, chunk)
+            if vertex_centric and split == 0:  # one warp: lanes over the arcs, lane 0 applies
+                base = (small_entry % n_warps) * WARP
+                small_entry += 1
                 for lane in range(WARP):
                     lane_work[base + lane] += arcs_scanned(degree, lane, WARP)
                 lane_work[base] += 1
+            elif vertex_centric:  # a hub: the scan appends its pieces, one warp each, then a thread applies
+                lane_work[(u % lane_work.size)] += split
+                for piece in range(split):
+                    base = (piece_entry % n_warps) * WARP
+                    piece_entry += 1
+                    piece_arcs = min(chunk, degree - piece * chunk)
+                    for lane in range(WARP):
+                        lane_work[base + lane] += arcs_scanned(piece_arcs, lane, WARP)
+                    lane_work[base] += 1  # the atomic min
+                lane_work[hub % lane_work.size] += 1
+                hub += 1
             else:
                 lane_work[u % lane_work.size] += degree + 1
     threads = lane_work.size
@@ -151,6 +174,7 @@ class CpuEngine:
     def __init__(self, graph, vertex_centric: bool, source: int, sink: int, excess, total: int):
         self.graph = graph
         self.parallel_min_arcs = PARALLEL_MIN_ARCS
+        self.chunk = int(steps.HUB_CHUNK)  # only shapes the vc workload model here (the plans are the same)
         self.vertex_centric = vertex_centric
         self.source, self.sink = source, sink
         n = graph.n
@@ -172,7 +196,8 @@ class CpuEngine:
     def push_relabel(self, cycles: int, measured: bool = False) -> None:
         g = self.graph
         push_relabel_launch(g.layout, self.vertex_centric, g.n, g.m, self.source, self.sink, cycles,
-                            self.n_warps, self.parallel_min_arcs, *g.arrays, self.residual_, self.height, self.excess_,
+                            self.n_warps, self.parallel_min_arcs, self.chunk, *g.arrays, self.residual_, self.height,
+                            self.excess_,
                             self.queue, *self.plans, self.lane_work, self.counters_)
 
     def global_relabel(self, root: int, blocked: int) -> None:

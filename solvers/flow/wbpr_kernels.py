@@ -9,12 +9,20 @@ Import only on the cuda / cudasim path (it imports numba.cuda).
   the grid appends active vertices to a queue (atomic add), grid sync, one warp per queue entry
   takes the min over the entry's arcs (lane l scans arcs l, l+32, ...; then a warp min-reduction:
   shuffles on cuda, shared memory under the simulator, which has no shuffles), lane 0 pushes or
-  relabels, grid sync; an empty queue ends the launch early. The queue counter is double-buffered
-  by cycle parity so one thread can clear the next cycle's counter without a third sync.
+  relabels, grid sync; an empty queue ends the launch early. The queue counters are double-buffered
+  by cycle parity so one thread can clear the next cycle's counters without another sync.
+  Hubs (beyond the paper; _wbpr_steps.HUB_CHUNK): an active vertex with more arcs than the chunk
+  is queued as pieces of HUB_CHUNK arcs after the ordinary entries, one warp per piece; each piece's
+  warp minimum meets the others in ``hub_key`` (atomic min; the key holds the arc ordinal, so the
+  result is the whole scan's), and after the cycle's grid sync one thread per hub pushes or
+  relabels it, then one more grid sync (only in cycles with an active hub; every thread read the
+  same hub count) so the next scan sees it. A 90k-arc hub thus costs one round of 8 arcs per lane,
+  not 2,800.
 * ``global_relabel``: one cooperative launch; level-synchronous backward BFS from ``root`` over
-  residual arcs (frontier queues, claims by atomic CAS on the height, grid sync per level; the
-  frontier counters are triple-buffered by level), then the Excess_total bookkeeping and the
-  status slots the host polls.
+  residual arcs, one warp per frontier vertex (lanes over its arcs) and hubs split into pieces as
+  above, so no thread walks a hub's arcs alone (frontier queues, claims by atomic CAS on the
+  height, grid sync per level; the frontier counters are triple-buffered by level), then the
+  Excess_total bookkeeping and the status slots the host polls.
 
 Every launch records the modelled work per lane (Eq. 1: arcs scanned + pushes/relabels, plus one
 per vertex checked for activity; the host takes the max over each warp's lanes). The *measured*
@@ -32,8 +40,10 @@ import numpy as np
 from numba import cuda, types
 
 from ..targets import simulator_enabled
-from ._wbpr_steps import (ACTIVE, LEVELS, NO_ARC, SINK_EXCESS, SOURCE_EXCESS, STATUS_SLOTS, STRANDED,
-                          TOTAL, arcs_scanned, is_active, lowest_arc, plan_vertex)
+from . import _wbpr_steps as steps
+from ._wbpr_steps import (ACTIVE, LEVELS, NO_ARC, ORDINAL_MASK, SINK_EXCESS, SOURCE_EXCESS,
+                          STATUS_SLOTS, STRANDED, TOTAL, arcs_scanned, hub_pieces, is_active, lowest_arc,
+                          lowest_arc_upto, plan_vertex)
 from .residual import arc_at, arc_count, reverse_slot
 
 CLOCK_SOURCE = str(Path(__file__).with_name("clock64.cu"))
@@ -49,9 +59,10 @@ _idx = types.int32[::1]
 _res = types.int64[::1]
 _graph = (_i64, _i64, _i64, _i64, _i64, _i64, _idx, _idx, _idx, _idx, _idx)  # layout n m source sink cycles a0..a4
 TC_SIG = types.void(*_graph, _res, _idx, _res, _res, _res, _res)
-VC_SIG = types.void(*_graph, _res, _idx, _res, _idx, _idx, _res, _res, _res)
-GR_SIG = types.void(_i64, _i64, _i64, _i64, _i64, _i64, _i64, _idx, _idx, _idx, _idx, _idx,
-                    _res, _idx, _res, _idx, _idx, _idx, _idx, _res)
+_vc_graph = _graph[:6] + (_i64,) + _graph[6:]  # ... cycles, chunk, a0..a4
+VC_SIG = types.void(*_vc_graph, _res, _idx, _res, _idx, _idx, _idx, _res, _res, _res, _res, _res)
+GR_SIG = types.void(_i64, _i64, _i64, _i64, _i64, _i64, _i64, _i64, _idx, _idx, _idx, _idx, _idx,
+                    _res, _idx, _res, _idx, _idx, _idx, _res, _res, _idx, _res)
 
 
 @cuda.jit(device=True)
@@ -138,8 +149,9 @@ def _make_tc(clock, measure):
 
 
 def _make_vc(clock, measure, warp_min):
-    def vc_push_relabel(layout, n, m, source, sink, cycles, a0, a1, a2, a3, a4,
-                        residual, height, excess, queue, queue_count, lane_work, counters, warp_cycles):
+    def vc_push_relabel(layout, n, m, source, sink, cycles, chunk, a0, a1, a2, a3, a4,
+                        residual, height, excess, queue, queue_count, hubs, hub_key, pieces,
+                        lane_work, counters, warp_cycles):
         grid = cuda.cg.this_grid()
         tid = cuda.grid(1)
         threads = cuda.gridsize(1)
@@ -152,50 +164,93 @@ def _make_vc(clock, measure, warp_min):
         pushes = np.int64(0)
         relabels = np.int64(0)
         for cycle in range(cycles):
-            parity = cycle & 1
+            base = 3 * (cycle & 1)  # queue_count[base + 0, 1, 2]: vertices, hubs, hub pieces
             if measure and lane == 0:
                 start = clock()
-            for u in range(tid, n, threads):  # scan: fill the active-vertex queue
+            for u in range(tid, n, threads):  # scan: fill the active-vertex queue (hubs: their pieces)
                 work += 1
                 if is_active(u, n, source, sink, height, excess):
-                    queue[cuda.atomic.add(queue_count, parity, 1)] = u
+                    split = hub_pieces(arc_count(layout, u, a0, a2), chunk)
+                    if split == 0:
+                        queue[cuda.atomic.add(queue_count, base, 1)] = u
+                    else:
+                        j = cuda.atomic.add(queue_count, base + 1, 1)
+                        hubs[j] = u
+                        hub_key[j] = NO_ARC
+                        first = cuda.atomic.add(queue_count, base + 2, split)
+                        for piece in range(split):
+                            pieces[first + piece] = (np.int64(j) << 32) | np.int64(piece)
+                        work += split
             if measure:
                 cuda.syncwarp(FULL_MASK)
                 if lane == 0:
                     busy += clock() - start
             grid.sync()
-            size = queue_count[parity]
-            if size == 0:
+            size = queue_count[base]
+            n_hubs = queue_count[base + 1]
+            total = size + queue_count[base + 2]
+            if size + n_hubs == 0:
                 break
-            if tid == 0:
-                queue_count[1 - parity] = 0  # last read before the previous cycle's closing sync
+            if tid == 0:  # last read before the previous cycle's closing sync
+                queue_count[3 - base] = 0
+                queue_count[4 - base] = 0
+                queue_count[5 - base] = 0
             if measure and lane == 0:
                 start = clock()
-            rounds = (size + n_warps - 1) // n_warps
+            rounds = (total + n_warps - 1) // n_warps
             for r in range(rounds):  # every warp runs the same number of rounds (block-wide reductions)
                 entry = r * n_warps + warp
                 u = -1
+                hub = -1
                 best = NO_ARC
                 if entry < size:
                     u = queue[entry]
                     best = lowest_arc(layout, u, lane, WARP, m, a0, a1, a2, a3, a4, residual, height)
                     work += arcs_scanned(arc_count(layout, u, a0, a2), lane, WARP)
+                elif entry < total:  # one piece of a hub: arcs [lo, hi)
+                    item = pieces[entry - size]
+                    hub = np.int64(item >> 32)
+                    lo = (item & ORDINAL_MASK) * chunk
+                    v = hubs[hub]
+                    hi = min(lo + chunk, np.int64(arc_count(layout, v, a0, a2)))
+                    best = lowest_arc_upto(layout, v, lo + lane, hi, WARP, m, a0, a1, a2, a3, a4, residual, height)
+                    work += arcs_scanned(hi - lo, lane, WARP)
                 best = warp_min(best)
-                if lane == 0 and u >= 0:
-                    work += 1
-                    if _push_or_relabel(layout, u, best, n, m, a0, a1, a2, a3, a4, residual, height, excess):
-                        pushes += 1
-                    else:
-                        relabels += 1
+                if lane == 0:
+                    if u >= 0:
+                        work += 1
+                        if _push_or_relabel(layout, u, best, n, m, a0, a1, a2, a3, a4, residual, height, excess):
+                            pushes += 1
+                        else:
+                            relabels += 1
+                    elif hub >= 0:
+                        work += 1
+                        if best != NO_ARC:
+                            cuda.atomic.min(hub_key, hub, best)
             if measure:
                 cuda.syncwarp(FULL_MASK)
                 if lane == 0:
                     busy += clock() - start
             grid.sync()
+            if n_hubs > 0:  # every piece has met in hub_key: apply the hubs (n_hubs is the same for all)
+                if measure and lane == 0:
+                    start = clock()
+                for j in range(tid, n_hubs, threads):
+                    work += 1
+                    if _push_or_relabel(layout, hubs[j], hub_key[j], n, m, a0, a1, a2, a3, a4,
+                                        residual, height, excess):
+                        pushes += 1
+                    else:
+                        relabels += 1
+                if measure:
+                    cuda.syncwarp(FULL_MASK)
+                    if lane == 0:
+                        busy += clock() - start
+                grid.sync()  # the next scan sees the hubs' pushes
         grid.sync()
         if tid == 0:
-            queue_count[0] = 0
-            queue_count[1] = 0
+            for slot in range(6):
+                queue_count[slot] = 0
         if measure and lane == 0:
             warp_cycles[warp] = busy
         lane_work[tid] = work
@@ -204,38 +259,69 @@ def _make_vc(clock, measure, warp_min):
     return vc_push_relabel
 
 
-def global_relabel(layout, n, m, root, blocked, source, sink, a0, a1, a2, a3, a4,
-                   residual, height, excess, stranded, frontier_a, frontier_b, frontier_count, status):
+@cuda.jit(device=True)
+def _claim_for_next_level(w, layout, chunk, a0, a2, following, following_pieces, frontier_count, slot):
+    """Append a newly reached vertex to the next frontier: itself, or its hub pieces."""
+    split = hub_pieces(arc_count(layout, w, a0, a2), chunk)
+    if split == 0:
+        following[cuda.atomic.add(frontier_count, slot, 1)] = w
+    else:
+        first = cuda.atomic.add(frontier_count, slot + 1, split)
+        for piece in range(split):
+            following_pieces[first + piece] = (np.int64(w) << 32) | np.int64(piece)
+
+
+def global_relabel(layout, n, m, root, blocked, source, sink, chunk, a0, a1, a2, a3, a4,
+                   residual, height, excess, stranded, frontier_a, frontier_b, pieces_a, pieces_b,
+                   frontier_count, status):
     grid = cuda.cg.this_grid()
     tid = cuda.grid(1)
     threads = cuda.gridsize(1)
+    lane = tid & 31
+    warp = tid >> 5
+    n_warps = threads >> 5
     for v in range(tid, n, threads):
         height[v] = 0 if v == root else n
     if tid == 0:
-        frontier_a[0] = root
-        frontier_count[0] = 1
-        frontier_count[1] = 0
-        frontier_count[2] = 0
+        for slot in range(6):  # level l uses frontier_count[2 (l % 3)]: vertices, then hub pieces
+            frontier_count[slot] = 0
+        _claim_for_next_level(root, layout, chunk, a0, a2, frontier_a, pieces_a, frontier_count, 0)
         status[ACTIVE] = 0
     grid.sync()
     level = 0
     while True:
-        size = frontier_count[level % 3]
-        if size == 0:
+        base = 2 * (level % 3)
+        size = frontier_count[base]
+        total = size + frontier_count[base + 1]
+        if total == 0:
             break
-        if tid == 0:
-            frontier_count[(level + 2) % 3] = 0  # read at the previous level, appended at the next
-        current = frontier_a if level % 2 == 0 else frontier_b
-        following = frontier_b if level % 2 == 0 else frontier_a
-        for i in range(tid, size, threads):
-            v = current[i]
-            for k in range(arc_count(layout, v, a0, a2)):
+        if tid == 0:  # read at the previous level, appended at the next
+            frontier_count[2 * ((level + 2) % 3)] = 0
+            frontier_count[2 * ((level + 2) % 3) + 1] = 0
+        even = level % 2 == 0
+        current = frontier_a if even else frontier_b
+        current_pieces = pieces_a if even else pieces_b
+        following = frontier_b if even else frontier_a
+        following_pieces = pieces_b if even else pieces_a
+        next_slot = 2 * ((level + 1) % 3)
+        for entry in range(warp, total, n_warps):  # one warp per vertex or hub piece, lanes over its arcs
+            if entry < size:
+                v = current[entry]
+                lo = np.int64(0)
+                hi = np.int64(arc_count(layout, v, a0, a2))
+            else:
+                item = current_pieces[entry - size]
+                v = np.int32(item >> 32)
+                lo = (item & ORDINAL_MASK) * chunk
+                hi = min(lo + chunk, np.int64(arc_count(layout, v, a0, a2)))
+            for k in range(lo + lane, hi, WARP):
                 w, slot = arc_at(layout, v, k, m, a0, a1, a2, a3, a4)
                 if w == blocked or height[w] != n:
                     continue
                 if residual[reverse_slot(layout, v, w, slot, m, a0, a1, a2)] > 0:  # w -> v has room
                     if cuda.atomic.cas(height, w, n, level + 1) == n:
-                        following[cuda.atomic.add(frontier_count, (level + 1) % 3, 1)] = w
+                        _claim_for_next_level(w, layout, chunk, a0, a2, following, following_pieces,
+                                              frontier_count, next_slot)
         grid.sync()
         level += 1
     active = 0
@@ -325,7 +411,13 @@ class CudaEngine:
         self.stranded = cuda.to_device(np.zeros(n, dtype=np.int32))
         self.frontiers = (cuda.to_device(np.zeros(max(n, 1), dtype=np.int32)),
                           cuda.to_device(np.zeros(max(n, 1), dtype=np.int32)))
-        self.frontier_count = cuda.to_device(np.zeros(3, dtype=np.int32))
+        self.chunk = int(steps.HUB_CHUNK)  # read per run, so a test can shrink it
+        degrees = graph.degrees()
+        hub_degrees = degrees[degrees > self.chunk]
+        n_pieces = int(np.sum(-(-hub_degrees // self.chunk)))  # every hub's pieces, all at once at most
+        self.pieces = (cuda.to_device(np.zeros(max(n_pieces, 1), dtype=np.int64)),
+                       cuda.to_device(np.zeros(max(n_pieces, 1), dtype=np.int64)))
+        self.frontier_count = cuda.to_device(np.zeros(6, dtype=np.int32))
         status = np.zeros(STATUS_SLOTS, dtype=np.int64)
         status[TOTAL] = total
         self.status_ = cuda.to_device(status)
@@ -334,7 +426,10 @@ class CudaEngine:
         if self.simulated:
             self.gr_grid = (1, SIM_GR_BLOCK)
         else:
-            self.gr_grid = (min(_cooperative_blocks(compiled("global_relabel"), block), -(-n // block)), block)
+            # a warp per frontier entry; a frontier of n / 4 fits one round (larger grids only slow the
+            # per-level grid syncs of small graphs), the co-resident limit caps large ones
+            self.gr_grid = (min(_cooperative_blocks(compiled("global_relabel"), block), -(-n * WARP // (4 * block))),
+                            block)
         if vertex_centric:
             blocks = 1
             if not self.simulated:
@@ -342,7 +437,9 @@ class CudaEngine:
                 if self.may_measure:
                     blocks = min(blocks, _cooperative_blocks(compiled("vc_push_relabel", True), block))
             self.queue = cuda.to_device(np.zeros(max(n, 1), dtype=np.int32))
-            self.queue_count = cuda.to_device(np.zeros(2, dtype=np.int32))
+            self.queue_count = cuda.to_device(np.zeros(6, dtype=np.int32))
+            self.hubs = cuda.to_device(np.zeros(max(hub_degrees.size, 1), dtype=np.int32))
+            self.hub_key = cuda.to_device(np.zeros(max(hub_degrees.size, 1), dtype=np.int64))
         else:
             block = WARP if self.simulated else BLOCK
             blocks = max(1, -(-n // block))
@@ -355,21 +452,23 @@ class CudaEngine:
     def push_relabel(self, cycles: int, measured: bool = False) -> None:
         g = self.graph
         measured = measured and self.may_measure
-        head = (g.layout, g.n, g.m, self.source, self.sink, cycles, *self.arrays,
-                self.residual_, self.height, self.excess_)
+        arrays = (*self.arrays, self.residual_, self.height, self.excess_)
         if self.vertex_centric:
             kernel = compiled("vc_push_relabel", measured)
-            kernel[self.pr_grid](*head, self.queue, self.queue_count, self.lane_work, self.counters_,
-                                 self.warp_cycles)
+            kernel[self.pr_grid](g.layout, g.n, g.m, self.source, self.sink, cycles, self.chunk, *arrays,
+                                 self.queue, self.queue_count, self.hubs, self.hub_key, self.pieces[0],
+                                 self.lane_work, self.counters_, self.warp_cycles)
         else:
             kernel = compiled("tc_push_relabel", measured)
-            kernel[self.pr_grid](*head, self.lane_work, self.counters_, self.warp_cycles)
+            kernel[self.pr_grid](g.layout, g.n, g.m, self.source, self.sink, cycles, *arrays,
+                                 self.lane_work, self.counters_, self.warp_cycles)
 
     def global_relabel(self, root: int, blocked: int) -> None:
         g = self.graph
         compiled("global_relabel")[self.gr_grid](
-            g.layout, g.n, g.m, root, blocked, self.source, self.sink, *self.arrays, self.residual_,
-            self.height, self.excess_, self.stranded, *self.frontiers, self.frontier_count, self.status_)
+            g.layout, g.n, g.m, root, blocked, self.source, self.sink, self.chunk, *self.arrays, self.residual_,
+            self.height, self.excess_, self.stranded, *self.frontiers, *self.pieces, self.frontier_count,
+            self.status_)
 
     def status(self) -> np.ndarray:
         return self.status_.copy_to_host()
