@@ -143,8 +143,10 @@ def _make_tc(clock, measure):
             if lane == 0:
                 warp_cycles[tid >> 5] = clock() - start
         lane_work[tid] = work
-        counters[2 * tid] += pushes
-        counters[2 * tid + 1] += relabels
+        if pushes > 0:  # two totals, not a per-thread array: the host reads 16 bytes, not megabytes
+            cuda.atomic.add(counters, 0, pushes)
+        if relabels > 0:
+            cuda.atomic.add(counters, 1, relabels)
     return tc_push_relabel
 
 
@@ -254,8 +256,10 @@ def _make_vc(clock, measure, warp_min):
         if measure and lane == 0:
             warp_cycles[warp] = busy
         lane_work[tid] = work
-        counters[2 * tid] += pushes
-        counters[2 * tid + 1] += relabels
+        if pushes > 0:  # two totals, not a per-thread array: the host reads 16 bytes, not megabytes
+            cuda.atomic.add(counters, 0, pushes)
+        if relabels > 0:
+            cuda.atomic.add(counters, 1, relabels)
     return vc_push_relabel
 
 
@@ -446,7 +450,7 @@ class CudaEngine:
         self.pr_grid = (max(1, blocks), block)
         self.threads = self.pr_grid[0] * self.pr_grid[1]
         self.lane_work = cuda.to_device(np.zeros(self.threads, dtype=np.int64))
-        self.counters_ = cuda.to_device(np.zeros(2 * self.threads, dtype=np.int64))
+        self.counters_ = cuda.to_device(np.zeros(2, dtype=np.int64))
         self.warp_cycles = cuda.to_device(np.zeros(self.threads // WARP, dtype=np.int64))
 
     def push_relabel(self, cycles: int, measured: bool = False) -> None:
@@ -488,7 +492,7 @@ class CudaEngine:
         return self.excess_.copy_to_host()
 
     def counters(self) -> tuple[int, int]:
-        both = self.counters_.copy_to_host().reshape(-1, 2).sum(axis=0)
+        both = self.counters_.copy_to_host()
         return int(both[0]), int(both[1])
 
     def reopen_stranded(self, total: int) -> None:
