@@ -389,6 +389,16 @@ def _to_device(array, dtype):
     return cuda.to_device(array if array.size else np.zeros(1, dtype=dtype))
 
 
+def _zeroed(dtype, sizes):
+    """Device views of ``sizes`` elements each, zero-filled, carved from one allocation."""
+    buffer = cuda.to_device(np.zeros(max(sum(sizes), 1), dtype=dtype))
+    views, offset = [], 0
+    for size in sizes:
+        views.append(buffer[offset:offset + size])
+        offset += size
+    return views
+
+
 def _cooperative_blocks(dispatcher, threads: int) -> int:
     kernel = next(iter(dispatcher.overloads.values()))
     return max(1, int(kernel.max_cooperative_grid_blocks(threads)))
@@ -410,21 +420,15 @@ class CudaEngine:
         n = graph.n
         self.arrays = tuple(_to_device(a, np.int32) for a in graph.arrays)
         self.residual_ = _to_device(graph.residual, np.int64)
-        self.height = cuda.to_device(np.zeros(n, dtype=np.int32))
         self.excess_ = cuda.to_device(np.asarray(excess, dtype=np.int64))
-        self.stranded = cuda.to_device(np.zeros(n, dtype=np.int32))
-        self.frontiers = (cuda.to_device(np.zeros(max(n, 1), dtype=np.int32)),
-                          cuda.to_device(np.zeros(max(n, 1), dtype=np.int32)))
-        self.chunk = int(steps.HUB_CHUNK)  # read per run, so a test can shrink it
-        degrees = graph.degrees()
-        hub_degrees = degrees[degrees > self.chunk]
-        n_pieces = int(np.sum(-(-hub_degrees // self.chunk)))  # every hub's pieces, all at once at most
-        self.pieces = (cuda.to_device(np.zeros(max(n_pieces, 1), dtype=np.int64)),
-                       cuda.to_device(np.zeros(max(n_pieces, 1), dtype=np.int64)))
-        self.frontier_count = cuda.to_device(np.zeros(6, dtype=np.int32))
         status = np.zeros(STATUS_SLOTS, dtype=np.int64)
         status[TOTAL] = total
         self.status_ = cuda.to_device(status)
+        self.chunk = int(steps.HUB_CHUNK)  # read per run, so a test can shrink it
+        degrees = graph.degrees()
+        hub_degrees = degrees[degrees > self.chunk]
+        n_hubs = max(hub_degrees.size, 1)
+        n_pieces = max(int(np.sum(-(-hub_degrees // self.chunk))), 1)  # every hub's pieces, all at once at most
         self.may_measure = may_measure and not self.simulated
         block = SIM_BLOCK if self.simulated else BLOCK
         if self.simulated:
@@ -440,18 +444,18 @@ class CudaEngine:
                 blocks = min(_cooperative_blocks(compiled("vc_push_relabel"), block), -(-n * WARP // block))
                 if self.may_measure:
                     blocks = min(blocks, _cooperative_blocks(compiled("vc_push_relabel", True), block))
-            self.queue = cuda.to_device(np.zeros(max(n, 1), dtype=np.int32))
-            self.queue_count = cuda.to_device(np.zeros(6, dtype=np.int32))
-            self.hubs = cuda.to_device(np.zeros(max(hub_degrees.size, 1), dtype=np.int32))
-            self.hub_key = cuda.to_device(np.zeros(max(hub_degrees.size, 1), dtype=np.int64))
         else:
             block = WARP if self.simulated else BLOCK
             blocks = max(1, -(-n // block))
         self.pr_grid = (max(1, blocks), block)
         self.threads = self.pr_grid[0] * self.pr_grid[1]
-        self.lane_work = cuda.to_device(np.zeros(self.threads, dtype=np.int64))
-        self.counters_ = cuda.to_device(np.zeros(2, dtype=np.int64))
-        self.warp_cycles = cuda.to_device(np.zeros(self.threads // WARP, dtype=np.int64))
+        # the zero-initialised work arrays: one allocation and one copy per dtype, sliced into views
+        (self.height, self.stranded, frontier_a, frontier_b, self.frontier_count, self.queue, self.queue_count,
+         self.hubs) = _zeroed(np.int32, (n, n, max(n, 1), max(n, 1), 6, max(n, 1), 6, n_hubs))
+        self.frontiers = (frontier_a, frontier_b)
+        (pieces_a, pieces_b, self.hub_key, self.lane_work, self.counters_, self.warp_cycles) = _zeroed(
+            np.int64, (n_pieces, n_pieces, n_hubs, self.threads, 2, max(self.threads // WARP, 1)))
+        self.pieces = (pieces_a, pieces_b)
 
     def push_relabel(self, cycles: int, measured: bool = False) -> None:
         g = self.graph
