@@ -141,6 +141,42 @@ def test_residual_layout_pairs_each_edge_with_its_own_reverse_arc(layout):
             assert rs.reverse_slot(g.layout, v, u, b, m, *g.arrays[:3]) == f
 
 
+@pytest.mark.parametrize("chunks", [1, 2, 3, 7, 64])
+def test_residual_layouts_are_the_stable_sorted_order_however_many_chunks_build_them(chunks):
+    """The parallel bucket passes give exactly the order of a stable sort: RCSR arcs by (tail, edge) and
+    (head, edge), BCSR arcs by (owner, neighbour, edge), whatever the chunk count (threads)."""
+    rng = np.random.default_rng(chunks)
+    larger = [FlowNetwork.from_edges(n, rng.integers(0, n, 40 * n), rng.integers(0, n, 40 * n),
+                                     rng.integers(0, 9, 40 * n), 0, 1) for n in (50, 400)]
+    for net in [random_network(seed) for seed in range(20)] + larger:
+        n, m, tail, head = net.n_vertices, net.n_edges, net.tail, net.head
+        out_ptr, out_head, in_ptr, in_tail, flow_idx, residual, arc_of_edge = rs._fill_rcsr(
+            n, tail, head, net.capacity, chunks)
+        by_tail, by_head = np.argsort(tail, kind="stable"), np.argsort(head, kind="stable")
+        np.testing.assert_array_equal(out_ptr, np.concatenate([[0], np.cumsum(np.bincount(tail, minlength=n))]))
+        np.testing.assert_array_equal(in_ptr, np.concatenate([[0], np.cumsum(np.bincount(head, minlength=n))]))
+        np.testing.assert_array_equal(out_head, head[by_tail])
+        np.testing.assert_array_equal(residual[:m], net.capacity[by_tail])
+        np.testing.assert_array_equal(arc_of_edge[by_tail], np.arange(m))
+        np.testing.assert_array_equal(in_tail, tail[by_head])
+        np.testing.assert_array_equal(flow_idx, arc_of_edge[by_head])
+        ptr, arc_nbr, arc_edge, residual, forward_slot, backward_slot = rs._fill_bcsr(
+            n, tail, head, net.capacity, chunks)
+        owner = np.concatenate([tail, head]).astype(np.int64)
+        nbr = np.concatenate([head, tail]).astype(np.int64)
+        edge = np.concatenate([np.arange(m), np.arange(m)])
+        order = np.lexsort((edge, nbr, owner))
+        np.testing.assert_array_equal(ptr, np.concatenate([[0], np.cumsum(np.bincount(owner, minlength=n))]))
+        np.testing.assert_array_equal(arc_nbr, nbr[order])
+        np.testing.assert_array_equal(arc_edge, edge[order])
+        slot = np.empty(2 * m, dtype=np.int64)
+        slot[order] = np.arange(2 * m)
+        np.testing.assert_array_equal(forward_slot, slot[:m])
+        np.testing.assert_array_equal(backward_slot, slot[m:])
+        np.testing.assert_array_equal(residual[forward_slot], net.capacity)
+        np.testing.assert_array_equal(residual[backward_slot], 0)
+
+
 def test_bcsr_binary_search_matches_a_linear_scan_and_misses_cleanly():
     rng = np.random.default_rng(7)
     n, m = 30, 400  # many parallel / antiparallel pairs per vertex pair

@@ -26,8 +26,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numba
 import numpy as np
-from numba import njit
+from numba import njit, prange
 from numba.extending import register_jitable
 
 from ..errors import InputError
@@ -41,7 +42,8 @@ INDEX_LIMIT = np.iinfo(np.int32).max
 
 @dataclass(frozen=True, eq=False)
 class ResidualGraph:
-    """A FlowNetwork's residual arcs in one layout; ``residual`` holds the initial (zero-flow) capacities."""
+    """A FlowNetwork's residual arcs in one layout; ``residual`` holds the residual capacities a run starts
+    from: zero flow when built (the run that built it then applies its preflow in place)."""
 
     layout: int                 # RCSR or BCSR
     n: int                      # vertices
@@ -83,85 +85,92 @@ def _check_size(network: FlowNetwork) -> None:
                          "indices of the residual layouts", network.source)
 
 
-@njit(cache=True)
-def _offsets(count_a, count_b, a, b, n):
-    """CSR offsets of n buckets holding the entries of a and of b (int64[n + 1])."""
+# Why bucket passes and not np.argsort / lexsort: a comparison sort of the 2m arcs took most of a GPU
+# run's time on million-edge graphs. A stable counting sort is linear, and it runs on every core: the
+# keys are cut into chunks, each chunk counts its keys per bucket, the counts become per-chunk start
+# offsets, and each chunk scatters its own keys. The result is the sequential stable order exactly.
+
+def _chunks(keys: int, buckets: int) -> int:
+    """How many chunks a bucket pass over ``keys`` keys uses: one per thread, at most 2 keys per
+    bucket and chunk (the per-chunk counts take chunks * buckets int64s)."""
+    return int(max(1, min(numba.get_num_threads(), (2 * keys) // max(buckets, 1))))
+
+
+@njit(cache=True, parallel=True)
+def _bucket_positions(keys, n, chunks):
+    """Stable counting sort of ``keys`` (values in [0, n)): (ptr int64[n + 1], position int64[len]),
+    key i going to ``position[i]``; equal keys keep their input order."""
+    size = keys.size
+    step = (size + chunks - 1) // chunks
+    counts = np.zeros((chunks, n), dtype=np.int64)
+    for c in prange(chunks):
+        for i in range(c * step, min(size, (c + 1) * step)):
+            counts[c, keys[i]] += 1
     ptr = np.zeros(n + 1, dtype=np.int64)
-    for i in range(count_a):
-        ptr[a[i] + 1] += 1
-    for i in range(count_b):
-        ptr[b[i] + 1] += 1
+    block = 4096
+    for b in prange((n + block - 1) // block):  # per bucket: chunk c starts after chunks 0..c-1
+        lo, hi = b * block, min(n, (b + 1) * block)
+        for c in range(chunks):
+            for v in range(lo, hi):
+                count = counts[c, v]
+                counts[c, v] = ptr[v + 1]
+                ptr[v + 1] += count
     for v in range(n):
         ptr[v + 1] += ptr[v]
-    return ptr
+    position = np.empty(size, dtype=np.int64)
+    for c in prange(chunks):
+        for i in range(c * step, min(size, (c + 1) * step)):
+            k = keys[i]
+            position[i] = ptr[k] + counts[c, k]
+            counts[c, k] += 1
+    return ptr, position
 
 
-# Why fused numba passes and not np.argsort / lexsort: a comparison sort of the 2m arcs took most of a
-# GPU run's time on million-edge graphs; bucketing the edges in input order (a stable counting
-# sort) is linear, and writing every output array in the same pass saves the gathers.
-
-@njit(cache=True)
-def _fill_rcsr(n, tail, head, capacity):
+@njit(cache=True, parallel=True)
+def _fill_rcsr(n, tail, head, capacity, chunks):
+    """Forward CSR by tail and reversed CSR by head, each vertex's arcs in input edge order."""
     m = tail.size
-    out_ptr = _offsets(m, 0, tail, tail, n)
-    in_ptr = _offsets(m, 0, head, head, n)
+    out_ptr, arc_of_edge = _bucket_positions(tail, n, chunks)
+    in_ptr, in_position = _bucket_positions(head, n, chunks)
     out_head = np.empty(m, dtype=np.int32)
     in_tail = np.empty(m, dtype=np.int32)
     flow_idx = np.empty(m, dtype=np.int32)
-    arc_of_edge = np.empty(m, dtype=np.int64)
     residual = np.zeros(2 * m, dtype=np.int64)
-    next_out = out_ptr[:-1].copy()
-    next_in = in_ptr[:-1].copy()
-    for e in range(m):  # edges in input order: each vertex's arcs keep it (stable)
-        a = next_out[tail[e]]
-        next_out[tail[e]] = a + 1
+    for e in prange(m):
+        a = arc_of_edge[e]
         out_head[a] = head[e]
         residual[a] = capacity[e]
-        arc_of_edge[e] = a
-        j = next_in[head[e]]
-        next_in[head[e]] = j + 1
+        j = in_position[e]
         in_tail[j] = tail[e]
         flow_idx[j] = a
     return out_ptr.astype(np.int32), out_head, in_ptr.astype(np.int32), in_tail, flow_idx, residual, arc_of_edge
 
 
-@njit(cache=True)
-def _fill_bcsr(n, tail, head, capacity):
-    """Arcs sorted by (owner, neighbour, edge): bucket by neighbour in edge order, then stably by owner."""
+@njit(cache=True, parallel=True)
+def _fill_bcsr(n, tail, head, capacity, chunks):
+    """Arcs sorted by (owner, neighbour, edge): bucket by neighbour in arc order, then stably by owner.
+    Arc 2e is edge e's forward arc (owner tail, neighbour head), arc 2e + 1 its backward arc."""
     m = tail.size
-    ptr = _offsets(m, m, tail, head, n)
-    by_nbr = np.empty(2 * m, dtype=np.int64)     # arc id: 2e = edge e's forward arc, 2e + 1 its backward arc
+    nbr = np.empty(2 * m, dtype=np.int32)
+    for e in prange(m):
+        nbr[2 * e] = head[e]
+        nbr[2 * e + 1] = tail[e]
+    _, by_nbr = _bucket_positions(nbr, n, chunks)
     owner_by_nbr = np.empty(2 * m, dtype=np.int32)
-    fill = ptr[:-1].copy()
-    for e in range(m):
-        i = fill[head[e]]                        # forward arc tail -> head: neighbour head
-        fill[head[e]] = i + 1
-        by_nbr[i] = 2 * e
-        owner_by_nbr[i] = tail[e]
-        i = fill[tail[e]]                        # backward arc head -> tail: neighbour tail
-        fill[tail[e]] = i + 1
-        by_nbr[i] = 2 * e + 1
-        owner_by_nbr[i] = head[e]
+    for i in prange(2 * m):
+        owner_by_nbr[by_nbr[i]] = nbr[i ^ 1]  # an arc's owner is its partner's neighbour
+    ptr, slot_of = _bucket_positions(owner_by_nbr, n, chunks)
     arc_nbr = np.empty(2 * m, dtype=np.int32)
     arc_edge = np.empty(2 * m, dtype=np.int32)
     residual = np.zeros(2 * m, dtype=np.int64)
     forward_slot = np.empty(m, dtype=np.int64)
     backward_slot = np.empty(m, dtype=np.int64)
-    fill[:] = ptr[:-1]
-    for nbr in range(n):
-        for i in range(ptr[nbr], ptr[nbr + 1]):
-            owner = owner_by_nbr[i]
-            slot = fill[owner]
-            fill[owner] = slot + 1
-            arc = by_nbr[i]
-            e = arc >> 1
-            arc_nbr[slot] = nbr
-            arc_edge[slot] = e
-            if arc & 1:
-                backward_slot[e] = slot
-            else:
-                forward_slot[e] = slot
-                residual[slot] = capacity[e]
+    for e in prange(m):
+        forward, backward = slot_of[by_nbr[2 * e]], slot_of[by_nbr[2 * e + 1]]
+        forward_slot[e], backward_slot[e] = forward, backward
+        arc_nbr[forward], arc_nbr[backward] = head[e], tail[e]
+        arc_edge[forward], arc_edge[backward] = e, e
+        residual[forward] = capacity[e]
     return ptr.astype(np.int32), arc_nbr, arc_edge, residual, forward_slot, backward_slot
 
 
@@ -169,7 +178,7 @@ def build_rcsr(network: FlowNetwork) -> ResidualGraph:
     """Forward CSR by tail plus a reversed CSR by head whose entries point at the forward arc (flow_idx)."""
     _check_size(network)
     n, m = network.n_vertices, network.n_edges
-    *arrays, residual, arc_of_edge = _fill_rcsr(n, network.tail, network.head, network.capacity)
+    *arrays, residual, arc_of_edge = _fill_rcsr(n, network.tail, network.head, network.capacity, _chunks(m, n))
     return ResidualGraph(RCSR, n, m, tuple(arrays), residual, arc_of_edge, arc_of_edge + m)
 
 
@@ -178,7 +187,7 @@ def build_bcsr(network: FlowNetwork) -> ResidualGraph:
     _check_size(network)
     n, m = network.n_vertices, network.n_edges
     ptr, arc_nbr, arc_edge, residual, forward_slot, backward_slot = _fill_bcsr(
-        n, network.tail, network.head, network.capacity)
+        n, network.tail, network.head, network.capacity, _chunks(2 * m, n))
     unused = np.zeros(1, dtype=INDEX)
     return ResidualGraph(BCSR, n, m, (ptr, arc_nbr, arc_edge, unused, unused.copy()), residual, forward_slot,
                          backward_slot)

@@ -95,18 +95,18 @@ def matching_network(graph: BipartiteGraph) -> FlowNetwork:
 
 
 def preflow(graph, network: FlowNetwork):
-    """Saturate every arc out of the source: (residual, excess, Excess_total)."""
-    residual = graph.residual.copy()
+    """Saturate every arc out of the source, in place in ``graph.residual`` (a layout built for this
+    run: copying its 2m residuals would cost more than the preflow itself): (excess, Excess_total)."""
     out = np.flatnonzero(network.tail == network.source_vertex)
     caps = network.capacity[out]
     if caps.size and int(caps.max()) > INT64_MAX // caps.size:
         if sum(int(x) for x in caps) > INT64_MAX:
             raise InputError("the capacities out of the source sum past int64", network.source)
-    residual[graph.forward_slot[out]] = 0
-    residual[graph.backward_slot[out]] = caps
+    graph.residual[graph.forward_slot[out]] = 0
+    graph.residual[graph.backward_slot[out]] = caps
     excess = np.zeros(network.n_vertices, dtype=np.int64)
     np.add.at(excess, network.head[out].astype(np.int64), caps)
-    return residual, excess, int(caps.sum())
+    return excess, int(caps.sum())
 
 
 def _engine(graph, backend: str, vertex_centric: bool, source: int, sink: int, excess, total: int,
@@ -184,9 +184,7 @@ def run(problem, backend: str, tel, mode: str = "vc", csr: str = "bcsr", cycles:
     network = matching_network(problem) if n_rows is not None else problem
     source, sink = network.source_vertex, network.sink_vertex
     graph = build_residual(network, csr)
-    residual, excess, total = preflow(graph, network)
-    graph = type(graph)(graph.layout, graph.n, graph.m, graph.arrays, residual, graph.forward_slot,
-                        graph.backward_slot)
+    excess, total = preflow(graph, network)
     measured = measure == "auto" and backend == "cuda" and tel.enabled
     engine = _engine(graph, backend, mode == "vc", source, sink, excess, total, measured)
     meta = {"mode": mode, "csr": csr}
