@@ -59,9 +59,9 @@ SCIPY_LIMIT_S = 60.0   # skip scipy where its extrapolated time exceeds this
 SCIPY_ONCE_S = 5.0     # a scipy run longer than this is not repeated
 
 
-def sizes_up_to(sizes, max_n: int) -> list[int]:
-    picked = [n for n in sizes if n <= max_n]
-    return picked if picked else sorted({max(2, max_n // 2), max_n})
+def sizes_up_to(sizes, max_n: int, min_n: int = 0) -> list[int]:
+    picked = [n for n in sizes if min_n <= n <= max_n]
+    return picked if picked else [n for n in sorted({max(2, max_n // 2), max_n}) if n >= min_n]
 
 
 def dense_instance(n: int, factor: float, seed: int) -> np.ndarray:
@@ -156,6 +156,8 @@ class Bench:
             self.log(f"  scipy lsa {ref['seconds']:.4f} s")
         row = {"family": family, "n": n, "param": param, "scipy": ref, "solvers": {}}
         for label, algorithm, options in SOLVERS:
+            if self.args.solvers and label not in self.args.solvers:
+                continue
             try:
                 out = self.run_solver(key, label, algorithm, options, problem)
             except Exception as exc:  # noqa: BLE001 - one failing solver must not lose the whole run
@@ -179,11 +181,11 @@ class Bench:
         args = self.args
         if not args.skip_dense:
             for label, factor in RANGES:
-                for n in sizes_up_to(DENSE_SIZES, args.max_n):
+                for n in sizes_up_to(DENSE_SIZES, args.max_n, args.min_n):
                     self.instance("dense", f"dense{factor}", n, label, dense_instance(n, factor, seed=n))
         if not args.skip_points:
             for persistence in PERSISTENCE:
-                for n in sizes_up_to(POINT_SIZES, args.max_n):
+                for n in sizes_up_to(POINT_SIZES, args.max_n, args.min_n):
                     self.instance("points", f"points{persistence}", n, f"persistence {persistence}",
                                   point_instance(n, persistence, seed=n))
 
@@ -246,7 +248,8 @@ def goals(rows: list[dict]) -> list[dict]:
 
 def markdown(meta: dict, rows: list[dict], goal_rows: list[dict]) -> str:
     lines = [f"# Assignment benchmark — {meta['device']}", "",
-             f"{meta['date']}, backend `{meta['backend']}`, repeats {meta['repeats']}, max n {meta['max_n']}, "
+             f"{meta['date']}, backend `{meta['backend']}`, repeats {meta['repeats']}, n {meta.get('min_n', 0) or 'up to'} … {meta['max_n']}, "
+             f"solvers {meta.get('solvers', 'all')}, scipy {'on' if meta.get('scipy', True) else 'off (--no-scipy)'}, "
              f"total {meta['total_seconds']:.0f} s. Seconds: median of timed runs after one untimed run "
              "(compile + upload), whose answer is certified; the matrix stays on the GPU between runs, its "
              "one-off host-to-device copy is the `upload s` column and `seconds incl. upload` adds it to the solve. "
@@ -281,6 +284,9 @@ def markdown(meta: dict, rows: list[dict], goal_rows: list[dict]) -> str:
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--max-n", type=int, default=20000, help="largest n (default 20000)")
+    p.add_argument("--min-n", type=int, default=0, help="smallest n (default: every size up to --max-n)")
+    p.add_argument("--solvers", type=lambda text: text.split(","), default=[],
+                   help=f"comma-separated subset of {','.join(label for label, _, _ in SOLVERS)} (default: all)")
     p.add_argument("--repeats", type=int, default=3, help="timed runs per solver (median; default 3)")
     p.add_argument("--backend", default="cuda", choices=("cuda", "cpu", "cudasim"), help="backend of our solvers")
     p.add_argument("--out", default=str(ROOT / "benchmarks" / "results"), help="output folder")
@@ -294,6 +300,9 @@ def parse_args(argv=None):
     args = p.parse_args(argv)
     if args.max_n < 2 or args.repeats < 1:
         p.error("--max-n must be >= 2 and --repeats >= 1")
+    unknown = set(args.solvers) - {label for label, _, _ in SOLVERS}
+    if unknown:
+        p.error(f"unknown solver(s): {', '.join(sorted(unknown))}")
     return args
 
 
@@ -306,6 +315,7 @@ def main(argv=None) -> int:
     goal_rows = goals(bench.rows)
     date = _dt.date.today().isoformat()
     meta = {"device": device, "backend": args.backend, "date": date, "repeats": args.repeats, "max_n": args.max_n,
+            "min_n": args.min_n, "solvers": ",".join(args.solvers) or "all", "scipy": not args.no_scipy,
             "total_seconds": time.perf_counter() - bench.start, "python": platform.python_version(),
             "numpy": np.__version__}
     slug = re.sub(r"[^A-Za-z0-9]+", "-", device).strip("-").lower() or "device"
