@@ -130,7 +130,13 @@ def test_registry_entry_declares_the_documented_options():
     assert opts["init"].default == "cheap" and set(opts["init"].choices) == {"cheap", "none"}
     assert isinstance(opts["k"].default, float)
     assert opts["sync_every"].default == 0 and opts["shrink_min"].default == 512
-    assert solvers.solve(path_graph(5, np.random.default_rng(0)), "gpr", backend="cpu").stats["sync_every"] == 1
+    assert opts["device_loop"].default == "auto" and set(opts["device_loop"].choices) == {"auto", "on", "off"}
+    default = solvers.solve(path_graph(5, np.random.default_rng(0)), "gpr", backend="cpu")
+    assert default.stats["sync_every"] == 1 and not default.stats["device_loop"]  # auto: off on cpu
+    assert solvers.solve(path_graph(5, np.random.default_rng(0)), "gpr", backend="cpu",
+                         device_loop="on").stats["device_loop"]
+    with pytest.raises(InputError, match="device_loop"):
+        solvers.solve(path_graph(5, np.random.default_rng(0)), "gpr", backend="cpu", device_loop="sometimes")
 
 
 def test_effective_k_defaults_follow_the_strategy():
@@ -474,17 +480,18 @@ CUDASIM_CODE = """
     from solvers.telemetry import NULL, Recorder
     from test_gpr import small_graphs, scipy_size, check_matching, path_graph
 
-    graphs = small_graphs(26, seed=424242, max_side=14)
+    graphs = small_graphs(240, seed=424242, max_side=12)
     runs = 0
-    for variant in ("first", "noshrink", "shrink"):
-        for i, g in enumerate(graphs):
-            gr_mode = ("adaptive", "fixed")[i % 2]
-            init = ("cheap", "none")[(i // 2) % 2]
-            sol = gpr.run(g, "cudasim", NULL, variant=variant, gr=gr_mode, init=init, sync_every=1 + i % 3,
-                          shrink_min=1, final_check=i % 4 != 3, device_loop=i % 3 == 1)
-            check_matching(g, sol.row_match, sol.col_match, sol.value, scipy_size(g))
-            assert sol.stats["device_loop"] == (i % 3 == 1 and g.n_edges > 0), sol.stats
-            runs += 1
+    for i, g in enumerate(graphs):  # every shape under every variant: variant, gr, init, loop cycle with i
+        variant = ("first", "noshrink", "shrink")[i % 3]
+        gr_mode = ("adaptive", "fixed")[(i // 3) % 2]
+        init = ("cheap", "none")[(i // 6) % 2]
+        resident = (i // 12) % 2 == 1
+        sol = gpr.run(g, "cudasim", NULL, variant=variant, gr=gr_mode, init=init, sync_every=1 + i % 4,
+                      shrink_min=1, final_check=i % 5 != 4, device_loop=("off", "on")[resident])
+        check_matching(g, sol.row_match, sol.col_match, sol.value, scipy_size(g))
+        assert sol.stats["device_loop"] == (resident and g.n_edges > 0), sol.stats
+        runs += 1
     g = path_graph(12, np.random.default_rng(1))
     for i in range(6):  # repeated runs: the simulator interleaves threads differently each time
         r = solvers.solve(g, "gpr", backend="cudasim", variant=("noshrink", "shrink")[i % 2], init="none",
@@ -503,4 +510,4 @@ CUDASIM_CODE = """
 
 def test_cudasim_same_checks_on_tiny_graphs(run_cudasim):
     out = run_cudasim(CUDASIM_CODE)
-    assert json.loads(out.strip().splitlines()[-1])["runs"] == 3 * 26 + 7
+    assert json.loads(out.strip().splitlines()[-1])["runs"] == 240 + 7

@@ -59,11 +59,15 @@ GRAPHS = {
 
 
 def test_hundred_runs_in_a_row_all_certified():
+    """The same graph 100 times, the resident loop and the host loop alternating; half the runs without
+    the final check (nothing repairs a race there), the others must never need its repair."""
     g = GRAPHS["random-square"]
     expected = scipy_size(g)
     for i in range(100):
-        sol = gpr.run(g, "cuda", NULL)
-        assert sol.value == expected, f"run {i}: {sol.value} != {expected}"
+        loop = ("on", "off")[i % 2]
+        sol = gpr.run(g, "cuda", NULL, device_loop=loop, final_check=i % 4 < 2)
+        assert sol.value == expected, f"run {i} ({loop}): {sol.value} != {expected}"
+        assert sol.stats["restarts"] == 0, f"run {i} ({loop}): the final check had to repair a lost column"
         cert = certify(g, sol)
         assert cert.certified, f"run {i}: {cert.summary()}"
 
@@ -113,7 +117,7 @@ def test_device_resident_loop():
         g = GRAPHS[name]
         expected = scipy_size(g)
         for variant in ("first", "noshrink", "shrink"):
-            sol = gpr.run(g, "cuda", NULL, variant=variant, device_loop=True, shrink_min=64)
+            sol = gpr.run(g, "cuda", NULL, variant=variant, device_loop="on", shrink_min=64)
             assert sol.stats["device_loop"], sol.stats.get("device_loop_error")
             assert sol.value == expected and certify(g, sol).certified, (name, variant)
             # one readback per batch and per global relabel (plus list builds and shrinks)
