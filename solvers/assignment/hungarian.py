@@ -202,8 +202,7 @@ def device_costs(launcher, view: CostView, compact_integers: bool) -> tuple[obje
         return cached, 0.0
     _DEVICE.clear()  # free the previous matrix before allocating the next
     start = time.perf_counter()
-    host = np.ascontiguousarray(view.costs, dtype=dtype)
-    device = launcher.upload(host)
+    device = launcher.upload(view.costs, dtype)
     launcher.synchronize()
     _DEVICE.put(view.original, key, device)
     return device, time.perf_counter() - start

@@ -444,8 +444,8 @@ class CpuLauncher:
         self.launches += 1
         self.kernels[name](*args)
 
-    def upload(self, host: np.ndarray) -> np.ndarray:
-        return host
+    def upload(self, costs: np.ndarray, dtype) -> np.ndarray:
+        return np.ascontiguousarray(costs, dtype=dtype)
 
     def empty(self, n: int, dtype) -> np.ndarray:
         return np.empty(n, dtype=dtype)

@@ -538,8 +538,10 @@ class CudaLauncher:
         self.launches += 1
         _jit(self.kernels[name])[grid, block](*args)
 
-    def upload(self, host: np.ndarray):
-        return cuda.to_device(np.ascontiguousarray(host))
+    def upload(self, costs: np.ndarray, dtype):
+        """A device copy of the 2-D cost matrix in ``dtype`` (converted and copied in pinned chunks)."""
+        from .staged_upload import upload_matrix
+        return upload_matrix(costs, dtype)
 
     def empty(self, n: int, dtype):
         return cuda.device_array(n, dtype=dtype)

@@ -1,0 +1,63 @@
+"""Host-to-GPU copy of a large cost matrix, converted to the device dtype on the way.
+
+A plain ``cuda.to_device(np.ascontiguousarray(costs, dtype))`` converts on one core and copies from
+pageable memory, which the driver stages through its own small buffer at a fraction of the bus
+speed: at n = 20000 that was most of a solve. Here the matrix goes in row chunks: every core converts
+a chunk into one of two reused page-locked (pinned) buffers, and the asynchronous copy of that chunk
+runs while the next one is converted into the other buffer.
+
+Import only on the cuda path (it imports numba.cuda).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import cuda, njit, prange
+
+
+CHUNK_BYTES = 32 << 20   # each of the two pinned buffers
+STAGED_MIN_BYTES = 8 << 20  # below this a plain copy is as quick as setting up the stages
+
+_staging: list = []      # [(buffer, stream), (buffer, stream)], allocated on first use, then reused
+
+
+@njit(cache=True, parallel=True)
+def _convert_rows(source, target):
+    """target[i, j] = source[i, j] (any strides in, C order out), rows spread over the cores."""
+    for i in prange(source.shape[0]):
+        for j in range(source.shape[1]):
+            target[i, j] = source[i, j]
+
+
+def _stages():
+    if not _staging:
+        for _ in range(2):
+            _staging.append((cuda.pinned_array(CHUNK_BYTES, dtype=np.uint8), cuda.stream()))
+    return _staging
+
+
+def release_staging() -> None:
+    """Free the pinned buffers (they are kept between uploads otherwise)."""
+    _staging.clear()
+
+
+def upload_matrix(costs: np.ndarray, dtype) -> object:
+    """A C-ordered device copy of the 2-D ``costs`` in ``dtype``; returns when the copy is complete."""
+    dtype = np.dtype(dtype)
+    rows, cols = costs.shape
+    if rows * cols * dtype.itemsize < STAGED_MIN_BYTES:
+        return cuda.to_device(np.ascontiguousarray(costs, dtype=dtype))
+    device = cuda.device_array((rows, cols), dtype=dtype)
+    chunk_rows = max(1, CHUNK_BYTES // (cols * dtype.itemsize))
+    if chunk_rows * cols * dtype.itemsize > CHUNK_BYTES:  # a single row longer than a buffer
+        return cuda.to_device(np.ascontiguousarray(costs, dtype=dtype))
+    stages = _stages()
+    for k, first in enumerate(range(0, rows, chunk_rows)):
+        buffer, stream = stages[k % 2]
+        stream.synchronize()  # this buffer's previous copy has left it
+        last = min(rows, first + chunk_rows)
+        staged = buffer[:(last - first) * cols * dtype.itemsize].view(dtype).reshape(last - first, cols)
+        _convert_rows(costs[first:last], staged)
+        device[first:last].copy_to_device(staged, stream=stream)
+    for _, stream in stages:
+        stream.synchronize()
+    return device

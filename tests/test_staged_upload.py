@@ -1,0 +1,37 @@
+"""The chunked pinned upload of cost matrices (solvers.assignment.staged_upload), run under the CUDA
+simulator with buffers of a few rows so every path is taken: many chunks alternating between the two
+buffers, a last partial chunk, transposed (strided) sources, float32 and float64 targets, and a row
+longer than a buffer (the plain-copy fallback)."""
+from __future__ import annotations
+
+import json
+
+CODE = """
+import json
+import numpy as np
+from solvers.assignment import staged_upload as su
+su.STAGED_MIN_BYTES = 0
+rng = np.random.default_rng(4)
+costs = rng.integers(-500, 500, (37, 53)).astype(np.float64)
+out = []
+for chunk_rows in (1, 3, 36, 37, 100):
+    su.CHUNK_BYTES = chunk_rows * 53 * 8 + 4  # a few float64 rows (more float32 ones), never a whole number
+    su.release_staging()
+    for source, dtype in [(costs, np.float32), (costs.T, np.float32), (costs * 0.37, np.float64),
+                          (costs.T * 1.5, np.float64)]:
+        host = su.upload_matrix(source, dtype).copy_to_host()
+        out.append([chunk_rows, str(host.dtype), list(host.shape), bool(host.flags.c_contiguous),
+                    bool(np.array_equal(host, source.astype(dtype)))])
+su.CHUNK_BYTES = 16  # shorter than one row: the plain copy
+host = su.upload_matrix(costs, np.float32).copy_to_host()
+out.append(["row too long", str(host.dtype), list(host.shape), True, bool(np.array_equal(host, costs.astype(np.float32)))])
+print(json.dumps(out))
+"""
+
+
+def test_chunked_pinned_upload_copies_every_element_in_the_device_dtype(run_cudasim):
+    rows = json.loads(run_cudasim(CODE).strip().splitlines()[-1])
+    assert len(rows) == 5 * 4 + 1
+    for chunk, dtype, shape, contiguous, equal in rows:
+        assert equal and contiguous, (chunk, dtype, shape)
+        assert dtype in ("float32", "float64") and sorted(shape) == [37, 53]
