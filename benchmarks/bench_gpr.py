@@ -306,7 +306,22 @@ def main(argv=None) -> int:
             "repeats": args.repeats, "sizes": args.sizes, "python": platform.python_version(),
             "numpy": np.__version__}
     wanted = {g for g in args.graphs.split(",") if g}
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    slug = "".join(ch if ch.isalnum() else "-" for ch in device).strip("-").lower()
+    stem = out / f"gpr-{meta['date']}-{slug}{'-' + args.tag if args.tag else ''}"
     rows, skipped, started = [], [], time.perf_counter()
+
+    def report():  # after every graph: a run cut short still leaves its finished graphs on disk
+        summary = summarise(rows)
+        summary["skipped_for_time"] = skipped
+        meta["seconds"] = time.perf_counter() - started
+        text = markdown(meta, rows, summary)
+        atomic_write_text(stem.with_suffix(".md"), text)
+        atomic_write_text(stem.with_suffix(".json"), json.dumps({"meta": meta, "summary": summary, "graphs": rows},
+                                                                indent=1, default=float))
+        return summary, text
+
     for name, kind, params, scope in SUITES[args.sizes]:
         if wanted and name not in wanted:
             continue
@@ -322,19 +337,10 @@ def main(argv=None) -> int:
         rows.append(bench_graph(name, graph, args.backend, args.repeats, configs, args.hk_timeout,
                                 lambda s: print(s, flush=True)))
         del graph
-    summary = summarise(rows)
-    summary["skipped_for_time"] = skipped
-    meta["seconds"] = time.perf_counter() - started
-    text = markdown(meta, rows, summary)
+        report()
+    summary, text = report()
     print()
     print(text)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    slug = "".join(ch if ch.isalnum() else "-" for ch in device).strip("-").lower()
-    stem = out / f"gpr-{meta['date']}-{slug}{'-' + args.tag if args.tag else ''}"
-    atomic_write_text(stem.with_suffix(".md"), text)
-    atomic_write_text(stem.with_suffix(".json"), json.dumps({"meta": meta, "summary": summary, "graphs": rows},
-                                                            indent=1, default=float))
     print(f"wrote {stem}.md and .json")
     return 0 if summary["all_certified"] else 1
 
