@@ -260,7 +260,8 @@ def goals(rows: list[dict]) -> list[dict]:
 
 def markdown(meta: dict, rows: list[dict], goal_rows: list[dict]) -> str:
     lines = [f"# Assignment benchmark — {meta['device']}", "",
-             f"{meta['date']}, backend `{meta['backend']}`, repeats {meta['repeats']}, n {meta.get('min_n', 0) or 'up to'} … {meta['max_n']}, "
+             f"{meta['date']}, backend `{meta['backend']}`, repeats {meta['repeats']}, "
+             f"n {str(meta['min_n']) + ' to' if meta.get('min_n') else 'up to'} {meta['max_n']}, "
              f"solvers {meta.get('solvers', 'all')}, scipy {'on' if meta.get('scipy', True) else 'off (--no-scipy)'}, "
              f"total {meta['total_seconds']:.0f} s. Seconds: median of timed runs after one untimed run "
              "(compile + upload), whose answer is certified; the matrix stays on the GPU between runs, its "
