@@ -211,6 +211,17 @@ def _check_result_name(path) -> None:
         raise InputError(f"results are written as {choices}; give --out one of those names", str(path))
 
 
+def _certified_text(certificate) -> str:
+    """The summary's "certified" row: optimal, within the gap an epsilon-run claims, or NO."""
+    status = certificate.status
+    if status == "optimal":
+        return "yes (optimal)"
+    if status == "within-gap":
+        return (f"yes, within gap {_number(certificate.gap)} of optimal "
+                f"(an epsilon-run: it claims at most {_number(certificate.bound)})")
+    return "NO"
+
+
 def _solve(solvers, problem, algorithm, backend, progress, options, out):
     """(JSON record, summary rows, why it is not certified or None) of one certified solve."""
     result = solvers.solve(problem, algorithm, backend=backend, observer=progress, **options)
@@ -219,7 +230,7 @@ def _solve(solvers, problem, algorithm, backend, progress, options, out):
     record = result.summary()
     rows = [("algorithm", f"{result.algorithm} on {result.backend}"),
             ("value", _number(result.value)),
-            ("certified", "yes" if result.certified else "NO"),
+            ("certified", _certified_text(result.certificate)),
             ("certificate", result.certificate.summary()),
             ("seconds", f"{result.seconds:.4f}"),
             ("iterations", str(result.iterations))]

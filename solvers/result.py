@@ -13,7 +13,13 @@ class Certificate:
     ``valid``: the solution is feasible (a matching, a flow, an assignment of the required size).
     ``optimal``: the witness proves optimality within ``tolerance``; ``gap`` is the proven bound
     on (value - optimum) for minimisation, (optimum - value) for maximisation; 0 for exact.
+    ``bound``: the gap the run itself claims: 0 for a run that claims an optimum, n * epsilon for an
+    epsilon-optimal auction run (epsilon-complementary slackness leaves at most that).
     ``witness`` holds the proof's arrays (König cover, cut side, dual potentials).
+
+    Certified (``certified``): valid, and either proven optimal, or, for a run that claims only a
+    gap (bound > 0), proven within that claim: gap <= bound + tolerance. ``status`` names which:
+    "optimal", "within-gap", "not-proven" or "invalid".
     """
 
     kind: str  # "konig-cover" | "min-cut" | "dual-potentials"
@@ -23,15 +29,40 @@ class Certificate:
     tolerance: float = 0.0
     details: str = ""
     witness: dict = field(default_factory=dict)
+    bound: float = 0.0
+
+    @property
+    def within_bound(self) -> bool:
+        """Valid and proven within the gap the run claims (an epsilon-run), though not optimal."""
+        return (self.valid and not self.optimal and self.bound > 0
+                and self.gap <= self.bound + self.tolerance)
 
     @property
     def certified(self) -> bool:
-        return self.valid and self.optimal
+        return self.valid and (self.optimal or self.within_bound)
+
+    @property
+    def status(self) -> str:
+        if not self.valid:
+            return "invalid"
+        if self.optimal:
+            return "optimal"
+        return "within-gap" if self.within_bound else "not-proven"
 
     def summary(self) -> str:
-        state = "certified" if self.certified else ("valid, not proven optimal" if self.valid else "INVALID")
-        gap = f", gap {self.gap:g}" if self.gap else ""
-        return f"{self.kind}: {state}{gap}" + (f" ({self.details})" if self.details else "")
+        status = self.status
+        if status == "optimal":
+            state = "certified optimal" + (f", gap {self.gap:g}" if self.gap else "")
+        elif status == "within-gap":
+            state = (f"certified within gap {self.gap:g} of optimal "
+                     f"(the run claims at most {self.bound:g})")
+        elif status == "not-proven":
+            state = "valid, not proven optimal" + (f", gap {self.gap:g}" if self.gap else "")
+            if self.bound > 0:
+                state += f" (more than the {self.bound:g} the run claims)"
+        else:
+            state = "INVALID"
+        return f"{self.kind}: {state}" + (f" ({self.details})" if self.details else "")
 
 
 @dataclass(frozen=True)
@@ -74,7 +105,8 @@ class Result:
         return {"problem": self.problem_kind, "algorithm": self.algorithm, "backend": self.backend,
                 "value": float(self.value), "certified": bool(self.certified),
                 "seconds": float(self.seconds), "iterations": int(self.iterations),
-                "gap": float(self.certificate.gap), "certificate": self.certificate.summary(),
+                "gap": float(self.certificate.gap), "optimal": bool(self.certificate.optimal),
+                "bound": float(self.certificate.bound), "certificate": self.certificate.summary(),
                 "options": {k: v for k, v in self.options.items()},
                 "stats": {k: (v.item() if isinstance(v, np.generic) else v) for k, v in self.stats.items()
                           if isinstance(v, (int, float, str, bool, np.generic))}}

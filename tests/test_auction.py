@@ -5,6 +5,7 @@ compilation of every CUDA kernel."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -71,27 +72,95 @@ def dual_bound(costs, duals) -> float:
     return float(u.sum() + v.sum())
 
 
-@pytest.mark.parametrize("integer", [True, False])
-def test_epsilon_runs_report_a_correct_gap(integer):
-    rng = np.random.default_rng(42 + integer)
-    suboptimal = 0
-    for trial in range(30):
-        shape = (int(rng.integers(10, 25)), int(rng.integers(10, 25)))
-        costs = rng.integers(0, 20, shape).astype(float) if integer else rng.random(shape) * 5
-        eps = 0.7 if integer else 0.02
+def epsilon_instance(rng, trial: int):
+    """(costs, eps) for an epsilon-run: integer and real costs, negative costs, rectangular both
+    ways, some forbidden pairs; eps large enough that runs often end above the optimum."""
+    shape = (int(rng.integers(6, 26)), int(rng.integers(6, 26)))
+    kind = trial % 4
+    if kind == 0:
+        return rng.integers(0, 20, shape).astype(float), float(rng.choice([0.3, 0.7, 2.0]))
+    if kind == 1:
+        return rng.integers(-30, 31, shape).astype(float), float(rng.choice([0.5, 1.5]))
+    if kind == 2:
+        return rng.random(shape) * 5, float(rng.choice([0.01, 0.05, 0.2]))
+    costs = rng.integers(0, 20, shape).astype(float)
+    costs[rng.random(shape) < 0.2] = np.inf
+    return costs, 0.9
+
+
+def check_epsilon_run(costs, eps, result, optimum):
+    """The certificate of an epsilon-run: sound (gap >= true gap), within the run's claim
+    (gap <= n * eps, hence certified), and tight enough to be the true gap up to rounding."""
+    cert = result.certificate
+    n = max(costs.shape)
+    true_gap = result.value - optimum
+    assert cert.valid
+    assert cert.bound == pytest.approx(n * eps)
+    assert true_gap <= n * eps + 1e-9                       # the auction's own claim holds
+    assert cert.gap >= true_gap - cert.tolerance - 1e-9     # the certificate never understates the gap
+    assert cert.gap <= cert.bound + cert.tolerance          # ... and proves the claim
+    assert result.certified
+    if cert.optimal:
+        assert true_gap <= max(cert.tolerance, 1e-9) or (cert.gap < 1 and np.isfinite(costs).all()
+                                                         and np.all(costs[np.isfinite(costs)] % 1 == 0))
+        assert cert.status == "optimal"
+    else:
+        assert cert.status == "within-gap"
+        assert f"within gap {cert.gap:g} of optimal" in cert.summary()
+    return true_gap
+
+
+def test_epsilon_runs_report_a_correct_gap():
+    rng = np.random.default_rng(4243)
+    suboptimal = feasible = 0
+    for trial in range(160):
+        costs, eps = epsilon_instance(rng, trial)
+        optimum = scipy_optimum(costs)
+        if optimum is None:
+            continue
+        feasible += 1
         solution = auction.run(CostMatrix.from_array(costs), "cpu", NULL, eps=eps, scaling="off")
         assert solution.epsilon == eps and solution.stats["phases"] == 1
-        optimum = scipy_optimum(costs)
-        bound = max(shape) * solution.epsilon
-        assert solution.value - optimum <= bound + 1e-9
+        bound = max(costs.shape) * solution.epsilon
         lower = dual_bound(costs, solution.duals)
         assert lower <= optimum + 1e-9                       # the duals are feasible: a true lower bound
         assert solution.value - lower <= bound + 1e-9        # ... within n * epsilon of the cost
         result = solvers.solve(CostMatrix.from_array(costs), "auction", backend="cpu", eps=eps, scaling="off")
-        if result.certified:
-            assert result.value - optimum <= result.certificate.gap + result.certificate.tolerance
-        suboptimal += solution.value > optimum + 1e-9
-    assert suboptimal > 0  # the epsilon is large enough to matter, so the bound is really tested
+        true_gap = check_epsilon_run(costs, eps, result, optimum)
+        # small instances are measured against an independent optimum: the stated gap is the true one
+        assert result.certificate.gap == pytest.approx(true_gap, abs=result.certificate.tolerance + 1e-9), trial
+        suboptimal += true_gap > 1e-9
+    assert feasible > 120
+    assert suboptimal > 30  # the epsilon is large enough to matter, so the gap is really tested
+
+
+def test_epsilon_run_gap_without_the_reference_optimum(monkeypatch):
+    """Above REFERENCE_CELLS the certificate has only the solver's prices and its own shortest
+    paths: still a sound gap, still within n * epsilon (what epsilon-CS guarantees)."""
+    from solvers import certify as cm
+    monkeypatch.setattr(cm, "REFERENCE_CELLS", 0)
+    rng = np.random.default_rng(77)
+    suboptimal = 0
+    for trial in range(60):
+        costs, eps = epsilon_instance(rng, trial)
+        optimum = scipy_optimum(costs)
+        if optimum is None:
+            continue
+        result = solvers.solve(CostMatrix.from_array(costs), "auction", backend="cpu", eps=eps, scaling="off")
+        suboptimal += check_epsilon_run(costs, eps, result, optimum) > 1e-9
+        assert "independent optimal assignment" not in result.certificate.details
+    assert suboptimal > 10
+
+
+def test_epsilon_run_on_the_dense_sample_states_the_true_gap():
+    costs = np.load(Path(__file__).resolve().parents[1] / "sample_graphs" / "dense-lap_50.npy")
+    result = solvers.solve(CostMatrix.from_array(costs), "auction", backend="cpu", eps=0.5, scaling="off")
+    true_gap = result.value - scipy_optimum(costs)
+    assert true_gap > 0 and result.certified and not result.certificate.optimal
+    assert result.certificate.gap == pytest.approx(true_gap, abs=1e-6)
+    assert result.certificate.bound == 25.0
+    record = result.summary()
+    assert record["certified"] is True and record["optimal"] is False and record["bound"] == 25.0
 
 
 def test_scaling_on_with_a_given_final_epsilon():

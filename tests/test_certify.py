@@ -3,6 +3,7 @@ checked here with plain numpy against networkx / brute-force optima."""
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import networkx as nx
 import numpy as np
@@ -270,10 +271,12 @@ def test_epsilon_duals_with_integer_costs():
     shaken = v + rng.uniform(0, epsilon, n)  # epsilon-complementary slackness, as an auction leaves it
     cert = cm.certify_assignment(CostMatrix.from_array(costs), row_match, duals={"u": u, "v": shaken},
                                  epsilon=epsilon)
-    assert cert.certified
-    assert "epsilon" in cert.details and "integer costs and proven gap" in cert.details
+    assert cert.certified and cert.optimal and cert.status == "optimal"
+    assert "epsilon" in cert.details and "integer costs and dual gap" in cert.details
     assert "solver duals made feasible" in cert.details
-    assert 0 < cert.gap < 1
+    # the dual leaves a fractional gap, but integer costs make the proven gap 0
+    assert 0 < cert.witness["value"] - cert.witness["dual_objective"] < 1
+    assert cert.gap == 0.0 and cert.bound == pytest.approx(n * epsilon)
 
 
 def test_epsilon_duals_with_float_costs_fall_back_to_derivation():
@@ -320,7 +323,10 @@ def test_suboptimal_assignment_is_refuted_with_a_bound():
     assert "negative cycle" in cert.details
     assert cert.witness["value"] == 7.0
     assert 7.0 - cert.gap <= best + 1e-12  # the proven bound really is below the optimum
+    assert cert.gap == pytest.approx(1.0)  # tightened by an independent optimum: the true gap
+    assert "independent optimal assignment" in cert.details
     assert_duals(COSTS, cert.witness, cert.tolerance)
+    assert cert.status == "not-proven" and cert.bound == 0 and not cert.certified  # it claimed an optimum
 
 
 def test_assignment_certificate_agrees_with_brute_force():
@@ -346,6 +352,7 @@ def test_assignment_certificate_agrees_with_brute_force():
                 continue
             assert cert.optimal == (value <= best + 1e-9), (trial, cert.details)
             assert value - cert.gap <= best + 1e-9
+            assert cert.gap == pytest.approx(value - best, abs=1e-9)  # the true gap, not a loose bound
             if cert.optimal:
                 assert_duals(costs, cert.witness, cert.tolerance)
             refuted += not cert.optimal
@@ -442,3 +449,70 @@ def test_solve_catches_bad_assignments(monkeypatch):
              lambda s: {"row_match": np.where(s.row_match == s.row_match[0], -1, s.row_match), "col_match": None})
     result = solvers.solve(problem, "lapjvsp")
     assert not result.certificate.valid and "incomplete" in result.certificate.details
+
+
+# ---------------------------------------------------------------------------------------------
+# epsilon-runs: certified within the gap they claim
+
+
+def test_a_claimed_gap_is_certified_when_proven():
+    costs = COSTS  # optimum 6; the assignment below costs 7
+    for problem in (CostMatrix.from_array(costs),
+                    SparseCosts.from_edges(*np.nonzero(np.isfinite(costs)), costs[np.isfinite(costs)], 3, 3)):
+        cert = cm.certify_assignment(problem, np.array([0, 1, 2]), epsilon=0.5)  # claims gap <= 3 * 0.5
+        assert cert.valid and not cert.optimal
+        assert cert.bound == 1.5 and cert.gap == pytest.approx(1.0)
+        assert cert.certified and cert.within_bound and cert.status == "within-gap"
+        assert "certified within gap 1 of optimal" in cert.summary() and "claims at most 1.5" in cert.summary()
+        assert_duals(costs, cert.witness, cert.tolerance)
+        assert 7.0 - cert.gap <= 6.0 + 1e-12
+
+
+def test_a_claimed_gap_that_is_exceeded_is_not_certified():
+    cert = cm.certify_assignment(CostMatrix.from_array(COSTS), np.array([0, 1, 2]), epsilon=0.2)  # claims 0.6
+    assert cert.valid and not cert.certified and cert.status == "not-proven"
+    assert cert.bound == pytest.approx(0.6) and cert.gap == pytest.approx(1.0)
+    assert "more than the 0.6 the run claims" in cert.summary() and "exceeds the claimed" in cert.details
+
+
+def test_invalid_assignment_is_never_certified_by_a_claim():
+    cert = cm.certify_assignment(CostMatrix.from_array(COSTS), np.array([0, 2, -1]), epsilon=100.0)
+    assert not cert.valid and not cert.certified and cert.status == "invalid"
+
+
+def test_claimed_gaps_against_brute_force():
+    """Random small instances and random assignments with a random claim: certified exactly when
+    the true gap is within the claim (the reference optimum makes the gap exact)."""
+    rng = np.random.default_rng(99)
+    within = beyond = 0
+    for trial in range(150):
+        n, m = (int(x) for x in rng.integers(1, 6, 2))
+        costs = rng.integers(-3, 4, (n, m)).astype(float) if trial % 2 else rng.normal(size=(n, m))
+        best = best_assignment(costs)
+        c = costs.T if n > m else costs
+        perm = rng.permutation(c.shape[1])[:c.shape[0]]
+        pairs = [(i, j) if n <= m else (j, i) for i, j in enumerate(perm)]
+        value = sum(costs[i, j] for i, j in pairs)
+        epsilon = float(rng.uniform(0.01, 1.0))
+        cert = cm.certify_assignment(CostMatrix.from_array(costs), row_match_of(pairs, n), epsilon=epsilon)
+        true_gap = value - best
+        assert cert.bound == pytest.approx(max(n, m) * epsilon)
+        assert cert.gap >= true_gap - 1e-9
+        if true_gap > 1e-9 and (trial % 2 == 0 or true_gap >= 1):
+            assert cert.certified == (true_gap <= cert.bound + cert.tolerance), (trial, cert.summary())
+            within += cert.certified
+            beyond += not cert.certified
+    assert within > 10 and beyond > 10
+
+
+def test_solve_reports_epsilon_runs_as_certified_within_their_gap():
+    costs = np.load(Path(__file__).resolve().parents[1] / "sample_graphs" / "dense-lap_50.npy")
+    problem = CostMatrix.from_array(costs)
+    result = solvers.solve(problem, "auction", backend="cpu", eps=0.5, scaling="off")
+    from scipy.optimize import linear_sum_assignment
+    rows, cols = linear_sum_assignment(costs)
+    best = float(costs[rows, cols].sum())  # n = 50: scipy, not brute force
+    assert result.certified and not result.certificate.optimal
+    assert result.certificate.gap == pytest.approx(result.value - best)  # the true gap (3), not 11
+    exact = solvers.solve(problem, "auction", backend="cpu")
+    assert exact.certified and exact.certificate.optimal and exact.certificate.bound < 1

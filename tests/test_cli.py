@@ -31,7 +31,8 @@ from solvers.result import Solution
 from solvers.telemetry import IterationStats, RunInfo
 
 ROOT = Path(__file__).resolve().parent.parent
-SUMMARY_KEYS = {"problem", "algorithm", "backend", "value", "certified", "seconds", "iterations", "path"}
+SUMMARY_KEYS = {"problem", "algorithm", "backend", "value", "certified", "seconds", "iterations", "path",
+                "gap", "optimal", "bound", "certificate", "options", "stats"}  # every solve, as the README says
 
 
 # ---------------------------------------------------------------------------------------------
@@ -145,7 +146,7 @@ def test_solve_human_summary(graph_file, capsys):
     fields = dict(line.split(None, 1) for line in out.strip().splitlines())
     assert fields["algorithm"].startswith("hopcroft-karp on cpu")
     assert fields["value"] == str(expected)
-    assert fields["certified"] == "yes"
+    assert fields["certified"] == "yes (optimal)"
     assert "certified" in fields["certificate"]
     assert float(fields["seconds"]) >= 0 and int(fields["iterations"]) >= 0
     assert err == ""
@@ -249,6 +250,30 @@ def test_uncertified_result_exits_1_and_says_why(tmp_path, capsys, monkeypatch, 
     out, err = capsys.readouterr()
     assert last_json(out)["certified"] is False
     assert "NOT certified" in err and str(path) in err and "Traceback" not in err
+
+
+def test_epsilon_run_is_certified_within_its_gap(capsys):
+    """An auction epsilon-run claims only cost <= optimum + n * eps: exit 0 when the certificate
+    proves that, with the proven (here: true) gap in the summary and the JSON."""
+    sample = ROOT / "sample_graphs" / "dense-lap_50.npy"
+    costs = np.load(sample)
+    r, c = linear_sum_assignment(costs)
+    optimum = float(costs[r, c].sum())
+    argv = ["solve", str(sample), "--algo", "auction", "--backend", "cpu", "--opt", "eps=0.5", "--opt", "scaling=off"]
+    assert main(argv + ["--json"]) == 0
+    out, err = capsys.readouterr()
+    record = last_json(out)
+    assert record["certified"] is True and record["optimal"] is False
+    assert record["value"] > optimum and record["gap"] == pytest.approx(record["value"] - optimum)
+    assert record["bound"] == 25.0 and "certified within gap" in record["certificate"]
+    assert err == ""
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    assert f"yes, within gap {record['gap']:g} of optimal" in out and err == ""
+    # the same file solved exactly: optimal, no claimed gap
+    assert main(["solve", str(sample), "--algo", "auction", "--backend", "cpu", "--json"]) == 0
+    exact = last_json(capsys.readouterr().out)
+    assert exact["optimal"] is True and exact["gap"] == 0 and exact["value"] == optimum
 
 
 # ---------------------------------------------------------------------------------------------
