@@ -3,7 +3,10 @@
 Solver side: a host loop gets a ``Telemetry`` from ``Telemetry.attach(observer, info)``. With no
 observer it is the shared ``NULL`` object whose ``enabled`` is False, and a solver guards every
 emission with ``if tel.enabled`` (scalars) or ``if tel.snapshot_due(kind)`` (heavy arrays), so
-nobody listening costs one attribute read per loop. Emit only what the host loop already has: a GPU
+nobody listening costs one attribute read per loop. Heavy snapshots are throttled per kind (gaps
+growing from 1/128 of the observer's interval to the interval), and a solver ends with a snapshot of
+its end state (``snapshot_due(kind, final=True)``), so a replay shows where the run finished. Long
+host steps between two reports call ``tel.check_cancel()``, so Stop lands quickly. Emit only what the host loop already has: a GPU
 loop reports the counters it reads back anyway, never an extra device sync for telemetry.
 
 Listener side: an ``Observer`` receives RunInfo, IterationStats, Snapshots and the Result.
@@ -115,18 +118,70 @@ class Tee(Observer):
 
 
 class Throttle:
-    """True at most once per ``interval`` seconds (the first call is always due)."""
+    """True at most once per ``interval`` seconds, the first call always. The gaps start at
+    ``interval * start`` and double up to ``interval`` (8 snapshots in the first two intervals
+    instead of 2), so a run of a few milliseconds still gets several snapshots while a long one is
+    held to one per ``interval``."""
 
-    def __init__(self, interval: float):
+    def __init__(self, interval: float, start: float = 1.0 / 128):
         self.interval = interval
+        self._gap = interval * start
         self._next = -math.inf
 
     def ready(self) -> bool:
         now = time.perf_counter()
         if now >= self._next:
-            self._next = now + self.interval
+            self._next = now + self._gap
+            self._gap = min(2.0 * self._gap, self.interval)
             return True
         return False
+
+
+class Pacer:
+    """How many steps (loops, BFS levels) one host call may take while someone listens, so that it
+    lasts about ``seconds`` and Stop is answered between calls: cut in proportion after a slower
+    call, doubled after a much quicker one. ``size`` is ``limit`` when off (nobody to answer)."""
+
+    def __init__(self, on: bool, start: int, limit: int, seconds: float = 0.025):
+        self.on, self.limit, self.seconds = on, limit, seconds
+        self.size = min(start, limit) if on else limit
+        self._t0 = 0.0
+
+    def start(self) -> None:
+        if self.on:
+            self._t0 = time.perf_counter()
+
+    def stop(self, used: int) -> None:
+        """After a call given ``used`` steps (fewer than ``size`` when something else capped it)."""
+        if not self.on:
+            return
+        took = time.perf_counter() - self._t0
+        if took > self.seconds:  # in proportion: a call's fixed cost keeps this from overshooting
+            self.size = max(1, min(self.size, int(used * self.seconds / took)))
+        elif took < self.seconds / 4 and used >= self.size:
+            self.size = min(2 * self.size, self.limit)
+
+
+class Budget:
+    """Keeps an optional telemetry cost (e.g. a count over every vertex at each readback) below
+    about 1 / (1 + ratio) of the run: after a cost of c seconds, the next is due ratio * c later.
+    Costs under ``free`` seconds are always due (a small problem reports every iteration)."""
+
+    def __init__(self, ratio: float = 4.0, free: float = 2e-4):
+        self.ratio, self.free = ratio, free
+        self._next = -math.inf
+        self._t0 = 0.0
+
+    def due(self) -> bool:
+        return time.perf_counter() >= self._next
+
+    def start(self) -> None:
+        self._t0 = time.perf_counter()
+
+    def stop(self) -> None:
+        now = time.perf_counter()
+        cost = now - self._t0
+        self._next = now + self.ratio * cost if cost > self.free else -math.inf
 
 
 class Telemetry:
@@ -156,14 +211,22 @@ class Telemetry:
         if self.observer.should_stop():
             raise Cancelled("stopped by the observer")
 
-    def snapshot_due(self, kind: str) -> bool:
+    def snapshot_due(self, kind: str, final: bool = False) -> bool:
+        """Whether to take a heavy snapshot of ``kind`` now (throttled per kind). ``final=True`` asks
+        for the run's end state: due whenever someone listens. A solver takes one final snapshot of
+        each kind it reports unless its last regular one already shows the end state."""
+        if final:
+            return True
         throttle = self._throttles.get(kind)
         if throttle is None:
             throttle = self._throttles[kind] = Throttle(self.observer.snapshot_interval)
         return throttle.ready()
 
     def snapshot(self, iteration: int, kind: str, data: Mapping[str, np.ndarray], **meta) -> None:
+        """Deliver a heavy snapshot; raises Cancelled when the observer asks to stop (building one
+        can take milliseconds)."""
         self.observer.on_snapshot(Snapshot(int(iteration), self.elapsed(), kind, dict(data), meta))
+        self.check_cancel()
 
     def labels(self, iteration: int, cap: float | None = None, **sides: np.ndarray) -> None:
         """A "labels" snapshot from full per-vertex label arrays (host copies), e.g. rows=psi_r."""
@@ -190,6 +253,8 @@ class Telemetry:
         self.snapshot(iteration, "workload", data, **meta)
 
     def check_cancel(self) -> None:
+        """Raise Cancelled if the observer asks to stop: a flag read, for host loops that go long
+        between two reports (BFS levels, batches, setup passes)."""
         if self.observer.should_stop():
             raise Cancelled("stopped by the observer")
 
@@ -207,7 +272,7 @@ class _NullTelemetry(Telemetry):
     def iteration(self, *args, **kwargs):
         pass
 
-    def snapshot_due(self, kind):
+    def snapshot_due(self, kind, final=False):
         return False
 
     def snapshot(self, *args, **kwargs):
