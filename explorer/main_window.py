@@ -186,6 +186,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.act_export_solution = self._action("Export &Solution…", self.export_solution_dialog, "Ctrl+Shift+E",
                                                 None, "Save the matching / assignment / flow")
         self.act_export_3d = self._action("Export 3D View as PNG…", self.export_3d_dialog)
+        self.act_export_dataset = self._action("Export Dataset Preview…", self.export_dataset_dialog, None, None,
+                                               "Save the dataset dock's chart as PNG / SVG, or its data as CSV")
         self.act_export_compare = self._action("Export Comparison Table…", self.export_comparison_dialog)
         self.act_export_report = self._action("Export Run &Report…", self.export_report_dialog, None, None,
                                               "Markdown summary with every chart as PNG")
@@ -211,7 +213,7 @@ class MainWindow(QtWidgets.QMainWindow):
         run_menu.addActions([self.act_play, self.act_step_back, self.act_step_fwd])
         export_menu = mb.addMenu("&Export")
         export_menu.addActions([self.act_export_view, self.act_export_solution, self.act_export_3d,
-                                self.act_export_compare, self.act_export_report])
+                                self.act_export_dataset, self.act_export_compare, self.act_export_report])
         view_menu = mb.addMenu("&View")
         for dock in (self.dataset_dock, self.solver_dock, self.log_dock):
             view_menu.addAction(dock.toggleViewAction())
@@ -233,6 +235,8 @@ class MainWindow(QtWidgets.QMainWindow):
     def _wire(self) -> None:
         w = self.host.worker
         w.jobStarted.connect(self._job_started)
+        w.jobWarming.connect(self._job_warming)
+        w.jobTimed.connect(self._job_timed)
         w.jobProgress.connect(self._job_progress)
         w.jobFinished.connect(self._job_finished)
         w.jobFailed.connect(self._job_failed)
@@ -445,6 +449,26 @@ class MainWindow(QtWidgets.QMainWindow):
             if job.run.uninterruptible:
                 self.status(f"{job.run.algorithm} runs inside scipy: Stop cannot interrupt it mid-call.")
 
+    def _job_warming(self, job: Job, what: str) -> None:
+        job.run.preparing = what
+        self.log_message("info", f"run #{job.run.id}: {what}… (once per session; not counted in the run's time)")
+        self._set_busy(f"{what}…")
+        self.solver_panel.show_live(job.run)
+
+    def _job_timed(self, job: Job) -> None:
+        """The timed solve starts: the run's clock starts here, after any warm-up."""
+        run = job.run
+        run.preparing = ""
+        if run.status != "running":
+            return
+        if job.timed_from is not None:
+            run.started_at = job.timed_from
+        if job.warmup_seconds > 0.05:
+            self.log_message("info", f"run #{run.id}: {run.algorithm} ready after {job.warmup_seconds:.2f} s "
+                                     "of compiling / loading its kernels; timing the run now")
+        self.solver_panel.run_timed(run)
+        self._set_busy(f"running {run.algorithm}…")
+
     def _job_progress(self, job: Job) -> None:
         if job.run is not None and job.run.status == "running":
             self.session.mark_progress(job.run)
@@ -538,6 +562,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.act_export_solution.setEnabled(run is not None and (run.result is not None or run.track is not None))
         self.act_export_report.setEnabled(run is not None and not run.is_active)
         self.act_export_compare.setEnabled(bool(self.session.comparison))
+        self.act_export_dataset.setEnabled(have_problem)
         self.solver_panel.update_buttons()
 
     # ==== compare =============================================================================
@@ -581,8 +606,11 @@ class MainWindow(QtWidgets.QMainWindow):
         self.status(f"{what}: {out}", 5000)
         return out
 
-    def export_view_dialog(self) -> None:
-        view = self.current_view()
+    def export_dataset_dialog(self) -> None:
+        self.export_view_dialog(self.dataset_panel)
+
+    def export_view_dialog(self, view=None) -> None:
+        view = view or self.current_view()
         names = {"png": "PNG image (*.png)", "svg": "SVG vector image (*.svg)", "csv": "CSV data (*.csv)",
                  "md": "Markdown table (*.md)"}
         path = self._ask_save(f"Export {view.title}", [names[f] for f in view.formats],

@@ -143,7 +143,7 @@ class RunState:
         self.group = group
         self.uninterruptible = uninterruptible
         self.name = name
-        self.recorder = Recorder(snapshot_interval=0.05)
+        self.recorder = Recorder(snapshot_interval=0.05)  # the first gaps are shorter (telemetry.Throttle)
         self.snapshot_positions: list[int] = []  # iterations recorded when each snapshot arrived
         self.columns = IterationColumns()
         self.status = "queued"
@@ -154,6 +154,7 @@ class RunState:
         self.started_at: float | None = None
         self.wall_seconds = 0.0
         self.stop_requested = False
+        self.preparing = ""       # what the worker does before the timed run ("compiling gpr for cpu")
         self.replayed = False     # loaded from a run record
         self.recorded_summary: dict | None = None  # a loaded record's result summary
 
@@ -204,8 +205,14 @@ class RunState:
         """Row of the comparison table."""
         s = self.result.summary() if self.result is not None else (self.recorded_summary or {})
         if self.track is not None:
-            s = {"seconds": self.wall_seconds, "value": getattr(self.track, "accuracy", math.nan),
-                 "certified": all(bool(f.get("certified", False)) for f in _frame_stats(self.track))}
+            frames = _frame_stats(self.track)
+            used = sorted({str(f["backend"]) for f in frames if f.get("backend")})  # what "auto" became
+            solver_seconds = [float(f["seconds"]) for f in frames if f.get("seconds") is not None]
+            s = {"seconds": sum(solver_seconds) if solver_seconds else self.wall_seconds,  # solves, as for other runs
+                 "value": getattr(self.track, "accuracy", math.nan),
+                 "certified": all(bool(f.get("certified", False)) for f in frames)}
+            if used:
+                s["backend"] = "/".join(used)
         return {"run": self.id, "algorithm": self.algorithm, "backend": s.get("backend", self.backend),
                 "options": ", ".join(f"{k}={v}" for k, v in self.options.items()),
                 "seconds": float(s.get("seconds", math.nan) if s.get("seconds") is not None else math.nan),

@@ -5,7 +5,8 @@ appended to the run's Recorder right there in the worker thread, and the GUI thr
 *notified* (a queued Qt signal, at most ~60 per second), so a solver emitting 10^5 iterations per
 second cannot flood the event loop; the GUI reads the Recorder when it redraws. Cancellation is a
 ``threading.Event`` the observer's ``should_stop`` returns, so the solver raises Cancelled at its
-next telemetry call.
+next telemetry call or Stop check. Before the first timed run of a compiled algorithm the worker
+runs it once untimed on a tiny problem (explorer.warmup), so the run's time is the algorithm's own.
 """
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ from PySide6 import QtCore
 import solvers
 from solvers.errors import BackendUnavailable, Cancelled, InfeasibleError, InputError
 from solvers.telemetry import Observer
+
+from . import warmup
 
 log = logging.getLogger("matchscope.explorer")
 
@@ -38,6 +41,8 @@ class Job:
     started: float = 0.0
     stop_requested_at: float | None = None
     cancelled_at: float | None = None  # when the solver actually gave up (worker clock)
+    timed_from: float | None = None    # when the timed solve started, after any warm-up (worker clock)
+    warmup_seconds: float = 0.0
 
     def request_stop(self) -> None:
         if not self.cancel.is_set():
@@ -106,9 +111,15 @@ class Worker(QtCore.QObject):
     """Lives in the worker thread; ``execute`` runs there (invoked through a queued signal)."""
 
     jobStarted = QtCore.Signal(object)
+    jobWarming = QtCore.Signal(object, str)  # job, what is being prepared ("compiling gpr for cpu")
+    jobTimed = QtCore.Signal(object)         # the timed run starts now (job.timed_from)
     jobProgress = QtCore.Signal(object)
     jobFinished = QtCore.Signal(object, object)
     jobFailed = QtCore.Signal(object, str, str)  # job, category ("input"/"error"/"cancelled"), message
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.warmed: set[tuple] = set()  # warm-up keys done in this session
 
     @QtCore.Slot(object)
     def execute(self, job: Job) -> None:
@@ -142,6 +153,9 @@ class Worker(QtCore.QObject):
         if job.kind == "generate":
             return solvers.generate(p["kind"], **p.get("params", {}))
         if job.kind in ("solve", "track"):
+            self._warm_up(job)
+            job.timed_from = time.perf_counter()
+            self.jobTimed.emit(job)
             observer = ForwardingObserver(job.run, job.cancel, lambda: self.jobProgress.emit(job))
             if job.kind == "track":
                 return solvers.track(p["problem"], algorithm=p["algorithm"], backend=p["backend"],
@@ -149,6 +163,20 @@ class Worker(QtCore.QObject):
             return solvers.solve(p["problem"], p["algorithm"], backend=p["backend"], observer=observer,
                                  **p.get("options", {}))
         raise ValueError(f"unknown job kind {job.kind!r}")
+
+    def _warm_up(self, job: Job) -> None:
+        p = job.params
+        backend = warmup.resolved_backend(p["algorithm"], p["backend"])
+        if backend is None or not warmup.wants_warmup(p["algorithm"], backend):
+            return
+        options = dict(p.get("options", {}))
+        key = warmup.warmup_key(p["problem"], p["algorithm"], backend, options)
+        if key in self.warmed:
+            return
+        self.jobWarming.emit(job, f"compiling {p['algorithm']} for {backend}")
+        job.warmup_seconds = warmup.warm_up(p["problem"], p["algorithm"], backend, options, job.cancel,
+                                            track=job.kind == "track")
+        self.warmed.add(key)
 
 
 class WorkerHost(QtCore.QObject):

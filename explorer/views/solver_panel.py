@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
 import solvers
@@ -204,6 +205,11 @@ class SolverPanel(QtWidgets.QWidget):
         self.clock.start()
         self.update_buttons()
 
+    def run_timed(self, run) -> None:
+        """The warm-up is over: the elapsed time counts from here."""
+        self.clock.restart()
+        self.show_live(run)
+
     def run_ended(self, run) -> None:
         if not any(r.is_active for r in self.session.runs):
             self.progress.setRange(0, 1)
@@ -219,17 +225,22 @@ class SolverPanel(QtWidgets.QWidget):
         seconds = run.wall_seconds
         if run.is_active and self.clock.isValid():
             seconds = self.clock.elapsed() / 1e3
-        status = run.status
+        status = "compiling" if run.preparing and run.is_active else run.status
         self.elapsed.setText(f"{status:<9} {_duration(seconds)}")
         cols = run.columns
         run.sync()
         lines = [f"iterations {cols.n:,}"]
+        if run.preparing and run.is_active:
+            lines.append(f"{run.preparing}…")
         if cols.n:
             last = run.recorder.iterations[cols.n - 1]
-            if last.active >= 0:
-                lines.append(f"active     {last.active:,}")
-            if not math.isnan(last.value):
-                lines.append(f"value      {last.value:.6g}")
+            active = last_reported(cols.column("active")[-256:])  # solvers may skip costly counts
+            if active is not None:
+                lines.append(f"active     {active:,}")
+            values = cols.column("value")[-256:]
+            finite = values[np.isfinite(values)]
+            if finite.size:
+                lines.append(f"value      {finite[-1]:.6g}")
             lines.append(f"phase      {last.phase}")
         if run.result is not None:
             r = run.result
@@ -241,6 +252,12 @@ class SolverPanel(QtWidgets.QWidget):
         if run.error and run.status != "finished":
             lines.append(run.error)
         self.live.setText("\n".join(lines))
+
+
+def last_reported(active: np.ndarray) -> int | None:
+    """The newest active count that was reported (-1 marks an iteration without one)."""
+    known = np.flatnonzero(active >= 0)
+    return int(active[known[-1]]) if known.size else None
 
 
 def _duration(seconds: float) -> str:
