@@ -49,7 +49,7 @@ def write_report(window, path) -> Path:
     lines += [export.markdown_table(["", ""], rows)]
     window.refresh_all()
     charts = []
-    for view in window.views:
+    for view in [window.dataset_panel, *window.views]:
         if view is window.compare_view:
             continue
         try:

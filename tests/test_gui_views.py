@@ -95,8 +95,12 @@ def test_common_edges_cover_every_snapshot_and_heatmap_holds_the_newest_column()
     assert axis[0] <= e1[0] and axis[-1] >= e2[-1]
     np.testing.assert_allclose(np.diff(axis), 1.0)  # unit bins stay unit bins
     hists = np.array([[1.0, 0.0], [0.0, 1.0], [5.0, 5.0]])
-    image = heatmap(np.array([0.0, 10.0, 20.0]), hists, 0.0, 20.0, 5)  # columns at 0, 5, 10, 15, 20
-    np.testing.assert_array_equal(image.T, hists[[0, 0, 1, 1, 2]])
+    # iterations 0..20 (x1 = the last one + 1) in 5 columns of 4.2: [0, 4.2), [4.2, 8.4), ... [16.8, 21)
+    image = heatmap(np.array([0.0, 10.0, 20.0]), hists, 0.0, 21.0, 5)
+    np.testing.assert_array_equal(image.T, hists[[0, 0, 1, 1, 2]])  # the last snapshot gets its column
+    # one column per iteration: iteration i shows the newest snapshot taken at or before it
+    image = heatmap(np.array([0.0, 10.0, 20.0]), hists, 0.0, 21.0, 21)
+    np.testing.assert_array_equal(image.T, hists[[0] * 10 + [1] * 10 + [2]])
 
 
 def test_launch_stats_against_numpy():

@@ -7,10 +7,13 @@ import pyqtgraph as pg
 from PySide6 import QtWidgets
 
 from ..theme import PHASE_COLORS, faint, series_color
-from .base import View, add_plot, cursor_line, new_layout_widget, set_axis_label, set_points, set_title
+from .base import View, add_plot, cursor_line, new_layout_widget, set_axis_label, set_points, set_title, step_path
 
 VALUE_NAMES = {"matching": "matching size", "flow": "flow value", "assignment": "cost", "points": "cost"}
 MAX_EVENT_LINES = 400  # beyond this, events are drawn as markers only (thousands of lines hide the data)
+# extras that are an amount per event, not a state: drawn point to point; every other extra (max_level,
+# epsilon, unreachable, ...) holds its value until it is next reported, so it is drawn as steps
+EVENT_EXTRAS = frozenset({"delta", "paths"})
 
 
 def event_segments(x: np.ndarray, y_low: float, y_high: float) -> tuple[np.ndarray, np.ndarray]:
@@ -50,9 +53,9 @@ class ActivityView(View):
         self.set_content(body)
 
         lay = self.charts.ci
-        self.active_plot = add_plot(lay, 0, 0, "Active vertices", "", "active")
-        self.value_plot = add_plot(lay, 1, 0, "Objective", "iteration", "value")
-        self.extra_plot = add_plot(lay, 2, 0, "", "iteration", "")
+        self.active_plot = add_plot(lay, 0, 0, "Active vertices", "", "active", integer_x=True)
+        self.value_plot = add_plot(lay, 1, 0, "Objective", "iteration", "value", integer_x=True)
+        self.extra_plot = add_plot(lay, 2, 0, "", "iteration", "", integer_x=True)
         self.value_plot.setXLink(self.active_plot)
         self.extra_plot.setXLink(self.active_plot)
         for p in (self.active_plot, self.value_plot, self.extra_plot):
@@ -61,6 +64,8 @@ class ActivityView(View):
         self.active_curve = self.active_plot.plot(pen=pg.mkPen(series_color(0), width=1.5), name="active")
         self.value_curve = self.value_plot.plot(pen=pg.mkPen(series_color(2), width=1.5), name="value")
         self.extra_curve = self.extra_plot.plot(pen=pg.mkPen(series_color(4), width=1.5))
+        self.extra_marks = self.extra_plot.plot(pen=None, symbol="o", symbolSize=5, symbolPen=None,
+                                                symbolBrush=series_color(4))  # where a step was reported
         self.legend = self.active_plot.addLegend(offset=(-10, 10), labelTextSize="8pt")
         self.legend.addItem(self.active_curve, "active")
         self.event_items: dict = {}  # phase -> (markers, lines)
@@ -129,6 +134,8 @@ class ActivityView(View):
         log = self.log_scale.isChecked()
         for p in (self.active_plot, self.extra_plot):
             p.setLogMode(x=False, y=log)
+        for p in (self.active_plot, self.value_plot, self.extra_plot):
+            p.getAxis("bottom").set_integer(x_mode != "time")
         set_axis_label(self.active_plot, "bottom", "")
         set_axis_label(self.value_plot, "bottom", x_label)
         set_axis_label(self.extra_plot, "bottom", x_label)
@@ -147,7 +154,16 @@ class ActivityView(View):
             self.extra_plot.show()
             set_title(self.extra_plot, extra_key)
             set_axis_label(self.extra_plot, "left", extra_key)
-            set_points(self.extra_curve, x, _log_safe(extra, log))
+            shown = _log_safe(extra, log)
+            if extra_key in EVENT_EXTRAS:
+                set_points(self.extra_curve, x, shown)
+                self.extra_marks.setData([], [])
+            else:
+                self.extra_curve.setSymbol(None)
+                self.extra_curve.setData(*step_path(x, shown, x[-1] if x.size else None))
+                ok = np.isfinite(shown)
+                sparse = np.count_nonzero(ok) < 200
+                self.extra_marks.setData(x[ok] if sparse else [], shown[ok] if sparse else [])
         else:
             self.extra_plot.hide()
 

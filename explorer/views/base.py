@@ -83,8 +83,30 @@ def new_layout_widget() -> pg.GraphicsLayoutWidget:
     return w
 
 
+class IntegerAxis(pg.AxisItem):
+    """An axis of whole numbers (iterations, launches): no tick between two of them, however far one
+    zooms in. ``integer = False`` turns it back into a plain axis (e.g. for elapsed time)."""
+
+    integer = True
+
+    def tickSpacing(self, minVal, maxVal, size):
+        levels = super().tickSpacing(minVal, maxVal, size)
+        if not self.integer:
+            return levels
+        whole = [(spacing, offset) for spacing, offset in levels if spacing >= 1]
+        return whole or [(1.0, 0.0)]
+
+    def set_integer(self, integer: bool) -> None:
+        if integer != self.integer:
+            self.integer = integer
+            self.picture = None  # the cached ticks
+            self.update()
+
+
 def add_plot(layout: pg.GraphicsLayout, row: int, col: int, title: str, x_label: str, y_label: str,
-             **kwargs) -> pg.PlotItem:
+             integer_x: bool = False, **kwargs) -> pg.PlotItem:
+    if integer_x:
+        kwargs["axisItems"] = {"bottom": IntegerAxis("bottom")}
     plot = layout.addPlot(row=row, col=col, **kwargs)
     plot.setTitle(title, size="10pt")
     plot.setLabel("bottom", x_label)
@@ -137,3 +159,14 @@ def set_axis_label(plot: pg.PlotItem, axis: str, text: str) -> None:
             plot.axis.setLabel(text)
         else:
             plot.setLabel(axis, text)
+
+
+def step_path(x: np.ndarray, y: np.ndarray, x_end: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """A quantity that holds its value until the next report, as a staircase: (x0, y0) -> (x1, y0)
+    -> (x1, y1) -> ... -> (x_end, y_last). Unreported (NaN) iterations are skipped."""
+    ok = np.isfinite(y)
+    x, y = x[ok], y[ok]
+    if x.size == 0:
+        return x, y
+    end = float(x[-1]) if x_end is None else max(float(x_end), float(x[-1]))
+    return np.append(np.repeat(x, 2)[1:], end), np.repeat(y, 2)

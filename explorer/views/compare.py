@@ -9,8 +9,8 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..theme import series_color
-from .base import View, add_plot, new_layout_widget, set_points
-from .workload import draw_boxes, run_mode, workload_series
+from .base import View, add_plot, new_layout_widget, set_axis_label, set_points
+from .workload import draw_boxes, run_mode, set_launch_axis, workload_series
 
 TABLE_HEADERS = ("run", "algorithm", "backend", "seconds", "iterations", "value", "certified", "status", "options")
 
@@ -85,8 +85,8 @@ class CompareView(View):
 
         self.charts = new_layout_widget()
         lay = self.charts.ci
-        self.active_plot = add_plot(lay, 0, 0, "Active vertices", "iteration", "active")
-        self.value_plot = add_plot(lay, 0, 1, "Objective", "iteration", "value")
+        self.active_plot = add_plot(lay, 0, 0, "Active vertices", "iteration", "active", integer_x=True)
+        self.value_plot = add_plot(lay, 0, 1, "Objective", "iteration", "value", integer_x=True)
         self.work_plot = add_plot(lay, 1, 0, "Per-warp work ÷ mean, per launch", "launch", "work / mean", colspan=2)
         for p in (self.active_plot, self.value_plot):
             p.setDownsampling(auto=True, mode="peak")
@@ -206,7 +206,13 @@ class CompareView(View):
                 self.items += [(self.work_plot, it) for it in its]
                 if its:
                     self.work_legend.addItem(its[1], label)
+        x_name = "iteration" if all(r.columns.monotone for r in runs) else "step"  # restarted solves: ordinals
+        set_axis_label(self.active_plot, "bottom", x_name)
+        set_axis_label(self.value_plot, "bottom", x_name)
         self.work_plot.setVisible(bool(with_work))
+        if with_work:  # the boxes sit at ordinals: name them by the first run's launches
+            series = [workload_series(r) for r in with_work]
+            set_launch_axis(self.work_plot, series[0]["launch"], max(st["median"].size for st in series))
 
     def _fill_table(self) -> None:
         rows = self.rows()

@@ -12,7 +12,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 
-from ..theme import series_color
+from ..theme import faint, series_color
 from .base import View, add_plot, cursor_line, new_layout_widget, set_axis_label, set_title
 
 HEATMAP_COLUMNS = 480
@@ -40,10 +40,15 @@ def rebin(edges: np.ndarray, counts: np.ndarray, target: np.ndarray) -> np.ndarr
 
 
 def heatmap(columns_x: np.ndarray, hists: np.ndarray, x0: float, x1: float, width: int) -> np.ndarray:
-    """(bins, width) image: column j shows the newest histogram taken at or before its iteration."""
-    grid = np.linspace(x0, x1, width)
-    idx = np.clip(np.searchsorted(columns_x, grid, side="right") - 1, 0, len(columns_x) - 1)
+    """(bins, width) image of [x0, x1) in ``width`` equal columns: each shows the newest histogram
+    taken before the column ends (the first one before any was taken)."""
+    ends = x0 + (x1 - x0) * np.arange(1, width + 1) / width
+    idx = np.clip(np.searchsorted(columns_x, ends, side="left") - 1, 0, len(columns_x) - 1)
     return hists[idx].T
+
+
+def column_starts(x0: float, x1: float, width: int) -> np.ndarray:
+    return x0 + (x1 - x0) * np.arange(width) / width
 
 
 class LabelsView(View):
@@ -70,7 +75,8 @@ class LabelsView(View):
         self.set_content(body)
 
         lay = self.charts.ci
-        self.heat_plot = add_plot(lay, 0, 0, "Label distribution over time", "iteration", "label", colspan=2)
+        self.heat_plot = add_plot(lay, 0, 0, "Label distribution over time", "iteration", "label", colspan=2,
+                                  integer_x=True)
         self.image = pg.ImageItem(axisOrder="row-major")
         self.heat_plot.addItem(self.image)
         self.colorbar = pg.ColorBarItem(colorMap=pg.colormap.get("viridis"), interactive=False,
@@ -82,8 +88,8 @@ class LabelsView(View):
         self.hist_plot = add_plot(lay, 1, 0, "Histogram at the replay position", "label", "vertices")
         self.hist_bars = pg.BarGraphItem(x0=[], x1=[], height=[], brush=series_color(0), pen=None)
         self.hist_plot.addItem(self.hist_bars)
-        self.trace_plot = add_plot(lay, 1, 1, "Sampled vertices", "iteration", "label")
-        self.trace_curve = self.trace_plot.plot(pen=pg.mkPen(series_color(1), width=1))
+        self.trace_plot = add_plot(lay, 1, 1, "Sampled vertices", "iteration", "label", integer_x=True)
+        self.trace_curve = self.trace_plot.plot(pen=pg.mkPen(faint(series_color(1), 170), width=1))
         lay.layout.setRowStretchFactor(0, 3)
         lay.layout.setRowStretchFactor(1, 2)
         self._tables: dict = {}
@@ -157,15 +163,14 @@ class LabelsView(View):
         hists = np.stack([rebin(s.data[f"{side}.hist_edges"], s.data[f"{side}.hist_counts"], edges)
                           for _, s in usable])
         xs = xs_all[: len(usable)]
-        # the newest snapshot holds until the run's next one would: give it one typical spacing of width
-        spacing = float(np.median(np.diff(xs_all))) if xs_all.size > 1 else 1.0
-        x0, x1 = float(xs_all[0]), float(xs_all[-1] + max(spacing, 1e-9))
-        x_end = float(xs[-1]) if self.session.cursor is not None else x1
-        width = int(min(HEATMAP_COLUMNS, max(2, x1 - x0 + 1))) if run.columns.monotone else HEATMAP_COLUMNS
+        # the run's iterations, one unit each: a snapshot holds until the next one (the last: to the end)
+        run_x = run.columns.x()
+        x0 = float(min(xs_all[0], run_x[0])) if run_x.size else float(xs_all[0])
+        x1 = float(max(xs_all[-1], run_x[-1] if run_x.size else xs_all[-1])) + 1.0
+        width = int(min(HEATMAP_COLUMNS, max(1, np.ceil(x1 - x0))))
         image = heatmap(xs, hists, x0, x1, width)
-        # columns after the replay position stay empty
-        grid = np.linspace(x0, x1, width)
-        image[:, grid > x_end + 1e-9] = np.nan
+        x_end = float(run_x[n - 1]) if self.session.cursor is not None and 0 < n <= run_x.size else x1
+        image[:, column_starts(x0, x1, width) > x_end + 1e-9] = np.nan  # after the replay position: empty
         image[image <= 0] = np.nan  # empty bins show the background, so the occupied band stands out
         shown = np.log1p(image) if self.log_color.isChecked() else image
         finite = shown[np.isfinite(shown)]
@@ -178,16 +183,19 @@ class LabelsView(View):
         set_axis_label(self.heat_plot, "left", name)
         set_axis_label(self.heat_plot, "bottom", "iteration" if run.columns.monotone else "step")
         self.cursor.setVisible(self.session.cursor is not None)
-        self.cursor.setValue(float(xs[-1]))
+        self.cursor.setValue(x_end)
 
         pos, last = usable[-1]
         e, c = last.data[f"{side}.hist_edges"], last.data[f"{side}.hist_counts"]
         self.hist_bars.setOpts(x0=e[:-1], x1=e[1:], height=c.astype(float))
         unreachable = last.meta.get(f"{side}.unreachable")
         extra = f", {unreachable} at the cap" if unreachable else ""
-        set_title(self.hist_plot, f"{name} histogram at iteration {last.iteration}{extra}")
+        where = (f"iteration {last.iteration}" if run.columns.monotone else  # restarted solves: the x axis' step
+                 f"step {run.snapshot_x(pos, last):.0f}")
+        set_title(self.hist_plot, f"{name} histogram at {where}{extra}")
         set_axis_label(self.hist_plot, "bottom", name)
         self._draw_traces(run, usable, side, name, float(edges[-1]))
+        self.trace_plot.setXRange(x0, x1, padding=0.02)  # the heatmap's iterations, so the two line up
         self.info.setText(f"{len(usable)} of {len(all_usable)} snapshots · label: {name}")
         centers = 0.5 * (edges[:-1] + edges[1:])
         self._tables = {
@@ -208,12 +216,19 @@ class LabelsView(View):
             return
         xs = np.array([r[0] for r in rows])
         values = np.stack([np.asarray(r[1][:width], dtype=np.float64) for r in rows])  # (snapshots, k)
+        # a new solve (tracking: the next frame pair) samples other vertices: break the traces there
+        its = np.array([s.iteration for p, s in usable if key in s.data])
+        restarts = np.flatnonzero(np.diff(its) < 0) + 1
+        xs = np.insert(xs, restarts, np.nan)
+        values = np.insert(values, restarts, np.nan, axis=0)
         # labels past every histogram's range are at the cap (unreachable): leave them out of the traces
         values[~np.isfinite(values) | (values > top)] = np.nan
         # all traces in one item: each vertex's polyline separated by a NaN break
         tx = np.concatenate([np.append(xs, np.nan) for _ in range(width)])
         ty = np.concatenate([np.append(values[:, k], np.nan) for k in range(width)])
-        self.trace_curve.setData(tx, ty, connect="finite")
+        few = xs.size < 24  # a trace of a few snapshots is a few points: mark them
+        self.trace_curve.setData(tx, ty, connect="finite", symbol="o" if few else None, symbolSize=4,
+                                 symbolPen=None, symbolBrush=series_color(1))
         set_title(self.trace_plot, f"{name} of {width} sampled {side}")
         set_axis_label(self.trace_plot, "left", name)
         set_axis_label(self.trace_plot, "bottom", "iteration" if run.columns.monotone else "step")

@@ -34,7 +34,9 @@ class LogPanel(QtWidgets.QWidget):
         self.text = QtWidgets.QPlainTextEdit(readOnly=True)
         self.text.setMaximumBlockCount(5000)
         self.text.setFont(QtGui.QFontDatabase.systemFont(QtGui.QFontDatabase.SystemFont.FixedFont))
-        self.text.setLineWrapMode(QtWidgets.QPlainTextEdit.LineWrapMode.NoWrap)
+        # long lines (a run's options, a certificate) wrap at the dock's width rather than hiding off-screen
+        self.text.setLineWrapMode(QtWidgets.QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.text.setWordWrapMode(QtGui.QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
         self.text.setContextMenuPolicy(QtCore.Qt.ContextMenuPolicy.CustomContextMenu)
         self.text.customContextMenuRequested.connect(self._menu)
         layout = QtWidgets.QVBoxLayout(self)

@@ -45,6 +45,28 @@ def workload_series(run, measure: str = "auto", upto: int | None = None) -> dict
             for k in keys}
 
 
+def plural(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def launch_ticks(launches, max_labels: int = 12) -> list:
+    """Integer ticks for an axis of boxes at x = 0, 1, ..., labelled with their launch numbers
+    (at most ``max_labels`` of them, evenly picked)."""
+    launches = [int(v) for v in launches]
+    if not launches:
+        return [[], []]
+    step = max(1, int(np.ceil(len(launches) / max_labels)))
+    return [[(float(i), str(launches[i])) for i in range(0, len(launches), step)], []]
+
+
+def set_launch_axis(plot: pg.PlotItem, launches, boxes: int | None = None) -> None:
+    """Boxes sit at ordinals; the axis names the launch each one is (never 0.5 of a launch) and
+    shows ``boxes`` of them (default: one per launch)."""
+    plot.getAxis("bottom").setTicks(launch_ticks(launches))
+    n = len(launches) if boxes is None else boxes
+    plot.setXRange(-0.6, max(n - 1, 0) + 0.6, padding=0)
+
+
 def run_mode(run) -> str:
     modes = {str(s.meta.get("mode", "")) for _, s in run.snapshots("workload")}
     modes.discard("")
@@ -180,7 +202,12 @@ class WorkloadView(View):
             self.items.append((self.imbalance_plot, curve))
             self._tables[f"run{r.id}"] = st
         measures = sorted({m for _, st in series for m in st["measure"]})
-        set_title(self.box_plot, f"Per-warp {'/'.join(measures)} per launch (÷ launch mean)")
+        names = {"modelled": "modelled work", "cycles": "measured cycles"}
+        set_title(self.box_plot, f"Per-warp {' / '.join(names.get(m, m) for m in measures)} per launch "
+                                 "(÷ launch mean)")
         last = series[0][1]
-        self.info.setText(f"{last['median'].size} launches · median imbalance (max/mean) "
+        boxes = max(st["median"].size for _, st in series)
+        set_launch_axis(self.box_plot, last["launch"], boxes)
+        set_launch_axis(self.imbalance_plot, last["launch"], boxes)
+        self.info.setText(f"{plural(last['median'].size, 'launch', 'launches')} snapshotted · median imbalance (max/mean) "
                           f"{np.nanmedian(last['max'].astype(float)):.2f}")
