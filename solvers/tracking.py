@@ -4,21 +4,48 @@ Each consecutive pair of frames is a min-cost assignment with Euclidean distance
 solved (and certified) through ``solvers.solve`` with any assignment algorithm; the links are then
 chained into tracks.
 
-Unequal frame sizes: the assignment is rectangular, so min(n_t, n_t+1) links are made and the
-surplus points of the larger frame (entering or leaving particles) stay unmatched.
+Entering and leaving points (``max_distance``)
+----------------------------------------------
+A plain rectangular assignment makes min(n_t, n_t+1) links, so when one particle leaves and another
+enters between two frames, the two are linked to each other (the failure the paper reports for its
+microscopy data). Points are therefore allowed to stay unmatched:
 
-Gating (``max_distance``): pairs farther apart than max_distance are forbidden, and every point
-may instead stay unmatched at cost max_distance. This is the square augmented problem of size
-n_t + n_t+1 (as in Jaqaman et al. 2008):
+* ``max_distance=D`` (a number): pairs farther apart than D are forbidden, and every point may
+  instead stay unmatched at cost D. This is the square augmented problem of size n_t + n_t+1 (as
+  in Jaqaman et al. 2008):
 
-    [ D (gated)          diag(max_distance) ]   rows: points of frame t, then one "no partner"
-    [ diag(max_distance) D^T pattern, cost 0 ]   row per point of frame t+1
+      [ D (gated)          diag(max_distance) ]   rows: points of frame t, then one "no partner"
+      [ diag(max_distance) D^T pattern, cost 0 ]   row per point of frame t+1
 
-Point i of frame t takes a point of frame t+1 or its own "unmatched" column; a point j of frame
-t+1 not taken is covered by its own "unmatched" row. The bottom-right block lets the dummies of a
-linked pair pair up at no cost, so the total is (sum of link distances) + max_distance * (number of
-unmatched points): always feasible, and a pair within the gate is always worth linking over
-leaving both points alone.
+  Point i of frame t takes a point of frame t+1 or its own "unmatched" column; a point j of frame
+  t+1 not taken is covered by its own "unmatched" row. The bottom-right block lets the dummies of
+  a linked pair pair up at no cost, so the total is (sum of link distances) + max_distance *
+  (number of unmatched points): always feasible, and a pair within the gate is always worth
+  linking over leaving both points alone.
+
+* ``max_distance="auto"`` (the default): the gate is derived from the data. Every frame pair is
+  first solved as the plain rectangular assignment. A link between a leaving and an entering
+  particle spans the typical distance between unrelated particles, far more than a particle moves
+  between frames, so such links are outliers of the distribution of link lengths. The gate is a
+  robust outlier fence on the link lengths L of all frame pairs together:
+
+      G = max(median(L) + AUTO_K * 1.4826 * MAD(L),  AUTO_FLOOR * median(L))
+
+  (MAD = median absolute deviation; 1.4826 * MAD estimates a standard deviation, and median and
+  MAD ignore up to half the links being wrong, so heavy entering/leaving does not inflate G; the
+  floor keeps G from collapsing when every particle moves the same distance and MAD is ~0: a link
+  up to twice the median length is never an outlier.) A frame pair whose plain assignment has a
+  link longer than G is re-solved gated at G; a pair without one keeps its plain assignment (no
+  sign of entering or leaving). The fence is then recomputed from the links now made, which no
+  longer hold the outliers, and the step repeats with the smaller gate (up to AUTO_ROUNDS times,
+  until it shrinks by less than 1%). With fewer than AUTO_MIN_LINKS links in all there is too
+  little to estimate from and no gate is applied. ``TrackResult.max_distance`` is the gate used.
+
+* ``max_distance=None`` (or "off"): the pure rectangular assignment, min(n_t, n_t+1) links per
+  frame pair, as the paper does it.
+
+Accuracy is correct links / links made (the paper's measure; 1.0 when no link is made); recall,
+correct links / links the ground truth has, is reported beside it.
 """
 from __future__ import annotations
 
@@ -32,20 +59,39 @@ from scipy.spatial.distance import cdist
 from .errors import Cancelled, InputError
 from .problems import CostMatrix, PointSeries
 
+AUTO_K = 4.0          # MADs above the median (about 4 standard deviations)
+AUTO_FLOOR = 2.0      # the gate is at least this many times the median link length
+AUTO_ROUNDS = 3       # re-estimations of the gate from the links it leaves
+AUTO_MIN_LINKS = 8    # below this many links in all, "auto" applies no gate
+MAD_SCALE = 1.4826    # MAD of a normal distribution times this is its standard deviation
+
 
 @dataclass
 class TrackResult:
     """``links[t]``: (k, 2) array of (index in frame t, index in frame t+1). ``tracks``: each a
     list of (frame, index), in frame order. ``frame_stats[t]``: per frame pair: frame, points,
-    next_points, matched, cost, certified, seconds, algorithm, backend, and with ground truth
-    correct, true_links, accuracy (correct / matched) and recall (correct / true_links).
-    ``accuracy``: correct links / links over the whole series (None without ground truth)."""
+    next_points, matched, unmatched, cost (sum of link distances), gated, max_distance (gate of
+    the problem solved, None for the plain assignment), objective (value of the problem solved:
+    cost + max_distance * unmatched when gated), certified, status, gap (proven bound on objective -
+    optimum), certificate (its summary), solves, seconds (all solves of the pair), solve_seconds,
+    algorithm, backend, and with ground truth correct, true_links, accuracy (correct / matched)
+    and recall (correct / true_links).
+    ``accuracy``: correct links / links over the whole series (None without ground truth).
+    ``max_distance``: the gate used (None: none); ``gating``: "auto", "fixed" or "off".
+    ``series``: the tracked PointSeries (for exports)."""
 
     tracks: list
     links: list
     frame_stats: list
     accuracy: float | None = None
     summary: dict = field(default_factory=dict)
+    max_distance: float | None = None
+    gating: str = "off"
+    series: PointSeries | None = None
+
+    @property
+    def certified(self) -> bool:
+        return all(s["certified"] for s in self.frame_stats)
 
 
 def gated_problem(cost: np.ndarray, max_distance: float, source: str | None = None) -> CostMatrix:
@@ -60,6 +106,14 @@ def gated_problem(cost: np.ndarray, max_distance: float, source: str | None = No
     return CostMatrix.from_array(big, source=source)
 
 
+def outlier_fence(lengths) -> float:
+    """max(median + AUTO_K * 1.4826 * MAD, AUTO_FLOOR * median) of link lengths (module docstring)."""
+    lengths = np.asarray(lengths, dtype=np.float64)
+    median = float(np.median(lengths))
+    mad = float(np.median(np.abs(lengths - median)))
+    return max(median + AUTO_K * MAD_SCALE * mad, AUTO_FLOOR * median)
+
+
 def _links_from(result, na: int, nb: int) -> np.ndarray:
     """Real (frame t, frame t+1) pairs of a solved (maybe augmented) problem."""
     pairs = result.pairs()
@@ -72,47 +126,151 @@ def _check_cancel(observer) -> None:
         raise Cancelled("stopped by the observer")
 
 
-def track(series: PointSeries, algorithm: str = "lsa", backend: str = "auto", observer=None,
-          max_distance: float | None = None, **options) -> TrackResult:
-    """Link each consecutive pair of frames by a certified min-cost assignment and chain tracks."""
-    from .api import solve
+def _gating_mode(max_distance, source) -> tuple[str, float | None]:
+    """("auto" | "off" | "fixed", the fixed gate) from the max_distance argument."""
+    if max_distance is None:
+        return "off", None
+    if isinstance(max_distance, str):
+        word = max_distance.strip().lower()
+        if word == "auto":
+            return "auto", None
+        if word in ("off", "none"):
+            return "off", None
+        try:
+            max_distance = float(word)
+        except ValueError:
+            raise InputError(f"max_distance must be a positive number, 'auto' or 'off', got {max_distance!r}",
+                             source) from None
+    try:
+        gate = float(max_distance)
+    except (TypeError, ValueError):
+        raise InputError(f"max_distance must be a positive number, 'auto' or 'off', got {max_distance!r}",
+                         source) from None
+    if not (gate > 0 and math.isfinite(gate)):
+        raise InputError(f"max_distance must be a positive number, 'auto' or 'off', got {max_distance!r}", source)
+    return "fixed", gate
 
+
+class _Pair:
+    """One frame pair: its distances and the solves made for it."""
+
+    def __init__(self, t: int, a: np.ndarray, b: np.ndarray, source: str | None):
+        self.t = t
+        self.na, self.nb = a.shape[0], b.shape[0]
+        self.cost = cdist(a, b) if self.na and self.nb else np.zeros((self.na, self.nb))
+        self.where = f"{source or 'points'} frames {t}-{t + 1}"
+        self.plain = None  # (links, result) of the plain rectangular assignment
+        self.links = None
+        self.result = None
+        self.gate = None
+        self.solves = 0
+        self.seconds = 0.0
+
+    def lengths(self, links=None) -> np.ndarray:
+        links = self.links if links is None else links
+        return self.cost[links[:, 0], links[:, 1]]
+
+    def solve(self, gate, algorithm, backend, observer, options) -> None:
+        from .api import solve
+
+        _check_cancel(observer)
+        problem = (CostMatrix.from_array(self.cost, source=self.where) if gate is None
+                   else gated_problem(self.cost, gate, source=self.where))
+        start = time.perf_counter()
+        result = solve(problem, algorithm, backend=backend, observer=observer, **options)
+        self.seconds += time.perf_counter() - start
+        self.solves += 1
+        self.links, self.result, self.gate = _links_from(result, self.na, self.nb), result, gate
+        if gate is None:
+            self.plain = (self.links, result)
+
+    def use_plain(self) -> None:
+        self.links, self.result = self.plain
+        self.gate = None
+
+
+def _auto_gate(pairs: list[_Pair], algorithm, backend, observer, options) -> tuple[float | None, int]:
+    """Solve every pair plainly, then gate as the module docstring says. (gate or None, rounds)."""
+    for pair in pairs:
+        pair.solve(None, algorithm, backend, observer, options)
+    gate, rounds = None, 0
+    solved_at: dict[int, float] = {}  # pair -> gate of its last gated solve
+    for _ in range(AUTO_ROUNDS):
+        lengths = np.concatenate([p.lengths() for p in pairs]) if pairs else np.zeros(0)
+        if lengths.size < AUTO_MIN_LINKS:
+            break
+        fence = outlier_fence(lengths)
+        if not fence > 0:  # every link has length 0: the points do not move, nothing to tell apart
+            break
+        if gate is not None and fence > 0.99 * gate:
+            break  # the gate would not shrink (by 1% or more): it is settled
+        gate = fence
+        rounds += 1
+        for pair in pairs:
+            plain_links = pair.plain[0]
+            if plain_links.size and pair.lengths(plain_links).max() > gate:
+                if solved_at.get(pair.t) != gate:
+                    pair.solve(gate, algorithm, backend, observer, options)
+                    solved_at[pair.t] = gate
+            elif pair.gate is not None:
+                pair.use_plain()
+    return gate, rounds
+
+
+def track(series: PointSeries, algorithm: str = "lsa", backend: str = "auto", observer=None,
+          max_distance: float | str | None = "auto", **options) -> TrackResult:
+    """Link each consecutive pair of frames by a certified min-cost assignment and chain tracks.
+
+    ``max_distance``: "auto" (default: a gate derived from the data, see the module docstring), a
+    positive number (a fixed gate), or None / "off" (the plain rectangular assignment)."""
     if not isinstance(series, PointSeries):
         raise InputError(f"tracking needs a point series, got {type(series).__name__}",
                          getattr(series, "source", None))
-    if max_distance is not None:
-        max_distance = float(max_distance)
-        if not (max_distance > 0 and math.isfinite(max_distance)):
-            raise InputError(f"max_distance must be a positive number, got {max_distance!r}", series.source)
+    mode, gate = _gating_mode(max_distance, series.source)
+    pairs = [_Pair(t, series.frames[t], series.frames[t + 1], series.source) for t in range(series.n_frames - 1)]
+    rounds = 0
+    if mode == "auto":
+        gate, rounds = _auto_gate(pairs, algorithm, backend, observer, options)
+    else:
+        for pair in pairs:
+            pair.solve(gate, algorithm, backend, observer, options)
+
     links, stats = [], []
-    for t in range(series.n_frames - 1):
-        _check_cancel(observer)
-        a, b = series.frames[t], series.frames[t + 1]
-        na, nb = a.shape[0], b.shape[0]
-        cost = cdist(a, b) if na and nb else np.zeros((na, nb))
-        where = f"{series.source or 'points'} frames {t}-{t + 1}"
-        problem = (CostMatrix.from_array(cost, source=where) if max_distance is None
-                   else gated_problem(cost, max_distance, source=where))
-        start = time.perf_counter()
-        result = solve(problem, algorithm, backend=backend, observer=observer, **options)
-        seconds = time.perf_counter() - start
-        pairs = _links_from(result, na, nb)
-        links.append(pairs)
-        link_cost = float(cost[pairs[:, 0], pairs[:, 1]].sum()) if pairs.size else 0.0
-        entry = {"frame": t, "points": na, "next_points": nb, "matched": int(pairs.shape[0]), "cost": link_cost,
-                 "certified": bool(result.certified), "seconds": seconds, "solve_seconds": result.seconds,
-                 "algorithm": result.algorithm, "backend": result.backend}
+    for pair in pairs:
+        result, found = pair.result, pair.links
+        links.append(found)
+        cert = result.certificate
+        matched = int(found.shape[0])
+        entry = {"frame": pair.t, "points": pair.na, "next_points": pair.nb, "matched": matched,
+                 "unmatched": pair.na + pair.nb - 2 * matched, "cost": float(pair.lengths().sum()) if matched else 0.0,
+                 "gated": pair.gate is not None, "max_distance": pair.gate, "objective": float(result.value),
+                 "certified": bool(result.certified), "status": cert.status, "gap": float(cert.gap),
+                 "bound": float(cert.bound),
+                 "certificate": cert.summary(), "solves": pair.solves, "seconds": pair.seconds,
+                 "solve_seconds": result.seconds, "algorithm": result.algorithm, "backend": result.backend}
         if series.ids is not None:
-            entry.update(_link_accuracy(series.ids[t], series.ids[t + 1], pairs))
+            entry.update(_link_accuracy(series.ids[pair.t], series.ids[pair.t + 1], found))
         stats.append(entry)
-    accuracy = None
+
+    accuracy = recall = None
     if series.ids is not None:
         made = sum(s["matched"] for s in stats)
-        accuracy = sum(s["correct"] for s in stats) / made if made else 1.0
+        correct = sum(s["correct"] for s in stats)
+        true_links = sum(s["true_links"] for s in stats)
+        accuracy = correct / made if made else 1.0
+        recall = correct / true_links if true_links else 1.0
     summary = {"frames": series.n_frames, "links": int(sum(s["matched"] for s in stats)),
-               "certified": all(s["certified"] for s in stats), "accuracy": accuracy,
+               "certified": all(s["certified"] for s in stats), "accuracy": accuracy, "recall": recall,
+               "gating": mode, "max_distance": gate, "gate_rounds": rounds,
+               "gated_pairs": int(sum(s["gated"] for s in stats)),
+               "unmatched": int(sum(s["unmatched"] for s in stats)),
+               "cost": float(sum(s["cost"] for s in stats)),
+               "gap": float(sum(s["gap"] for s in stats)),
+               "solves": int(sum(s["solves"] for s in stats)),
                "seconds": float(sum(s["seconds"] for s in stats))}
-    return TrackResult(chain_tracks(series.sizes, links), links, stats, accuracy, summary)
+    tracks = chain_tracks(series.sizes, links)
+    summary["tracks"] = len(tracks)
+    return TrackResult(tracks, links, stats, accuracy, summary, gate, mode, series)
 
 
 def _link_accuracy(ids_a: np.ndarray, ids_b: np.ndarray, pairs: np.ndarray) -> dict:

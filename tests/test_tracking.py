@@ -1,7 +1,11 @@
-"""3-D point tracking by frame-to-frame assignment: the accuracy equals that of scipy's exact
-linear_sum_assignment on the same Euclidean costs, entering/leaving points stay unmatched,
-gating with max_distance, and tracks chain the links."""
+"""3-D point tracking by frame-to-frame assignment: entering and leaving points stay unmatched
+(the automatic gate, checked against an independent scipy implementation of the documented rule),
+the plain rectangular assignment with max_distance="off", fixed gating with max_distance, accuracy
+equal to that of scipy's exact linear_sum_assignment under the same gating, and tracks chaining
+the links."""
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 import pytest
@@ -9,9 +13,10 @@ from scipy.optimize import linear_sum_assignment
 from scipy.spatial.distance import cdist
 
 import solvers
+from solvers import tracking
 from solvers.errors import Cancelled, InputError
 from solvers.problems import PointSeries
-from solvers.tracking import chain_tracks, gated_problem, track
+from solvers.tracking import chain_tracks, gated_problem, outlier_fence, track
 
 
 def particle_series(n=50, frames=5, persistence=0.5, seed=3, enter=0.1, leave=0.1, speed=0.04) -> PointSeries:
@@ -19,43 +24,169 @@ def particle_series(n=50, frames=5, persistence=0.5, seed=3, enter=0.1, leave=0.
                             enter_rate=enter, leave_rate=leave, seed=seed)
 
 
-def oracle_accuracy(series: PointSeries) -> tuple[float, list[int]]:
-    """Correct links / links with scipy's exact assignment on the same costs, and links per pair."""
-    correct = made = 0
-    per_pair = []
-    for t in range(series.n_frames - 1):
-        rows, cols = linear_sum_assignment(cdist(series.frames[t], series.frames[t + 1]))
-        correct += int(np.count_nonzero(series.ids[t][rows] == series.ids[t + 1][cols]))
-        made += rows.size
-        per_pair.append(rows.size)
-    return correct / made, per_pair
+# ---------------------------------------------------------------------------------------------
+# scipy oracles, written from the module docstring's rules (not by calling track)
+
+
+def plain_links(a, b) -> np.ndarray:
+    rows, cols = linear_sum_assignment(cdist(a, b)) if len(a) and len(b) else (np.zeros(0, int), np.zeros(0, int))
+    return np.column_stack([rows, cols]).astype(np.int64).reshape(-1, 2)
+
+
+def gated_links(a, b, gate) -> np.ndarray:
+    problem = gated_problem(cdist(a, b), gate)
+    rows, cols = linear_sum_assignment(problem.costs)
+    keep = (rows < len(a)) & (cols < len(b))
+    return np.column_stack([rows[keep], cols[keep]]).astype(np.int64).reshape(-1, 2)
+
+
+def link_lengths(series, t, links) -> np.ndarray:
+    return np.linalg.norm(series.frames[t][links[:, 0]] - series.frames[t + 1][links[:, 1]], axis=1)
+
+
+def oracle_auto(series):
+    """(gate, links per pair) by scipy: plain assignments, then the median/MAD fence re-estimated
+    from the links made, each pair with a longer plain link re-solved gated."""
+    pairs = range(series.n_frames - 1)
+    plain = [plain_links(series.frames[t], series.frames[t + 1]) for t in pairs]
+    current, gate = list(plain), None
+    for _ in range(tracking.AUTO_ROUNDS):
+        lengths = np.concatenate([link_lengths(series, t, current[t]) for t in pairs])
+        if lengths.size < tracking.AUTO_MIN_LINKS:
+            break
+        median = np.median(lengths)
+        mad = np.median(np.abs(lengths - median))
+        fence = max(median + tracking.AUTO_K * 1.4826 * mad, tracking.AUTO_FLOOR * median)
+        if fence <= 0 or (gate is not None and fence > 0.99 * gate):
+            break
+        gate = fence
+        current = [gated_links(series.frames[t], series.frames[t + 1], gate)
+                   if plain[t].size and link_lengths(series, t, plain[t]).max() > gate else plain[t] for t in pairs]
+    return gate, current
+
+
+def accuracy_of(series, links) -> tuple[float, float]:
+    """(correct / links made, correct / true links) over the series."""
+    correct = made = true = 0
+    for t, pairs in enumerate(links):
+        correct += int(np.count_nonzero(series.ids[t][pairs[:, 0]] == series.ids[t + 1][pairs[:, 1]]))
+        made += pairs.shape[0]
+        true += np.intersect1d(series.ids[t], series.ids[t + 1]).size
+    return (correct / made if made else 1.0), (correct / true if true else 1.0)
+
+
+def same_links(a, b) -> bool:
+    key = lambda x: sorted(map(tuple, np.asarray(x).tolist()))  # noqa: E731
+    return key(a) == key(b)
+
+
+# ---------------------------------------------------------------------------------------------
+# the default: entering and leaving points stay unmatched
 
 
 @pytest.mark.parametrize("algorithm,options", [("auction", {}), ("hungarian", {}),
                                                ("hungarian", {"variant": "classical"}), ("lsa", {})])
 @pytest.mark.parametrize("persistence", [0.5, 0.9])
-def test_accuracy_matches_exact_assignment(algorithm, options, persistence):
+def test_accuracy_matches_exact_assignment_under_the_same_gating(algorithm, options, persistence):
     series = particle_series(persistence=persistence, seed=int(persistence * 10))
-    expected, per_pair = oracle_accuracy(series)
+    gate, expected = oracle_auto(series)
     result = track(series, algorithm, backend="cpu", **options)
-    assert result.accuracy == pytest.approx(expected)
-    assert [s["matched"] for s in result.frame_stats] == per_pair
+    assert result.gating == "auto" and gate is not None
+    assert result.max_distance == pytest.approx(gate, rel=1e-12)
+    assert result.accuracy == pytest.approx(accuracy_of(series, expected)[0])
+    assert result.summary["recall"] == pytest.approx(accuracy_of(series, expected)[1])
+    assert all(same_links(mine, theirs) for mine, theirs in zip(result.links, expected))
     assert all(s["certified"] for s in result.frame_stats)
     assert len(set(series.sizes)) > 1  # particles entered and left
+    assert result.summary["gated_pairs"] > 0
 
 
-def test_unequal_frames_leave_extra_points_unmatched():
+def test_entering_and_leaving_points_stay_unmatched():
     series = particle_series(n=40, frames=4, enter=0.3, leave=0.2, seed=9)
-    result = track(series, "auction", backend="cpu")
-    assert len(set(series.sizes)) > 1
-    for t, (pairs, stats) in enumerate(zip(result.links, result.frame_stats)):
+    auto = track(series, "auction", backend="cpu")
+    off = track(series, "auction", backend="cpu", max_distance="off")
+    assert auto.accuracy > off.accuracy  # the forced enter/leave links are gone
+    assert auto.summary["recall"] >= off.summary["recall"]
+    assert any(s["matched"] < min(s["points"], s["next_points"]) for s in auto.frame_stats)
+    for t, (pairs, stats) in enumerate(zip(auto.links, auto.frame_stats)):
         na, nb = series.sizes[t], series.sizes[t + 1]
-        assert pairs.shape == (min(na, nb), 2)
         assert np.unique(pairs[:, 0]).size == pairs.shape[0] and np.unique(pairs[:, 1]).size == pairs.shape[0]
         assert stats["points"] == na and stats["next_points"] == nb
-        distances = cdist(series.frames[t], series.frames[t + 1])
-        assert stats["cost"] == pytest.approx(distances[pairs[:, 0], pairs[:, 1]].sum())
+        assert stats["unmatched"] == na + nb - 2 * pairs.shape[0]
+        lengths = link_lengths(series, t, pairs)
+        assert stats["cost"] == pytest.approx(lengths.sum())
+        if stats["gated"]:
+            assert stats["max_distance"] == auto.max_distance and np.all(lengths <= auto.max_distance)
+            assert stats["objective"] == pytest.approx(lengths.sum() + auto.max_distance * stats["unmatched"])
+        else:
+            assert pairs.shape[0] == min(na, nb) and stats["max_distance"] is None
         assert 0.0 <= stats["accuracy"] <= 1.0 and stats["true_links"] <= min(na, nb)
+
+
+def test_auto_is_never_worse_than_the_plain_assignment_on_generated_series():
+    """Over generated series of several densities, speeds and persistences: the automatic gate's
+    accuracy is at least the plain assignment's, and better wherever particles enter and leave."""
+    improved = 0
+    for n, speed, persistence, rate, seed in itertools.product([30, 100, 300], [0.01, 0.04], [0.5, 0.9],
+                                                               [0.0, 0.05, 0.2], [1, 2]):
+        series = particle_series(n=n, frames=5, persistence=persistence, speed=speed, enter=rate, leave=rate,
+                                 seed=seed * 1000 + n + int(100 * speed) + int(10 * persistence) + int(100 * rate))
+        auto = track(series, "lsa", backend="cpu")
+        off = track(series, "lsa", backend="cpu", max_distance=None)
+        case = (n, speed, persistence, rate, auto.accuracy, off.accuracy)
+        assert auto.accuracy >= off.accuracy - 1e-12, case
+        if rate > 0 and off.accuracy < 1.0:
+            assert auto.accuracy > off.accuracy, case
+            improved += 1
+        if rate == 0:
+            assert auto.summary["recall"] >= off.summary["recall"] - 1e-12, case
+    assert improved >= 30
+
+
+def test_without_entering_or_leaving_auto_changes_nothing():
+    series = particle_series(n=60, frames=6, enter=0.0, leave=0.0, speed=0.01, seed=12)
+    auto = track(series, "lsa", backend="cpu")
+    off = track(series, "lsa", backend="cpu", max_distance="off")
+    assert auto.summary["gated_pairs"] == 0 and auto.max_distance is not None
+    assert all(same_links(a, b) for a, b in zip(auto.links, off.links))
+    assert auto.accuracy == off.accuracy == 1.0
+
+
+def test_off_is_the_plain_rectangular_assignment():
+    series = particle_series(n=40, frames=4, enter=0.3, leave=0.2, seed=9)
+    expected = [plain_links(series.frames[t], series.frames[t + 1]) for t in range(series.n_frames - 1)]
+    for off in ("off", None, "none"):
+        result = track(series, "hungarian", backend="cpu", max_distance=off)
+        assert result.gating == "off" and result.max_distance is None
+        assert [p.shape[0] for p in result.links] == [min(a, b) for a, b in zip(series.sizes, series.sizes[1:])]
+        assert result.accuracy == pytest.approx(accuracy_of(series, expected)[0])
+        assert not any(s["gated"] for s in result.frame_stats)
+
+
+def test_outlier_fence():
+    assert outlier_fence(np.full(50, 0.02)) == pytest.approx(0.04)  # no spread: twice the median
+    rng = np.random.default_rng(0)
+    moves = np.linalg.norm(rng.normal(0.0, 0.01, (400, 3)), axis=1)  # 3-D Gaussian steps
+    clean = outlier_fence(moves)
+    assert clean > np.quantile(moves, 0.995)
+    # up to almost half the links being far-apart wrong ones barely moves the fence
+    contaminated = np.concatenate([moves, rng.uniform(0.2, 1.0, 300)])
+    assert outlier_fence(contaminated) < 0.2 and outlier_fence(contaminated) < 4 * clean
+
+
+def test_auto_with_too_few_links_applies_no_gate():
+    rng = np.random.default_rng(0)
+    series = PointSeries.from_frames([rng.random((3, 3)), rng.random((4, 3)), rng.random((2, 3))])
+    result = track(series, "lsa", backend="cpu")
+    assert result.max_distance is None and result.gating == "auto"
+    assert [p.shape[0] for p in result.links] == [3, 2]
+
+
+def test_static_points_are_linked():
+    frame = np.random.default_rng(1).random((10, 3))
+    series = PointSeries.from_frames([frame, frame, frame], [np.arange(10)] * 3)
+    result = track(series, "auction", backend="cpu")
+    assert result.accuracy == 1.0 and [p.shape[0] for p in result.links] == [10, 10]
 
 
 def test_tracks_cover_every_point_once_in_frame_order():
@@ -110,14 +241,26 @@ def test_a_gate_nothing_passes_leaves_everything_unmatched():
 def test_without_ground_truth():
     rng = np.random.default_rng(0)
     frames = [rng.random((8, 3)), rng.random((6, 3)), rng.random((0, 3)), rng.random((4, 3))]
-    result = track(PointSeries.from_frames(frames), "hungarian", backend="cpu")
-    assert result.accuracy is None and "accuracy" not in result.frame_stats[0]
-    assert [p.shape[0] for p in result.links] == [6, 0, 0]
+    for gating in ("auto", "off"):
+        result = track(PointSeries.from_frames(frames), "hungarian", backend="cpu", max_distance=gating)
+        assert result.accuracy is None and "accuracy" not in result.frame_stats[0]
+        assert result.summary["recall"] is None
+        assert [p.shape[0] for p in result.links] == [6, 0, 0]  # 6 links: too few to estimate a gate
+
+
+@pytest.mark.parametrize("bad", [-1.0, 0.0, float("inf"), float("nan"), "far", "-2", [1.0]])
+def test_bad_max_distance(bad):
+    with pytest.raises(InputError, match="max_distance"):
+        track(particle_series(n=5, frames=2), "auction", max_distance=bad)
+
+
+def test_max_distance_as_text():
+    series = particle_series(n=20, frames=3, seed=4)
+    assert track(series, "lsa", backend="cpu", max_distance="0.05").max_distance == 0.05
+    assert track(series, "lsa", backend="cpu", max_distance="AUTO").gating == "auto"
 
 
 def test_bad_input():
-    with pytest.raises(InputError):
-        track(particle_series(n=5, frames=2), "auction", max_distance=-1.0)
     with pytest.raises(InputError):
         track(np.zeros((3, 3)), "auction")
 
@@ -134,3 +277,9 @@ def test_api_entry_point():
     series = particle_series(n=12, frames=3, seed=4)
     result = solvers.track(series, algorithm="auction", backend="cpu")
     assert result.summary["certified"] and result.summary["links"] == sum(s["matched"] for s in result.frame_stats)
+    assert result.certified and result.series is series
+    summary = result.summary
+    assert summary["tracks"] == len(result.tracks) and summary["gating"] == "auto"
+    assert summary["gap"] == sum(s["gap"] for s in result.frame_stats) and summary["gap"] >= 0
+    assert summary["solves"] == sum(s["solves"] for s in result.frame_stats) >= series.n_frames - 1
+    assert all(s["status"] == "optimal" and "certified" in s["certificate"] for s in result.frame_stats)
