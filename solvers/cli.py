@@ -181,8 +181,9 @@ def _cmd_solve(args) -> int:
         try:
             if problem.kind == "points":
                 if args.out:
-                    raise UsageError(f"{args.out}: --out cannot save tracks (no track file format yet)")
-                outcome = _track(solvers, problem, algo.name, args.backend, progress, options)
+                    from .formats.tracks import check_name
+                    check_name(args.out)  # tracks are CSV or JSON; refused before the solves
+                outcome = _track(solvers, problem, algo.name, args.backend, progress, options, args.out)
             else:
                 outcome = _solve(solvers, problem, algo.name, args.backend, progress, options, args.out)
         except (InfeasibleError, BackendUnavailable) as exc:
@@ -204,11 +205,17 @@ def _cmd_solve(args) -> int:
 
 
 def _check_result_name(path) -> None:
+    from pathlib import Path
+
     from .formats import RESULT_FORMATS
     name = str(path).lower().removesuffix(".gz")
     if not any(name.endswith(ext) for fmt in RESULT_FORMATS for ext in fmt.extensions):
         choices = " ".join(p for fmt in RESULT_FORMATS for p in fmt.patterns)
-        raise InputError(f"results are written as {choices}; give --out one of those names", str(path))
+        raise InputError(f"results are written as {choices} (tracks of a point series: *.csv *.json); "
+                         "give --out one of those names", str(path))
+    folder = Path(path).parent
+    if not folder.is_dir():
+        raise InputError(f"cannot write file: no such folder {str(folder)!r}", str(path))
 
 
 def _certified_text(certificate) -> str:
@@ -242,35 +249,76 @@ def _solve(solvers, problem, algorithm, backend, progress, options, out):
     return record, rows, failure
 
 
-def _track(solvers, series, algorithm, backend, progress, options):
-    """A point series: every consecutive frame pair is a certified assignment (solvers.track)."""
+def _track(solvers, series, algorithm, backend, progress, options, out=None):
+    """A point series: every consecutive frame pair is a certified assignment (solvers.track).
+
+    The JSON record has the keys of every solve (problem, algorithm, backend, value = total link
+    distance, certified, optimal, seconds, iterations = assignment solves, gap = sum of the frame
+    pairs' proven gaps, bound, certificate = a one-line summary over the frame pairs, options,
+    stats) plus frames, links, tracks, accuracy, recall, max_distance and frame_stats."""
     if "assignment" not in solvers.algorithms()[algorithm].problem_kinds:
         raise InputError(f"tracking links frames by assignment; {algorithm} does not solve assignment problems",
                          series.source)
-    if "max_distance" in options:
-        try:
-            options = dict(options, max_distance=float(options["max_distance"]))
-        except ValueError:
-            raise InputError(f"option max_distance={options['max_distance']!r} is not a float", "<options>") from None
     tracked = solvers.track(series, algorithm=algorithm, backend=backend, observer=progress, **options)
+    if out:
+        solvers.save(tracked, out)
     stats = tracked.frame_stats
+    summary = tracked.summary
     failed = [f"{s['frame']}-{s['frame'] + 1}" for s in stats if not s["certified"]]
+    optimal = sum(s["status"] == "optimal" for s in stats)
+    within = sum(s["status"] == "within-gap" for s in stats)
     used = stats[0]["backend"] if stats else backend
-    cost = float(sum(s["cost"] for s in stats))
+    cost = float(summary["cost"])
+    gap = float(summary["gap"])
+    bound = float(sum(s.get("bound", 0.0) for s in stats))
+    certificate = (f"dual-potentials per frame pair: {len(stats) - len(failed)} of {len(stats)} certified "
+                   f"({optimal} optimal" + (f", {within} within their epsilon gap" if within else "") + ")"
+                   + (f", total gap {gap:g}" if gap else "")
+                   + (f"; NOT certified: frame pairs {', '.join(failed)}" if failed else ""))
+    gating = _gating_text(tracked)
     record = {"problem": "points", "algorithm": algorithm, "backend": used, "value": cost,
-              "certified": not failed, "seconds": float(sum(s["seconds"] for s in stats)),
-              "iterations": len(stats), "frames": series.n_frames, "links": int(sum(s["matched"] for s in stats)),
-              "tracks": len(tracked.tracks), "accuracy": tracked.accuracy,
-              "options": options, "frame_stats": stats}
-    accuracy = "no ground truth" if tracked.accuracy is None else f"{tracked.accuracy:.4f}"
+              "certified": not failed, "optimal": optimal == len(stats),
+              "seconds": float(summary["seconds"]), "iterations": int(summary["solves"]),
+              "gap": gap, "bound": bound, "certificate": certificate,
+              "options": options,
+              "stats": {"frames": series.n_frames, "frame_pairs": len(stats), "links": summary["links"],
+                        "tracks": summary["tracks"], "unmatched": summary["unmatched"],
+                        "accuracy": summary["accuracy"], "recall": summary["recall"],
+                        "gating": summary["gating"], "max_distance": summary["max_distance"],
+                        "gate_rounds": summary["gate_rounds"], "gated_pairs": summary["gated_pairs"],
+                        "solves": summary["solves"], "certified_pairs": len(stats) - len(failed),
+                        "optimal_pairs": optimal},
+              "frames": series.n_frames, "links": summary["links"], "tracks": summary["tracks"],
+              "accuracy": tracked.accuracy, "recall": summary["recall"], "max_distance": tracked.max_distance,
+              "frame_stats": stats}
+    accuracy = ("no ground truth" if tracked.accuracy is None else
+                f"{tracked.accuracy:.4f} (correct / links made; recall {summary['recall']:.4f})")
     rows = [("algorithm", f"{algorithm} on {used}, {len(stats)} frame pairs"),
             ("value", f"{cost:g} (total link distance)"),
-            ("links", f"{record['links']} in {record['tracks']} tracks"),
+            ("links", f"{record['links']} in {record['tracks']} tracks, {summary['unmatched']} points unmatched"),
+            ("gating", gating),
             ("accuracy", accuracy),
             ("certified", "yes (every frame pair)" if not failed else f"NO (frame pairs {', '.join(failed)})"),
-            ("seconds", f"{record['seconds']:.4f}")]
+            ("certificate", certificate),
+            ("seconds", f"{record['seconds']:.4f}"),
+            ("iterations", f"{record['iterations']} assignment solves")]
+    if out:
+        record["out"] = str(out)
+        rows.append(("written", str(out)))
     failure = f"tracking is NOT certified for frame pairs {', '.join(failed)}" if failed else None
     return record, rows, failure
+
+
+def _gating_text(tracked) -> str:
+    summary = tracked.summary
+    if tracked.gating == "off":
+        return "off (plain rectangular assignment: min(n_t, n_t+1) links per frame pair)"
+    pairs = f"{summary['gated_pairs']} of {len(tracked.frame_stats)} frame pairs gated"
+    if tracked.gating == "fixed":
+        return f"max_distance {tracked.max_distance:g} ({pairs})"
+    if tracked.max_distance is None:
+        return "auto: too few links to estimate a gate, none applied"
+    return f"auto: max_distance {tracked.max_distance:.6g} from the link lengths ({pairs})"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -436,7 +484,8 @@ def build_parser() -> _Parser:
     solve.add_argument("--problem", choices=PROBLEM_CHOICES,
                        help="how to read a file that can mean several problems (default: what the algorithm "
                             "solves, when the format allows it)")
-    solve.add_argument("--out", metavar="PATH", help="write the matching / assignment / flow (.csv, .json, .mtx)")
+    solve.add_argument("--out", metavar="PATH", help="write the matching / assignment / flow (.csv, .json, .mtx), "
+                                                     "or the tracks of a point series (.csv, .json)")
     solve.add_argument("--json", action="store_true", help="print the result summary as one JSON line")
 
     sub.add_parser("gen", help="write a seeded synthetic problem (`gen KIND --help` for its parameters)",

@@ -293,8 +293,13 @@ def test_solve_point_series_tracks_with_optimal_frame_assignments(tmp_path, caps
     rng = np.random.default_rng(8)
     sizes = [6, 7, 5, 5]
     frames, ids = write_series_npz(tmp_path / "series.npz", rng, sizes)
-    assert main(["solve", str(tmp_path / "series.npz"), "--algo", "lsa", "--json"]) == 0
+    assert main(["solve", str(tmp_path / "series.npz"), "--algo", "lsa", "--opt", "max_distance=off", "--json"]) == 0
     record = last_json(capsys.readouterr().out)
+    assert SUMMARY_KEYS <= set(record)
+    assert record["optimal"] is True and record["gap"] == pytest.approx(0.0, abs=1e-9) and record["bound"] == 0.0
+    assert "3 of 3 certified" in record["certificate"]
+    assert record["stats"]["gating"] == "off" and record["max_distance"] is None
+    assert record["stats"]["frame_pairs"] == 3 and record["stats"]["certified_pairs"] == 3
     optimal = []
     for a, b in zip(frames, frames[1:]):
         d = cdist(a, b)
@@ -305,6 +310,82 @@ def test_solve_point_series_tracks_with_optimal_frame_assignments(tmp_path, caps
     assert [s["cost"] for s in record["frame_stats"]] == pytest.approx(optimal)
     assert record["links"] == sum(min(x, y) for x, y in zip(sizes, sizes[1:]))
     assert record["iterations"] == len(sizes) - 1 and 0.0 <= record["accuracy"] <= 1.0
+    assert all({"gap", "status", "certificate", "certified"} <= set(s) for s in record["frame_stats"])
+
+
+def test_point_series_json_has_the_keys_of_every_solve(capsys):
+    sample = ROOT / "sample_graphs" / "particles_100x10.npz"
+    assert main(["solve", str(sample), "--algo", "auction", "--backend", "cpu", "--json"]) == 0
+    record = last_json(capsys.readouterr().out)
+    assert SUMMARY_KEYS <= set(record)
+    assert record["problem"] == "points" and record["certified"] is True and record["optimal"] is True
+    assert 0 <= record["gap"] <= 1e-6 and record["certificate"].startswith("dual-potentials per frame pair: 9 of 9")
+    stats = record["stats"]
+    assert stats["gating"] == "auto" and stats["max_distance"] > 0 and stats["gated_pairs"] > 0
+    assert stats["links"] == record["links"] and stats["accuracy"] == record["accuracy"] == 1.0
+    assert record["iterations"] == stats["solves"] == sum(s["solves"] for s in record["frame_stats"])
+    series = solvers.load(sample)
+    assert stats["unmatched"] == sum(series.sizes[t] + series.sizes[t + 1] - 2 * s["matched"]
+                                     for t, s in enumerate(record["frame_stats"]))
+
+
+def test_point_series_gating_options(tmp_path, capsys):
+    sample = ROOT / "sample_graphs" / "particles_100x10.npz"
+    runs = {}
+    for value in ("auto", "off", "0.03"):
+        assert main(["solve", str(sample), "--algo", "lsa", "--opt", f"max_distance={value}", "--json"]) == 0
+        runs[value] = last_json(capsys.readouterr().out)
+    assert runs["off"]["stats"]["gating"] == "off" and runs["off"]["stats"]["gated_pairs"] == 0
+    assert runs["0.03"]["max_distance"] == 0.03 and runs["0.03"]["stats"]["gating"] == "fixed"
+    assert runs["auto"]["accuracy"] > runs["off"]["accuracy"]  # the sample's particles enter and leave
+    assert main(["solve", str(sample), "--algo", "lsa"]) == 0
+    out = capsys.readouterr().out
+    assert "gating      auto: max_distance" in out and "NO" not in out
+
+
+def test_point_series_tracks_written_as_csv_and_json(tmp_path, capsys):
+    from solvers.formats import tracks as track_files
+    sample = ROOT / "sample_graphs" / "particles_100x10.npz"
+    series = solvers.load(sample)
+    for name in ("tracks.csv", "tracks.json", "tracks.csv.gz"):
+        out = tmp_path / name
+        assert main(["solve", str(sample), "--algo", "auction", "--backend", "cpu", "--out", str(out), "--json"]) == 0
+        captured = capsys.readouterr()
+        record = last_json(captured.out)
+        assert record["out"] == str(out) and out.is_file() and captured.err == ""
+        table = track_files.read(out)
+        assert len(table.tracks) == record["tracks"]
+        assert sum(len(t) for t in table.tracks) == sum(series.sizes)
+        for tr, xyz, ids in zip(table.tracks, table.points, table.ids):
+            for (f, i), p, ident in zip(tr, xyz, ids):
+                assert np.array_equal(p, series.frames[f][i]) and ident == series.ids[f][i]
+        if name.endswith(".json"):
+            assert table.summary["links"] == record["links"] and table.summary["gating"] == "auto"
+    with open(tmp_path / "tracks.csv", newline="") as fh:
+        rows = list(csv.reader(fh))
+    assert rows[0] == ["track", "frame", "index", "x", "y", "z", "id"] and len(rows) == 1 + sum(series.sizes)
+
+
+@pytest.mark.parametrize("name, fragment", [("tracks.mtx", "*.json"), ("tracks.txt", ".json"),
+                                            ("missing-folder/tracks.csv", "no such folder")])
+def test_point_series_bad_out_is_exit_2_before_solving(tmp_path, capsys, monkeypatch, name, fragment):
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("tracking ran although --out cannot be written")
+    monkeypatch.setattr(solvers, "track", must_not_run)
+    write_series_npz(tmp_path / "s.npz", np.random.default_rng(1), [3, 3])
+    out = tmp_path / name
+    assert main(["solve", str(tmp_path / "s.npz"), "--algo", "lsa", "--out", str(out)]) == 2
+    assert_one_error_line(capsys.readouterr().err, str(out), fragment)
+    assert not out.exists()
+
+
+def test_point_series_out_that_cannot_be_written_is_exit_2(tmp_path, capsys):
+    write_series_npz(tmp_path / "s.npz", np.random.default_rng(1), [3, 3])
+    out = tmp_path / "tracks.csv"
+    out.mkdir()  # a folder where the file should go: found only when writing, after tracking
+    assert main(["solve", str(tmp_path / "s.npz"), "--algo", "lsa", "--out", str(out)]) == 2
+    assert_one_error_line(capsys.readouterr().err, str(out), "cannot write")
+    assert out.is_dir() and not any(out.iterdir())
 
 
 def _identity_assignment(problem, backend, tel, **options):
@@ -328,7 +409,7 @@ def test_uncertified_tracking_exits_1(tmp_path, capsys, monkeypatch):
 @pytest.mark.parametrize("extra, fragment", [(["--algo", "gpr"], "assignment"),
                                              (["--algo", "lsa", "--opt", "max_distance=far"], "max_distance"),
                                              (["--algo", "lsa", "--opt", "max_distance=-1"], "max_distance"),
-                                             (["--algo", "lsa", "--out", "tracks.csv"], "--out")])
+                                             (["--algo", "lsa", "--out", "tracks.mtx"], "tracks are written as")])
 def test_point_series_bad_requests(tmp_path, capsys, monkeypatch, extra, fragment):
     monkeypatch.chdir(tmp_path)
     write_series_npz(tmp_path / "s.npz", np.random.default_rng(1), [3, 3])
