@@ -267,7 +267,7 @@ def _track(solvers, series, algorithm, backend, progress, options, out=None):
     failed = [f"{s['frame']}-{s['frame'] + 1}" for s in stats if not s["certified"]]
     optimal = sum(s["status"] == "optimal" for s in stats)
     within = sum(s["status"] == "within-gap" for s in stats)
-    used = stats[0]["backend"] if stats else backend
+    used = next((s["backend"] for s in stats if s["solves"]), backend)
     cost = float(summary["cost"])
     gap = float(summary["gap"])
     bound = float(sum(s.get("bound", 0.0) for s in stats))

@@ -21,7 +21,11 @@ microscopy data). Points are therefore allowed to stay unmatched:
   t+1 not taken is covered by its own "unmatched" row. The bottom-right block lets the dummies of
   a linked pair pair up at no cost, so the total is (sum of link distances) + max_distance *
   (number of unmatched points): always feasible, and a pair within the gate is always worth
-  linking over leaving both points alone.
+  linking over leaving both points alone. It is solved exactly but in parts (``gated_blocks``):
+  points not joined by pairs within the gate never link to each other, so each connected
+  component of the "within max_distance" graph is independent, points with no partner in reach
+  are unmatched without a solve, and components are packed into blocks of at most GATED_BLOCK
+  points, each a certified solve of its own (memory (GATED_BLOCK)^2, not (n_t + n_t+1)^2).
 
 * ``max_distance="auto"`` (the default): the gate is derived from the data. Every frame pair is
   first solved as the plain rectangular assignment. A link between a leaving and an entering
@@ -63,6 +67,7 @@ AUTO_K = 4.0          # MADs above the median (about 4 standard deviations)
 AUTO_FLOOR = 2.0      # the gate is at least this many times the median link length
 AUTO_ROUNDS = 3       # re-estimations of the gate from the links it leaves
 AUTO_MIN_LINKS = 8    # below this many links in all, "auto" applies no gate
+GATED_BLOCK = 4096    # points (both frames) per gated sub-problem, see gated_blocks
 MAD_SCALE = 1.4826    # MAD of a normal distribution times this is its standard deviation
 
 
@@ -72,10 +77,12 @@ class TrackResult:
     list of (frame, index), in frame order. ``frame_stats[t]``: per frame pair: frame, points,
     next_points, matched, unmatched, cost (sum of link distances), gated, max_distance (gate of
     the problem solved, None for the plain assignment), objective (value of the problem solved:
-    cost + max_distance * unmatched when gated), certified, status, gap (proven bound on objective -
-    optimum), certificate (its summary), solves, seconds (all solves of the pair), solve_seconds,
-    algorithm, backend, and with ground truth correct, true_links, accuracy (correct / matched)
-    and recall (correct / true_links).
+    cost + max_distance * unmatched when gated), certified, status (the worst of its solves:
+    optimal, within-gap, not-proven, invalid), gap (proven bound on objective - optimum, summed
+    over its solves), bound (the gap its solves claim, n * eps for auction eps-runs), certificate
+    (a summary), blocks (solves the links come from), solves (all made for the pair, the plain
+    one included), seconds (all solves), solve_seconds, algorithm, backend, and with ground truth
+    correct, true_links, accuracy (correct / matched) and recall (correct / true_links).
     ``accuracy``: correct links / links over the whole series (None without ground truth).
     ``max_distance``: the gate used (None: none); ``gating``: "auto", "fixed" or "off".
     ``series``: the tracked PointSeries (for exports)."""
@@ -151,6 +158,45 @@ def _gating_mode(max_distance, source) -> tuple[str, float | None]:
     return "fixed", gate
 
 
+def gated_blocks(cost: np.ndarray, max_distance: float, limit: int | None = None):
+    """The gated problem of a frame pair, split exactly into independent parts.
+
+    Points joined by no pair within max_distance of each other can never be linked to each other,
+    so the gated problem falls apart into the connected components of the "within max_distance"
+    graph; a point with no partner within reach is unmatched in every solution. Components are
+    packed, in order, into blocks of at most ``limit`` points (both frames; a bigger component is
+    a block of its own). Returns (blocks as (rows, cols) index arrays, number of isolated points).
+    Each block is solved as gated_problem(cost[rows][:, cols]); together they are the optimum of
+    gated_problem(cost), with (limit)^2 instead of (n_t + n_t+1)^2 dense entries."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    limit = GATED_BLOCK if limit is None else limit
+    na, nb = cost.shape
+    r, c = np.nonzero(cost <= max_distance)
+    if r.size == 0:
+        return [], na + nb
+    graph = coo_matrix((np.ones(r.size, dtype=np.int8), (r, na + c)), shape=(na + nb, na + nb))
+    _, label = connected_components(graph, directed=False)
+    linked = np.zeros(na + nb, dtype=bool)
+    linked[r] = True
+    linked[na + c] = True
+    nodes = np.flatnonzero(linked)
+    nodes = nodes[np.argsort(label[nodes], kind="stable")]
+    cuts = np.flatnonzero(np.diff(label[nodes])) + 1
+    blocks, current, size = [], [], 0
+    for component in np.split(nodes, cuts):
+        if current and size + component.size > limit:
+            blocks.append(np.concatenate(current))
+            current, size = [], 0
+        current.append(component)
+        size += component.size
+    if current:
+        blocks.append(np.concatenate(current))
+    parts = [(np.sort(b[b < na]), np.sort(b[b >= na]) - na) for b in blocks]
+    return parts, int(na + nb - nodes.size)
+
+
 class _Pair:
     """One frame pair: its distances and the solves made for it."""
 
@@ -159,9 +205,10 @@ class _Pair:
         self.na, self.nb = a.shape[0], b.shape[0]
         self.cost = cdist(a, b) if self.na and self.nb else np.zeros((self.na, self.nb))
         self.where = f"{source or 'points'} frames {t}-{t + 1}"
-        self.plain = None  # (links, result) of the plain rectangular assignment
+        self.plain = None  # (links, results) of the plain rectangular assignment
         self.links = None
-        self.result = None
+        self.results = []  # the certified solves the current links come from
+        self.isolated = 0  # gated: points with no partner within the gate (unmatched without a solve)
         self.gate = None
         self.solves = 0
         self.seconds = 0.0
@@ -170,23 +217,60 @@ class _Pair:
         links = self.links if links is None else links
         return self.cost[links[:, 0], links[:, 1]]
 
-    def solve(self, gate, algorithm, backend, observer, options) -> None:
+    def _solve(self, problem, algorithm, backend, observer, options):
         from .api import solve
 
         _check_cancel(observer)
-        problem = (CostMatrix.from_array(self.cost, source=self.where) if gate is None
-                   else gated_problem(self.cost, gate, source=self.where))
         start = time.perf_counter()
         result = solve(problem, algorithm, backend=backend, observer=observer, **options)
         self.seconds += time.perf_counter() - start
         self.solves += 1
-        self.links, self.result, self.gate = _links_from(result, self.na, self.nb), result, gate
+        return result
+
+    def solve(self, gate, algorithm, backend, observer, options) -> None:
         if gate is None:
-            self.plain = (self.links, result)
+            result = self._solve(CostMatrix.from_array(self.cost, source=self.where), algorithm, backend,
+                                 observer, options)
+            self.links, self.results, self.isolated = _links_from(result, self.na, self.nb), [result], 0
+            self.plain = (self.links, self.results)
+        else:
+            blocks, self.isolated = gated_blocks(self.cost, gate)
+            found, self.results = [], []
+            for rows, cols in blocks:
+                sub = gated_problem(self.cost[np.ix_(rows, cols)], gate, source=self.where)
+                result = self._solve(sub, algorithm, backend, observer, options)
+                local = _links_from(result, rows.size, cols.size)
+                found.append(np.column_stack([rows[local[:, 0]], cols[local[:, 1]]]))
+                self.results.append(result)
+            links = np.concatenate(found) if found else np.zeros((0, 2), dtype=np.int64)
+            self.links = links[np.argsort(links[:, 0], kind="stable")].astype(np.int64).reshape(-1, 2)
+        self.gate = gate
 
     def use_plain(self) -> None:
-        self.links, self.result = self.plain
+        self.links, self.results = self.plain
+        self.isolated = 0
         self.gate = None
+
+    def record(self) -> dict:
+        """The certificate side of frame_stats: objective, certified, status, gap, bound, certificate."""
+        results = self.results
+        certs = [r.certificate for r in results]
+        statuses = [c.status for c in certs]
+        status = next((s for s in ("invalid", "not-proven", "within-gap") if s in statuses), "optimal")
+        objective = float(sum(r.value for r in results)) + (self.gate or 0.0) * self.isolated
+        if not certs:
+            summary = "no pair within max_distance: every point unmatched (nothing to solve)"
+        elif len(certs) == 1:
+            summary = certs[0].summary()
+        else:
+            worst = certs[statuses.index(status)] if status != "optimal" else certs[0]
+            summary = f"{len(certs)} independent gated blocks, each {status}; e.g. {worst.summary()}"
+        first = results[0] if results else None
+        return {"objective": objective, "certified": all(r.certified for r in results), "status": status,
+                "gap": float(sum(c.gap for c in certs)), "bound": float(sum(c.bound for c in certs)),
+                "certificate": summary, "blocks": len(results),
+                "solve_seconds": float(sum(r.seconds for r in results)),
+                "algorithm": first.algorithm if first else None, "backend": first.backend if first else None}
 
 
 def _auto_gate(pairs: list[_Pair], algorithm, backend, observer, options) -> tuple[float | None, int]:
@@ -237,17 +321,16 @@ def track(series: PointSeries, algorithm: str = "lsa", backend: str = "auto", ob
 
     links, stats = [], []
     for pair in pairs:
-        result, found = pair.result, pair.links
+        found = pair.links
         links.append(found)
-        cert = result.certificate
         matched = int(found.shape[0])
         entry = {"frame": pair.t, "points": pair.na, "next_points": pair.nb, "matched": matched,
                  "unmatched": pair.na + pair.nb - 2 * matched, "cost": float(pair.lengths().sum()) if matched else 0.0,
-                 "gated": pair.gate is not None, "max_distance": pair.gate, "objective": float(result.value),
-                 "certified": bool(result.certified), "status": cert.status, "gap": float(cert.gap),
-                 "bound": float(cert.bound),
-                 "certificate": cert.summary(), "solves": pair.solves, "seconds": pair.seconds,
-                 "solve_seconds": result.seconds, "algorithm": result.algorithm, "backend": result.backend}
+                 "gated": pair.gate is not None, "max_distance": pair.gate}
+        entry.update(pair.record())
+        entry.update(solves=pair.solves, seconds=pair.seconds)
+        if entry["algorithm"] is None:
+            entry.update(algorithm=algorithm, backend=backend)
         if series.ids is not None:
             entry.update(_link_accuracy(series.ids[pair.t], series.ids[pair.t + 1], found))
         stats.append(entry)

@@ -230,10 +230,36 @@ def test_gating_forbids_far_pairs_and_allows_unmatched_points(algorithm):
     assert any(s["matched"] < min(s["points"], s["next_points"]) for s in result.frame_stats)
 
 
+@pytest.mark.parametrize("limit", [2, 7, 40, 4096])
+def test_gated_blocks_solve_the_whole_gated_problem(limit, monkeypatch):
+    """Blocks of connected components (packed up to `limit` points) give the same optimum as the
+    one big augmented problem, and every block is a certified solve."""
+    monkeypatch.setattr(tracking, "GATED_BLOCK", limit)
+    series = particle_series(n=40, frames=4, seed=11, speed=0.05)
+    gate = 0.08
+    result = track(series, "hungarian", backend="cpu", max_distance=gate)
+    for t, (pairs, stats) in enumerate(zip(result.links, result.frame_stats)):
+        a, b = series.frames[t], series.frames[t + 1]
+        dist = np.linalg.norm(a[pairs[:, 0]] - b[pairs[:, 1]], axis=1)
+        optimum = oracle_gated_cost(a, b, gate)
+        assert stats["objective"] == pytest.approx(optimum, abs=1e-9)
+        assert dist.sum() + gate * stats["unmatched"] == pytest.approx(optimum, abs=1e-9)
+        assert stats["certified"] and stats["status"] == "optimal" and stats["solves"] == stats["blocks"]
+        if limit == 2:
+            assert stats["blocks"] > 1
+    blocks, isolated = tracking.gated_blocks(cdist(series.frames[0], series.frames[1]), gate, limit)
+    rows = np.concatenate([r for r, _ in blocks])
+    cols = np.concatenate([c for _, c in blocks])
+    assert np.unique(rows).size == rows.size and np.unique(cols).size == cols.size  # disjoint blocks
+    assert rows.size + cols.size + isolated == series.sizes[0] + series.sizes[1]
+
+
 def test_a_gate_nothing_passes_leaves_everything_unmatched():
     series = particle_series(n=10, frames=3, seed=2)
     result = track(series, "auction", backend="cpu", max_distance=1e-9)
     assert all(p.shape == (0, 2) for p in result.links)
+    assert all(s["solves"] == 0 and s["certified"] and s["objective"] == pytest.approx(1e-9 * s["unmatched"])
+               for s in result.frame_stats)  # nothing within reach: no solve needed
     assert len(result.tracks) == sum(series.sizes)
     assert result.accuracy == 1.0  # no link made, none wrong
 
