@@ -128,3 +128,19 @@ def test_flow_export_needs_the_network(tmp_path):
     with pytest.raises(InputError, match="cannot be saved"):
         save(result, tmp_path / "f.txt")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_json_of_an_epsilon_run_says_certified_within_its_gap(tmp_path):
+    """A certificate that proves only the gap an epsilon-run claims: certified, not optimal, and
+    the JSON export carries gap, optimal and bound."""
+    certificate = Certificate("dual-potentials", True, False, gap=3.0, tolerance=1e-9, bound=25.0)
+    assert certificate.certified and certificate.status == "within-gap"
+    result = Result("assignment", "auction", "cpu", 72.0, 1, 0.01, certificate,
+                    row_match=np.array([1, 0]), col_match=np.array([1, 0]))
+    save(result, tmp_path / "r.json")
+    record = json.loads((tmp_path / "r.json").read_text())
+    assert record["certified"] is True and record["optimal"] is False
+    assert record["gap"] == 3.0 and record["bound"] == 25.0
+    assert "certified within gap 3 of optimal" in record["certificate"]
+    beyond = Certificate("dual-potentials", True, False, gap=30.0, tolerance=1e-9, bound=25.0)
+    assert not beyond.certified and beyond.status == "not-proven"
