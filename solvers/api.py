@@ -86,7 +86,12 @@ def solve(problem, algorithm: str, backend: str = "auto", observer: Observer | N
 
 def track(series: PointSeries, algorithm: str = "lsa", backend: str = "auto",
           observer: Observer | None = None, **options):
-    """Match each consecutive pair of frames (Euclidean costs) and chain the matches into tracks."""
+    """Match each consecutive pair of frames (Euclidean costs) and chain the matches into tracks.
+
+    ``max_distance`` (in ``options``): "auto" (default: entering and leaving points stay unmatched,
+    with a gate derived from the link lengths), a positive number (a fixed gate), or None / "off"
+    (the plain rectangular assignment). See solvers.tracking; ``save(result, "tracks.csv")``
+    writes the tracks."""
     from .tracking import track as _track
     return _track(series, algorithm=algorithm, backend=backend, observer=observer, **options)
 
