@@ -4,10 +4,11 @@ Solver side: a host loop gets a ``Telemetry`` from ``Telemetry.attach(observer, 
 observer it is the shared ``NULL`` object whose ``enabled`` is False, and a solver guards every
 emission with ``if tel.enabled`` (scalars) or ``if tel.snapshot_due(kind)`` (heavy arrays), so
 nobody listening costs one attribute read per loop. Heavy snapshots are throttled per kind (gaps
-growing from 1/128 of the observer's interval to the interval), and a solver ends with a snapshot of
-its end state (``snapshot_due(kind, final=True)``), so a replay shows where the run finished. Long
-host steps between two reports call ``tel.check_cancel()``, so Stop lands quickly. Emit only what the host loop already has: a GPU
-loop reports the counters it reads back anyway, never an extra device sync for telemetry.
+growing from 1/1024 of the observer's interval to the interval, and at least twice what the
+last one cost), and a solver ends with a snapshot of its end state (``snapshot_due(kind,
+final=True)``), so a replay shows where the run finished. Long host steps between two reports
+call ``tel.check_cancel()``, so Stop lands quickly. Emit only what the host loop already has: a
+GPU loop reports the counters it reads back anyway, never an extra device sync for telemetry.
 
 Listener side: an ``Observer`` receives RunInfo, IterationStats, Snapshots and the Result.
 ``Recorder`` keeps everything and turns it into a ``RunRecord`` that saves to / loads from one
@@ -119,12 +120,15 @@ class Tee(Observer):
 
 class Throttle:
     """True at most once per ``interval`` seconds, the first call always. The gaps start at
-    ``interval * start`` and double up to ``interval`` (8 snapshots in the first two intervals
-    instead of 2), so a run of a few milliseconds still gets several snapshots while a long one is
-    held to one per ``interval``."""
+    ``interval * start`` and double up to ``interval`` (about 11 snapshots in the first two
+    intervals instead of 2), so a run of a millisecond still gets several snapshots while a long
+    one is held to one per ``interval``. ``spent(seconds)``: what the snapshot just granted cost
+    to take; the next waits at least ``ratio`` times that, so expensive ones (a large graph's
+    labels) take at most a third of the run, at its start too."""
 
-    def __init__(self, interval: float, start: float = 1.0 / 128):
+    def __init__(self, interval: float, start: float = 1.0 / 1024, ratio: float = 2.0):
         self.interval = interval
+        self.ratio = ratio
         self._gap = interval * start
         self._next = -math.inf
 
@@ -135,6 +139,9 @@ class Throttle:
             self._gap = min(2.0 * self._gap, self.interval)
             return True
         return False
+
+    def spent(self, seconds: float) -> None:
+        self._next = max(self._next, time.perf_counter() + self.ratio * seconds)
 
 
 class Pacer:
@@ -194,6 +201,7 @@ class Telemetry:
         self.info = info
         self.start = time.perf_counter()
         self._throttles: dict[str, Throttle] = {}
+        self._granted: dict[str, float] = {}
         observer.on_start(info)
 
     @staticmethod
@@ -220,12 +228,18 @@ class Telemetry:
         throttle = self._throttles.get(kind)
         if throttle is None:
             throttle = self._throttles[kind] = Throttle(self.observer.snapshot_interval)
-        return throttle.ready()
+        if throttle.ready():
+            self._granted[kind] = time.perf_counter()  # its cost: from here to its delivery
+            return True
+        return False
 
     def snapshot(self, iteration: int, kind: str, data: Mapping[str, np.ndarray], **meta) -> None:
         """Deliver a heavy snapshot; raises Cancelled when the observer asks to stop (building one
         can take milliseconds)."""
         self.observer.on_snapshot(Snapshot(int(iteration), self.elapsed(), kind, dict(data), meta))
+        granted = self._granted.pop(kind, None)
+        if granted is not None:
+            self._throttles[kind].spent(time.perf_counter() - granted)
         self.check_cancel()
 
     def labels(self, iteration: int, cap: float | None = None, **sides: np.ndarray) -> None:
