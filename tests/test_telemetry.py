@@ -1,6 +1,7 @@
 """The telemetry contract the explorer draws: cost-free without an observer, recordable, replayable."""
 import math
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -93,3 +94,132 @@ def test_atomic_write_gives_normal_permissions_and_leaves_no_temp_files(tmp_path
     os.umask(umask)
     assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~umask
     assert [p.name for p in tmp_path.iterdir()] == ["out.csv"]
+
+
+def test_throttle_gaps_grow_geometrically_to_the_interval():
+    t = Throttle(0.4, start=1 / 8, ratio=0.0)  # gaps 0.05, 0.1, 0.2, 0.4, 0.4, ...
+    assert t.ready() and not t.ready()
+    time.sleep(0.06)
+    assert t.ready() and not t.ready()
+    time.sleep(0.06)
+    assert not t.ready()  # the second gap is twice the first
+    time.sleep(0.06)
+    assert t.ready()
+    for _ in range(3):  # held at the interval from now on
+        assert t._gap == 0.4
+        t._next = 0.0  # as if the gap had passed
+        assert t.ready()
+
+
+def test_an_expensive_snapshot_pushes_the_next_one_back():
+    t = Throttle(10.0, start=1e-6, ratio=2.0)
+    assert t.ready()
+    t.spent(0.05)  # it took 50 ms to take: the next waits 100 ms, not the 10 us gap
+    time.sleep(0.01)
+    assert not t.ready()
+    time.sleep(0.1)
+    assert t.ready()
+
+
+def test_final_snapshots_are_due_only_when_someone_listens():
+    class Slow(Observer):
+        snapshot_interval = 60.0
+    tel = Telemetry.attach(Slow(), INFO)
+    assert tel.snapshot_due("labels") and not tel.snapshot_due("labels")
+    assert tel.snapshot_due("labels", final=True)
+    assert NULL.snapshot_due("labels", final=True) is False
+
+
+def test_a_snapshot_answers_a_stop_request():
+    class Stopper(Observer):
+        def should_stop(self):
+            return True
+    tel = Telemetry.attach(Stopper(), INFO)
+    with pytest.raises(Cancelled):
+        tel.labels(0, rows=np.arange(5))
+    with pytest.raises(Cancelled):
+        tel.check_cancel()
+
+
+# ---- the real solvers on the cpu backend: what a replay of a short run has to draw -----------------
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_graphs"
+
+
+def recorded(path: str, algorithm: str, **options):
+    """Solve a sample with a Recorder as the explorer keeps one (interval 0.05 s); the second of two
+    runs, so that loading the compiled kernels does not stretch the first snapshots apart."""
+    import solvers
+    problem = solvers.load(str(SAMPLES / path))
+    for _ in range(2):
+        rec = Recorder()
+        result = solvers.solve(problem, algorithm, backend="cpu", observer=rec, **options)
+    assert result.certified
+    return rec.record()
+
+
+@pytest.mark.parametrize("path, algorithm, min_labels, min_work", [
+    ("random-bipartite_200x200_d3.mtx", "gpr", 3, 3),
+    ("rmat_s9.mtx", "gpr", 3, 3),
+    ("random-bipartite_200x200_d3.mtx", "wbpr", 3, 2),
+    ("rmat_s9.mtx", "wbpr", 3, 2),
+    ("washington-rlg_8x8.max", "wbpr", 2, 2),  # 4 launches in all: the first and the end state at least
+    ("dense-lap_50.npy", "hungarian", 3, 0),
+    ("dense-lap_50.npy", "auction", 3, 0),
+    ("random-bipartite_200x200_d3.mtx", "pr-seq", 2, 0),  # one chunk of pushes: the start and the end
+])
+def test_a_short_run_records_several_snapshots_and_its_end_state(path, algorithm, min_labels, min_work):
+    record = recorded(path, algorithm)
+    last = record.iterations[-1].iteration
+    labels = [s for s in record.snapshots if s.kind == "labels"]
+    its = [s.iteration for s in labels]
+    assert len(labels) >= min_labels, its
+    assert its[0] == record.iterations[0].iteration and its[-1] == last, its
+    # in order; two at one iteration only when a step between them changed the labels (gpr's final check)
+    assert its == sorted(its) and its.count(last) <= (2 if algorithm == "gpr" else 1), its
+    work = [s for s in record.snapshots if s.kind == "workload"]
+    launches = [s.meta["launch"] for s in work]
+    assert len(work) >= min_work and launches == sorted(launches) and len(set(launches)) == len(launches), launches
+    if algorithm == "wbpr":  # the last launch, whatever the throttle did
+        assert launches[-1] == record.result["iterations"], launches
+    if not min_work:
+        assert not work
+
+
+def test_gpr_final_check_reports_the_columns_it_still_reaches_as_active():
+    record = recorded("random-bipartite_200x200_d3.mtx", "gpr")
+    checks = [s for s in record.iterations if s.extra.get("final_check")]
+    assert len(checks) == 1 and checks[0] is record.iterations[-1]
+    assert checks[0].active == 0  # no augmenting path left (dead columns are not active)
+    assert checks[0].value == record.result["value"]
+
+
+def test_stop_reaches_a_gpr_cpu_run_between_its_long_host_steps(monkeypatch):
+    """The longest stretch of solver work between two should_stop polls, in CPU time of the solving
+    thread (so a busy machine does not count), on a long road grid whose global relabels run
+    thousands of BFS levels. The serial loops keep all work in that thread. Without the checks in
+    the BFS, the pacing of resident batches and after snapshots, the gaps are several times longer."""
+    import solvers
+    from solvers.matching import gpr_cpu
+    monkeypatch.setattr(gpr_cpu, "PARALLEL_MIN", 1 << 30)
+
+    class Polls(Observer):
+        def __init__(self):
+            self.times = []
+
+        def on_start(self, info):
+            self.times.append(time.thread_time())
+
+        def should_stop(self):
+            self.times.append(time.thread_time())
+            return False
+
+    warm = solvers.generate("road-grid", width=60, height=60, seed=1)
+    graph = solvers.generate("road-grid", width=3000, height=40, seed=1)
+    for device_loop in ("off", "on"):
+        solvers.solve(warm, "gpr", backend="cpu", observer=Polls(), device_loop=device_loop)
+        polls = Polls()
+        result = solvers.solve(graph, "gpr", backend="cpu", observer=polls, device_loop=device_loop)
+        assert result.stats["max_level"] > 1000  # deep global relabels: the case the checks are for
+        gaps = np.diff(polls.times)
+        assert gaps.max() < 0.12, f"device_loop={device_loop}: {gaps.max() * 1e3:.0f} ms without a Stop check"

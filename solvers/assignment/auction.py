@@ -119,6 +119,7 @@ class _Auction:
         self.stats = {"phases": 0, "jacobi_launch_rounds": 0, "gs_launches": 0, "loop": "host"}
         self.rounds = 0
         self.step = 0
+        self.labels_step = -1  # step of the last prices snapshot
 
     def read_counters(self) -> np.ndarray:
         c = self.L.read(self.counters)
@@ -180,8 +181,19 @@ class _Auction:
             extra["dual_objective"] = float(-(self.person_values().sum() + prices.sum()) / self.scale)
         tel.iteration(self.step, phase, active=unassigned, value=primal, **extra)
         if tel.snapshot_due("labels"):
-            tel.labels(self.step, objects=self.L.read(self.prices) / self.scale)
+            self._prices_snapshot()
         self.step += 1
+
+    def _prices_snapshot(self) -> None:
+        self.labels_step = self.step
+        self.tel.labels(self.step, objects=self.L.read(self.prices) / self.scale)
+
+    def final_snapshot(self) -> None:
+        """The final prices, unless the last report's snapshot already holds them."""
+        if self.step and self.labels_step != self.step - 1 and self.tel.snapshot_due("labels", final=True):
+            self.step -= 1  # at the last reported step: nothing moved since
+            self._prices_snapshot()
+            self.step += 1
 
 
 def _check_options(eps: float, scaling: str, eps_factor: float) -> None:
@@ -215,6 +227,7 @@ def run(problem: CostMatrix, backend: str, tel, eps: float = 0.0, scaling: str =
         solver = _Auction(launcher, C, view, scale, cap, tel)
         for k, e in enumerate(epsilons):
             solver.phase(e, first=(k == 0))
+        solver.final_snapshot()
         values = solver.person_values()
         prices = launcher.read(solver.prices)
         a_p = launcher.read(solver.a_p)

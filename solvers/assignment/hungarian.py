@@ -355,7 +355,8 @@ class _Hungarian:
         return c
 
     # --- telemetry (only when someone listens) ---------------------------------------------
-    def _emit_augment(self, it: int, matched: int, paths: int, **extra) -> None:
+    def _emit_augment(self, it: int, matched: int, paths: int, final: bool = False, **extra) -> None:
+        """One augmentation round; ``final``: the optimum was reached (its duals are the last labels)."""
         tel = self.tel
         u, v, Ar = self.L.read(self.u), self.L.read(self.v), self.L.read(self.Ar)
         rows = np.flatnonzero(Ar[:self.n_real] >= 0)
@@ -363,7 +364,7 @@ class _Hungarian:
         dual = float(u.sum() + v.sum())
         tel.iteration(self.step, "augment", active=self.n - matched, value=primal, paths=paths,
                       assigned=matched, dual_objective=dual, primal_cost=primal, round=it, **extra)
-        if tel.snapshot_due("labels"):
+        if tel.snapshot_due("labels", final=final):
             tel.labels(self.step, rows=u[:self.n_real], cols=v)
         if paths and tel.snapshot_due("paths"):
             lengths = self.L.read(self.path_len)
@@ -406,8 +407,9 @@ class _Hungarian:
             c = self.read_counters()
             iterations += int(c[ITERS])
             matched = n - int(c[FRONT])
-            if tel.enabled and c[ITERS]:
-                self._emit_augment(iterations, matched, matched - matched_before, dual_updates=int(c[DUALS]))
+            if tel.enabled and (c[ITERS] or c[FRONT] == 0):
+                self._emit_augment(iterations, matched, matched - matched_before, final=c[FRONT] == 0,
+                                   dual_updates=int(c[DUALS]))
             matched_before = matched
             if c[FRONT] == 0:
                 break
@@ -435,8 +437,8 @@ class _Hungarian:
                 self.paths_per_iteration.append(paths)
                 if it == 1:
                     self.stats["initial_assignments"] = matched
-                if tel.enabled:
-                    self._emit_augment(it, matched, paths)
+            if tel.enabled and (it > 0 or matched == n):  # round 0 only when the reduction alone is optimal
+                self._emit_augment(it, matched, matched - matched_before, final=matched == n)
             matched_before = matched
             if matched == n:
                 return it
@@ -447,6 +449,7 @@ class _Hungarian:
                     self.compact_frontier()
                     self.stats["bfs_levels"] += 1
                     c = self.read_counters()
+                    tel.check_cancel()  # a search can take thousands of levels between two reports
                     continue
                 if c[FOUND]:  # reverse and augmentation passes
                     self.reverse_and_augment()

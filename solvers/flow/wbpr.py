@@ -30,7 +30,8 @@ Telemetry: per launch batch "push-relabel" and "global-relabel" iterations (acti
 value = e(t), excess_total, max_level, stranded), "labels" snapshots of the heights and "workload"
 snapshots (per-warp modelled work of one launch: Eq. 1's arcs scanned plus pushes/relabels, plus the
 activity checks, the max over the warp's lanes; and measured clock64 cycles on cuda when
-``measure=auto``). Nothing is copied for telemetry unless an observer listens.
+``measure=auto``), throttled, plus the final heights and the last launch's work. Stop is checked
+after every launch and global relabel. Nothing is copied for telemetry unless an observer listens.
 """
 from __future__ import annotations
 
@@ -80,6 +81,7 @@ ALGORITHMS = [
 class _Counts:
     launches: int = 0
     global_relabels: int = 0
+    workload_launch: int = 0  # the last launch a workload snapshot was taken of (telemetry)
 
 
 def matching_network(graph: BipartiteGraph) -> FlowNetwork:
@@ -148,15 +150,18 @@ def _discharge(engine, tel, root: int, blocked: int, cycles: int, counts: _Count
     batch, launched = 1, 0
     while True:
         status = engine.status()
+        done = status[SOURCE_EXCESS] + status[SINK_EXCESS] >= status[TOTAL]
         if tel.enabled:
             scalars = dict(value=float(status[SINK_EXCESS]), excess_total=float(status[TOTAL]),
                            max_level=float(status[LEVELS]), stranded=float(status[STRANDED]))
             if launched:
                 tel.iteration(counts.launches, phase, active=int(status[ACTIVE]), **scalars)
             tel.iteration(counts.launches, "global-relabel", active=int(status[ACTIVE]), **scalars)
-            if tel.snapshot_due("labels"):
+            # the end state: this phase is done and no return phase follows (see run)
+            last = done and (phase == "return-excess" or n_rows is not None or not status[STRANDED])
+            if tel.snapshot_due("labels", final=last):
                 tel.labels(counts.launches, cap=n, **_label_sides(engine.heights(), n_rows))
-        if status[SOURCE_EXCESS] + status[SINK_EXCESS] >= status[TOTAL]:
+        if done:
             return status
         if counts.launches >= limit:
             raise RuntimeError(f"wbpr made no progress in {counts.launches} launches (excess left: "
@@ -170,8 +175,11 @@ def _discharge(engine, tel, root: int, blocked: int, cycles: int, counts: _Count
                 lane_work, warp_cycles = engine.workload(measured=measure)
                 tel.workload(counts.launches, modelled=warp_workload(lane_work), cycles=warp_cycles,
                              kernel="push-relabel", launch=counts.launches, **meta)
+                counts.workload_launch = counts.launches
+            tel.check_cancel()
             engine.global_relabel(root, blocked)
             counts.global_relabels += 1
+            tel.check_cancel()
         launched = batch
         batch = min(2 * batch, MAX_BATCH)
 
@@ -196,6 +204,11 @@ def run(problem, backend: str, tel, mode: str = "vc", csr: str = "bcsr", cycles:
     if n_rows is None and stranded:
         engine.reopen_stranded(total)
         _discharge(engine, tel, source, sink, cycles, counts, meta, measured, None, "return-excess")
+    if counts.launches > counts.workload_launch and tel.snapshot_due("workload", final=True):
+        # the last launch's modelled work (the engine keeps it; no clock for a launch not measured)
+        lane_work, _ = engine.workload(measured=False)
+        tel.workload(counts.launches, modelled=warp_workload(lane_work), kernel="push-relabel",
+                     launch=counts.launches, **meta)
     pushes, relabels = engine.counters()
     stats = {"launches": counts.launches, "global_relabels": counts.global_relabels, "mode": mode, "csr": csr,
              "cycles": cycles or "auto", "pushes": pushes, "relabels": relabels, "stranded": stranded,

@@ -30,8 +30,17 @@ Beyond the paper:
     resumes from those columns (counted in stats["restarts"]; expected 0).
   * Telemetry (only with an observer): per readback a "push" iteration with the number of active
     columns and |M|, per global relabel a "global-relabel" iteration with max_level and the
-    number of unreachable columns, throttled "labels" (psi) and "workload" (the paper's per-warp
-    cost model: the degrees of the 32 consecutive active columns a warp takes) snapshots.
+    number of unreachable columns (the final check reports as active the unmatched columns it
+    still reaches), throttled "labels" (psi) and "workload" (the paper's per-warp cost model: the
+    degrees of the 32 consecutive active columns a warp takes) snapshots, and the final labels.
+    A launch's workload must be read before it runs, and the end state has no launch, so the
+    run's tail is caught instead: a workload snapshot is also due when the active count falls to
+    half of the lowest one snapshotted (at most log2 n of them, down to the last few columns).
+    With an observer, a host call (a resident batch of loops, a batch of BFS levels) is paced to
+    a few tens of ms so that Stop is answered quickly (the loops and their order are unchanged),
+    and the O(n) counts behind the active count and |M| are skipped at readbacks that come
+    sooner than a few times their own cost after the last ones (telemetry.Budget), so watching
+    a run does not multiply its time; the end state is always counted.
 """
 from __future__ import annotations
 
@@ -44,6 +53,7 @@ from ..problems import BipartiteGraph
 from ..registry import Algorithm, Option
 from ..result import Solution
 from ..targets import WARP_SIZE, simulator_enabled
+from ..telemetry import Budget, Pacer
 
 ADAPTIVE_K = 0.7
 FIXED_K = 10.0
@@ -164,11 +174,19 @@ class _HostLoop:
         self.max_level = 0
         self.stats = {"global_relabels": 0, "shrinks": 0, "restarts": 0, "syncs": 0, "max_level": 0,
                       "initial_matching": 0}
+        self.workload_low = math.inf  # lowest active count a workload snapshot was taken at
+        self.labels_loop = -1         # loop of the last labels snapshot
+        # with an observer, keep each host call short enough for Stop; unbounded otherwise
+        self.pace_loops = Pacer(tel.enabled, start=64, limit=MAX_BATCH)
+        self.pace_levels = Pacer(tel.enabled, start=64, limit=MAX_BATCH)
+        self.count_budget = Budget()
 
     # ---------------------------------------------------------------- driver
     def run(self, final_check: bool) -> "_HostLoop":
+        tel = self.tel
         if self.init == "cheap":
             self.dev.cheap_matching()
+            tel.check_cancel()
         if self.variant != "first":
             self.length = self._counted(self.dev.build_list("unmatched"))
         iter_gr = 0
@@ -178,9 +196,10 @@ class _HostLoop:
             first_gr = False
             self.dev.fix_matching()
             if not final_check:
+                if self.labels_loop != self.loop:  # FIXMATCHING leaves the labels as they were
+                    self._labels_snapshot(final=True)
                 break
-            self._global_relabel(check=True)
-            reachable = self._counted(self.dev.build_list("reachable"))
+            reachable = self._final_check()
             if reachable == 0:
                 break
             # an augmenting path is left: resume from the columns that can start one
@@ -191,6 +210,19 @@ class _HostLoop:
         self.stats["loops"] = self.last_active + 1
         self.stats["max_level"] = self.max_level
         return self
+
+    def _final_check(self) -> int:
+        """A global relabel after FIXMATCHING; returns how many unmatched columns it reaches (an
+        augmenting path starts at each). Reported as the active count: FIXMATCHING turned dead
+        columns back into unmatched ones, which a count of unmatched columns would include."""
+        counters = self._global_relabel(report=False)
+        reachable = self._counted(self.dev.build_list("reachable"))
+        if self.tel.enabled:
+            self.tel.iteration(self.loop, "global-relabel", active=reachable,
+                               value=float(self.m - counters[FREE_ROWS]), max_level=float(self.max_level),
+                               unreachable=float(counters[UNREACHABLE]), final_check=1.0)
+            self._labels_snapshot(final=reachable == 0)
+        return reachable
 
     def _main_loop(self, iter_gr: int, first_gr: bool) -> None:
         dev, tel = self.dev, self.tel
@@ -210,7 +242,8 @@ class _HostLoop:
                     self.stats["shrinks"] += 1
                     if self.length == 0:
                         return
-            batch = max(1, min(limit, iter_gr - self.loop))
+                    tel.check_cancel()
+            batch = max(1, min(limit, iter_gr - self.loop, self.pace_loops.size))
             if workload_due:  # the first loop by single steps, to see the list its push takes
                 if lists:
                     dev.init_list(self.loop, self.length)
@@ -222,26 +255,44 @@ class _HostLoop:
                 self.loop += 1
                 batch -= 1
             if batch:
+                self.pace_loops.start()
                 if lists:
                     dev.push_loops(self.loop, batch, self.length)
                 else:
                     dev.push_all_loops(self.loop, batch)
                 self.loop += batch
-            if tel.enabled:
-                dev.count("unmatched", ACTIVE)
-                dev.count("free-rows", FREE_ROWS)
+            counted = tel.enabled and self.count_budget.due()
+            if counted:
+                self._queue_counts()
             counters = self._sync()
+            if batch:
+                self.pace_loops.stop(batch)
             self.last_active = max(self.last_active, int(counters[ACT]))
             done = counters[ACT] < self.loop - 1
             if tel.enabled:
-                tel.iteration(self.loop, "push", active=int(counters[ACTIVE]),
-                              value=float(self.m - counters[FREE_ROWS]))
+                if done and not counted:  # the end state is always reported
+                    self._queue_counts()
+                    counters, counted = self._sync(), True
+                active = int(counters[ACTIVE]) if counted else -1
+                tel.iteration(self.loop, "push", active=active,
+                              value=float(self.m - counters[FREE_ROWS]) if counted else math.nan)
                 self._labels_snapshot()
-                workload_due = not done and tel.snapshot_due("workload")
+                # the time throttle, or a new low of the active count (the run's tail)
+                workload_due = not done and active != 0 and (tel.snapshot_due("workload")
+                                                             or 0 < 2 * active <= self.workload_low)
+                if workload_due and active > 0:
+                    self.workload_low = min(self.workload_low, active)
             if done:
                 return
 
     # ---------------------------------------------------------------- steps
+    def _queue_counts(self) -> None:
+        """The active columns and the free rows into the counters the next sync reads (O(n))."""
+        self.count_budget.start()
+        self.dev.count("unmatched", ACTIVE)
+        self.dev.count("free-rows", FREE_ROWS)
+        self.count_budget.stop()
+
     def _sync(self) -> np.ndarray:
         self.stats["syncs"] += 1
         return self.dev.read_counters()
@@ -254,11 +305,14 @@ class _HostLoop:
     def _levels_per_sync(self) -> int:
         """BFS levels launched between two readbacks. A resident BFS runs to the end in one launch.
         Otherwise at least sync_every; when the last BFS was deep, about sqrt(levels x readback /
-        launch cost), which balances the readbacks against the no-op levels after the last one."""
+        launch cost), which balances the readbacks against the no-op levels after the last one.
+        With an observer, no more than the pacer allows."""
         if self.dev.resident:
-            return self.inf // 2 + 2  # levels are even and labels stay below the cap
-        expected = self.max_level // 2
-        return max(self.sync_every, int(math.sqrt(expected * READBACK_PER_LAUNCH)))
+            levels = self.inf // 2 + 2  # levels are even and labels stay below the cap
+        else:
+            expected = self.max_level // 2
+            levels = max(self.sync_every, int(math.sqrt(expected * READBACK_PER_LAUNCH)))
+        return max(1, min(levels, self.pace_levels.size))
 
     def _gr_gap(self) -> int:
         """GETITERGR: loops until the next global relabel."""
@@ -266,19 +320,23 @@ class _HostLoop:
             return max(1, int(round(self.k * self.max_level)))
         return max(1, int(round(self.k)))
 
-    def _global_relabel(self, count_matching: bool = False, check: bool = False) -> None:
-        """G-GR: INITRELABEL, then BFS levels 0, 2, 4, ... until a level labels no row."""
+    def _global_relabel(self, count_matching: bool = False, report: bool = True) -> np.ndarray:
+        """G-GR: INITRELABEL, then BFS levels 0, 2, 4, ... until a level labels no row. Reports a
+        "global-relabel" iteration (unless ``report`` is False); returns the last counters read."""
         dev, tel = self.dev, self.tel
         dev.init_relabel()
         want_value = count_matching or tel.enabled
         if want_value:
             dev.count("free-rows", FREE_ROWS)
-        per_sync = self._levels_per_sync()
         level = 0
         while True:
+            per_sync = self._levels_per_sync()
+            self.pace_levels.start()
             dev.gr_levels(level, per_sync)
             level += 2 * per_sync
             counters = self._sync()
+            self.pace_levels.stop(per_sync)
+            tel.check_cancel()
             if counters[GR] < level - 2:  # the last level launched labelled no row
                 break
         self.max_level = int(counters[GR]) + 4  # the paper's cLevel when uAdded stays false
@@ -287,18 +345,19 @@ class _HostLoop:
         if count_matching:
             self.stats["initial_matching"] = matched
         if tel.enabled:
-            dev.count("unmatched", ACTIVE)
+            if report:
+                dev.count("unmatched", ACTIVE)
             dev.count("unreachable", UNREACHABLE)
             counters = self._sync()
-            active = int(counters[ACTIVE])
-            extra = {"max_level": float(self.max_level), "unreachable": float(counters[UNREACHABLE])}
-            if check:
-                extra["final_check"] = 1.0
-            tel.iteration(self.loop, "global-relabel", active=active, value=float(matched), **extra)
-            self._labels_snapshot()
+            if report:
+                tel.iteration(self.loop, "global-relabel", active=int(counters[ACTIVE]), value=float(matched),
+                              max_level=float(self.max_level), unreachable=float(counters[UNREACHABLE]))
+                self._labels_snapshot()
+        return counters
 
-    def _labels_snapshot(self) -> None:
-        if self.tel.snapshot_due("labels"):
+    def _labels_snapshot(self, final: bool = False) -> None:
+        if self.tel.snapshot_due("labels", final=final):
+            self.labels_loop = self.loop
             psi_rows, psi_cols = self.dev.host_labels()
             self.tel.labels(self.loop, cap=self.inf, rows=psi_rows, cols=psi_cols)
 

@@ -203,7 +203,7 @@ def solve_pr(graph: BipartiteGraph, tel, k: float = 0.5, init: str = "cheap",
                               max_level=pr[MAX_LEVEL], unreachable=pr[UNREACHABLE])
             else:
                 tel.iteration(i, "push", active=pr[SIZE], value=pr[MATCHED], global_relabels=pr[RELABELS])
-            if event == DONE or tel.snapshot_due("labels"):
+            if tel.snapshot_due("labels", final=event == DONE):
                 tel.labels(i, cap=pr.label_cap, rows=pr.psi_row, cols=pr.psi_col)
             if event == DONE:
                 break
