@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from test_gui_fakes import assert_real_content, colourful_fraction, configure_qt_platform, load_png, small_graph
@@ -75,3 +76,47 @@ def test_matchscope_gui_reports_a_bad_file_as_path_line_message(tmp_path):
     assert proc.stderr.strip().splitlines()[-1] == f"error: {expected.value}"
     assert str(expected.value).startswith(f"{bad}:3: ")
     assert not (tmp_path / "x.png").exists()
+
+
+def chart_areas(rgb, rows: int, cols: int = 1, top: float = 0.07):
+    """The image below the tab bar and tool row, cut into rows x cols chart areas."""
+    h, w = rgb.shape[:2]
+    body = rgb[int(h * top):]
+    bh, bw = body.shape[0] // rows, w // cols
+    return [body[r * bh:(r + 1) * bh, c * bw:(c + 1) * bw] for r in range(rows) for c in range(cols)]
+
+
+def coloured_runs(area, min_height: float = 0.15) -> int:
+    """Separate columns of data (boxes, bars) across an area: runs of pixel columns in which at
+    least ``min_height`` of the pixels are clearly coloured (legend swatches are lower)."""
+    rgb = area.astype(np.int16)
+    filled = (rgb.max(axis=2) - rgb.min(axis=2) > 60).mean(axis=0) >= min_height
+    return int(np.count_nonzero(filled[1:] & ~filled[:-1]) + filled[0])
+
+
+def test_scripted_gpr_run_populates_every_chart(tmp_path):
+    """A real telemetry solver (gpr on the cpu) on a bundled sample: every chart of the labels,
+    activity, workload and compare tabs holds data, not an empty frame."""
+    sample = ROOT / "sample_graphs" / "random-bipartite_200x200_d3.mtx"
+    out, views = tmp_path / "window.png", tmp_path / "views"
+    proc = explorer(str(sample), "--algo", "gpr", "--backend", "cpu", "--run", "--screenshot", str(out),
+                    "--screenshot-views", str(views), "--quit", home=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert_real_content(load_png(out), "scripted gpr window")
+    labels = load_png(views / "01-labels.png")
+    heat, bottom = chart_areas(labels, 2)
+    assert colourful_fraction(heat) > 0.2, "the heatmap fills its chart"  # one narrow column does not
+    hist, traces = chart_areas(bottom, 1, 2, top=0.1)
+    assert colourful_fraction(hist) > 0.02 and colourful_fraction(traces) > 0.02  # traces: points, lines
+    for i, area in enumerate(chart_areas(load_png(views / "02-activity.png"), 3)):
+        assert colourful_fraction(area) > 0.003, f"activity chart {i}"
+    boxes, imbalance = chart_areas(load_png(views / "03-workload.png"), 2)
+    assert coloured_runs(boxes) >= 3, "a box per snapshotted launch"
+    assert colourful_fraction(imbalance) > 0.002
+    compare = load_png(views / "05-compare.png")
+    table, charts = chart_areas(compare, 2)
+    active, objective = chart_areas(charts[: charts.shape[0] // 2], 1, 2, top=0.0)
+    assert colourful_fraction(active) > 0.002 and colourful_fraction(objective) > 0.002
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for p in [out, *views.glob("*.png")]:
+        (SHOTS / f"scripted-gpr-{p.name}").write_bytes(p.read_bytes())
