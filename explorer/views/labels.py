@@ -188,6 +188,9 @@ class LabelsView(View):
         pos, last = usable[-1]
         e, c = last.data[f"{side}.hist_edges"], last.data[f"{side}.hist_counts"]
         self.hist_bars.setOpts(x0=e[:-1], x1=e[1:], height=c.astype(float))
+        # the whole run's label range, as the heatmap: a lone bin is not stretched across the chart,
+        # and the axis holds still while scrubbing
+        self.hist_plot.setXRange(float(edges[0]), float(edges[-1]), padding=0.02)
         unreachable = last.meta.get(f"{side}.unreachable")
         extra = f", {unreachable} at the cap" if unreachable else ""
         where = (f"iteration {last.iteration}" if run.columns.monotone else  # restarted solves: the x axis' step
