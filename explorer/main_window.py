@@ -449,9 +449,10 @@ class MainWindow(QtWidgets.QMainWindow):
             if job.run.uninterruptible:
                 self.status(f"{job.run.algorithm} runs inside scipy: Stop cannot interrupt it mid-call.")
 
-    def _job_warming(self, job: Job, what: str) -> None:
+    def _job_warming(self, job: Job, what: str, first: bool) -> None:
         job.run.preparing = what
-        self.log_message("info", f"run #{job.run.id}: {what}… (once per session; not counted in the run's time)")
+        if first:  # later warm-ups (another size class or options) are logged only if they took long
+            self.log_message("info", f"run #{job.run.id}: {what}… (once per session; not counted in the run's time)")
         self._set_busy(f"{what}…")
         self.solver_panel.show_live(job.run)
 
@@ -463,7 +464,7 @@ class MainWindow(QtWidgets.QMainWindow):
             return
         if job.timed_from is not None:
             run.started_at = job.timed_from
-        if job.warmup_seconds > 0.05:
+        if job.warmup_seconds > 0.2:
             self.log_message("info", f"run #{run.id}: {run.algorithm} ready after {job.warmup_seconds:.2f} s "
                                      "of compiling / loading its kernels; timing the run now")
         self.solver_panel.run_timed(run)

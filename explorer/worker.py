@@ -111,7 +111,7 @@ class Worker(QtCore.QObject):
     """Lives in the worker thread; ``execute`` runs there (invoked through a queued signal)."""
 
     jobStarted = QtCore.Signal(object)
-    jobWarming = QtCore.Signal(object, str)  # job, what is being prepared ("compiling gpr for cpu")
+    jobWarming = QtCore.Signal(object, str, bool)  # job, what ("compiling gpr for cpu"), first for the pair
     jobTimed = QtCore.Signal(object)         # the timed run starts now (job.timed_from)
     jobProgress = QtCore.Signal(object)
     jobFinished = QtCore.Signal(object, object)
@@ -173,7 +173,8 @@ class Worker(QtCore.QObject):
         key = warmup.warmup_key(p["problem"], p["algorithm"], backend, options)
         if key in self.warmed:
             return
-        self.jobWarming.emit(job, f"compiling {p['algorithm']} for {backend}")
+        first = not any(k[:2] == key[:2] for k in self.warmed)  # later ones: other sizes / options, mostly quick
+        self.jobWarming.emit(job, f"compiling {p['algorithm']} for {backend}", first)
         job.warmup_seconds = warmup.warm_up(p["problem"], p["algorithm"], backend, options, job.cancel,
                                             track=job.kind == "track")
         self.warmed.add(key)
