@@ -148,3 +148,17 @@ def test_compare_shows_the_backend_a_tracking_run_used(window, qtbot):
     headers, rows = win.compare_view.table_rows()
     assert rows[0][headers.index("backend")] == "cpu"
     assert 0 < rows[0][headers.index("seconds")] < run.wall_seconds + 1e-9
+
+
+def test_the_dataset_preview_exports_like_any_chart(window, qtbot, tmp_path):
+    from test_gui_fakes import load_png
+    win = window
+    run_sample(qtbot, win, "dense-lap_50.npy", "hungarian")
+    assert win.act_export_dataset.isEnabled()
+    written = win.export_view(win.dataset_panel, tmp_path / "dataset.png")
+    assert_real_content(load_png(written[0]), "dataset preview export")
+    win.export_view(win.dataset_panel, tmp_path / "dataset.svg")
+    assert (tmp_path / "dataset.svg").read_text().lstrip().startswith("<?xml")
+    report = win.export_report(tmp_path / "report.md")
+    assert (tmp_path / "report_files" / "dataset.png").exists()
+    assert "### Dataset" in report.read_text()
