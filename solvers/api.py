@@ -23,11 +23,6 @@ def load(path, problem: str | None = None, **options):
 def save(obj, path, **options) -> None:
     """Write a Problem (by extension), a Result (matching / assignment / flow as CSV, JSON or MTX)
     or a TrackResult (tracks as CSV or JSON, solvers.formats.tracks). Atomic."""
-    from .tracking import TrackResult
-    if isinstance(obj, TrackResult):
-        from .formats.tracks import save as _save_tracks
-        _save_tracks(obj, path, **options)
-        return
     from .formats import save as _save
     _save(obj, path, **options)
 

@@ -108,11 +108,16 @@ def test_series_given_separately(tmp_path, tracked):
     assert not (tmp_path / "u.csv").exists()
 
 
-@pytest.mark.parametrize("name", ["t.mtx", "t.txt", "t", "t.npz"])
+@pytest.mark.parametrize("name", ["t.mtx", "t.txt", "t.npz"])
 def test_bad_extension(tmp_path, tracked, name):
-    with pytest.raises(InputError, match="tracks are saved as"):
+    with pytest.raises(InputError, match="TrackResult cannot be saved under this name"):
         solvers.save(tracked[1], tmp_path / name)
     assert not (tmp_path / name).exists()
+
+
+def test_a_name_without_extension_gets_track_csv(tmp_path, tracked):
+    solvers.save(tracked[1], tmp_path / "tracks")
+    assert (tmp_path / "tracks").read_text().splitlines()[0].startswith("track,frame,index,x,y,z")
 
 
 def test_unwritable_path(tmp_path, tracked):

@@ -20,7 +20,8 @@ from typing import Callable
 from ..errors import InputError
 from ..problems import PROBLEM_KINDS
 from ..result import Result
-from . import dense, dimacs, edgelists, matrix_market, points, results
+from . import dense, dimacs, edgelists, matrix_market, points, results, tracks
+from ._text import read_progress  # noqa: F401  (public: progress of long loads)
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,12 @@ RESULT_FORMATS: list[Format] = [
     Format("result-mtx", "Result Matrix Market", (".mtx",), ("matching", "assignment", "flow"),
            "Pattern matrix of the matched pairs, or integer matrix of flows per vertex pair.",
            None, results.save, ("Result",), gzip=True),
+    Format("track-csv", "Track CSV", (".csv",), ("points",),
+           "The tracks of a point series: track,frame,index,x,y,z[,id], one row per point of a track.",
+           None, tracks.save, ("TrackResult",), gzip=True),
+    Format("track-json", "Track JSON", (".json",), ("points",),
+           "The tracks of a point series with the tracking summary and per-frame-pair statistics.",
+           None, tracks.save, ("TrackResult",), gzip=True),
 ]
 
 _BY_KEY = {f.key: f for f in FORMATS + RESULT_FORMATS}
@@ -163,15 +170,18 @@ def load(path, problem: str | None = None, format: str | None = None, **options)
 
 
 def save(obj, path, format: str | None = None, **options) -> None:
-    """Write a Problem, or a Result (CSV / JSON / MTX), by extension; atomically."""
+    """Write a Problem, a Result (CSV / JSON / MTX) or a TrackResult (CSV / JSON), by extension; atomically."""
+    from ..tracking import TrackResult
     name = str(path)
-    is_result = isinstance(obj, Result)
+    is_result = isinstance(obj, (Result, TrackResult))
     table = RESULT_FORMATS if is_result else FORMATS
-    kind = "Result" if is_result else type(obj).__name__
+    kind = type(obj).__name__ if isinstance(obj, TrackResult) else "Result" if is_result else type(obj).__name__
     if format is not None:
         candidates = [_BY_KEY[format]] if format in _BY_KEY else []
     else:
         candidates = _named(path, table)
+        if is_result and not candidates:  # a name without an extension: CSV
+            candidates = [f for f in table if results.written_as(path) in f.extensions]
     usable = [f for f in candidates if f.write is not None and kind in f.saves]
     if not usable:
         choices = _known_extensions([f for f in table if kind in f.saves])

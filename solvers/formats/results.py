@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
 
 import numpy as np
 import scipy.io
@@ -80,9 +81,17 @@ def _needs_problem(result: Result, problem, what: str) -> None:
         raise TypeError(f"saving a flow result as {what} needs problem= (the FlowNetwork) for the edge ends")
 
 
+def written_as(path) -> str:
+    """The extension a result (or tracks) saved under ``path`` is written as: its own, ``.gz`` aside,
+    or ".csv" for a name without one (CSV is the default export)."""
+    suffix = Path(str(path).lower().removesuffix(".gz")).suffix
+    return suffix or ".csv"
+
+
 def save(result: Result, path, problem=None) -> None:
     name = str(path)
     lower = name.lower().removesuffix(".gz")
+    lower = lower if Path(lower).suffix else lower + written_as(path)
     _check_problem(result, problem)
     flow = result.problem_kind == "flow"
     if lower.endswith(".csv"):

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..errors import InputError
 from ._text import format_rows, read_all, write_file
+from .results import written_as
 
 EXTENSIONS = (".csv", ".json")
 PATTERNS = ("*.csv", "*.csv.gz", "*.json", "*.json.gz")
@@ -32,12 +33,9 @@ CSV_COLUMNS = ("track", "frame", "index", "x", "y", "z")
 
 
 def track_kind(path) -> str | None:
-    """"csv" or "json" from a file name (``.gz`` allowed), None for anything else."""
-    name = str(path).lower().removesuffix(".gz")
-    for ext in EXTENSIONS:
-        if name.endswith(ext):
-            return ext[1:]
-    return None
+    """"csv" or "json" from a file name (``.gz`` allowed; no extension: CSV), None for anything else."""
+    extension = written_as(path)
+    return extension[1:] if extension in EXTENSIONS else None
 
 
 def check_name(path) -> None:
