@@ -70,6 +70,17 @@ class ProgressLine(Observer):
         self.stream.flush()
         self.width = len(text)
 
+    def loading(self, path, bar_width: int = 24):
+        """A read_progress callback: "loading PATH [#####.....] 42%  12.3 / 29.0 MB", throttled."""
+        def report(done: int, total: int) -> None:
+            if total <= 0 or not self.throttle.ready():
+                return
+            share = min(1.0, done / total)
+            filled = int(round(share * bar_width))
+            self.show(f"loading {path} [{'#' * filled}{'.' * (bar_width - filled)}] {share:4.0%}  "
+                      f"{done / 1e6:.1f} / {total / 1e6:.1f} MB")
+        return report
+
     def clear(self) -> None:
         if self.width:
             self.stream.write("\r" + " " * self.width + "\r")
@@ -160,6 +171,7 @@ def _cmd_solve(args) -> int:
         enable_simulator()  # before anything below can import numba
     import solvers
     from . import registry
+    from .formats import read_progress
 
     options = _parse_opts(args.opt)
     algo = registry.get(args.algo)
@@ -173,7 +185,8 @@ def _cmd_solve(args) -> int:
     try:
         if progress:
             progress.show(f"loading {args.path}")
-        problem = solvers.load(args.path, problem=_problem_for(args.path, args.problem, algo))
+        with read_progress(progress.loading(args.path) if progress else None):
+            problem = solvers.load(args.path, problem=_problem_for(args.path, args.problem, algo))
         if progress:
             progress.clear()
         if problem.kind != "points":
@@ -208,11 +221,11 @@ def _check_result_name(path) -> None:
     from pathlib import Path
 
     from .formats import RESULT_FORMATS
-    name = str(path).lower().removesuffix(".gz")
-    if not any(name.endswith(ext) for fmt in RESULT_FORMATS for ext in fmt.extensions):
+    from .formats.results import written_as
+    if not any(written_as(path) in fmt.extensions for fmt in RESULT_FORMATS):
         choices = " ".join(p for fmt in RESULT_FORMATS for p in fmt.patterns)
-        raise InputError(f"results are written as {choices} (tracks of a point series: *.csv *.json); "
-                         "give --out one of those names", str(path))
+        raise InputError(f"results are written as {choices} (tracks of a point series: *.csv *.json; "
+                         "a name without an extension: CSV); give --out one of those names", str(path))
     folder = Path(path).parent
     if not folder.is_dir():
         raise InputError(f"cannot write file: no such folder {str(folder)!r}", str(path))

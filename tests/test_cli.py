@@ -489,6 +489,13 @@ def test_infeasible_problem_is_exit_2(tmp_path, capsys, monkeypatch):
     assert_one_error_line(capsys.readouterr().err, str(path), "no complete assignment")
 
 
+def test_out_without_extension_writes_csv(graph_file, tmp_path):
+    out = tmp_path / "matching"
+    assert main(["solve", str(graph_file[0]), "--algo", "hopcroft-karp", "--out", str(out)]) == 0
+    lines = out.read_text().splitlines()
+    assert lines[0] == "row,col" and len(lines) > 1 and all(len(line.split(",")) == 2 for line in lines[1:])
+
+
 def test_bad_out_name_is_refused_before_solving(graph_file, tmp_path, capsys, monkeypatch):
     def must_not_run(*args, **kwargs):
         raise AssertionError("solve ran although --out cannot be written")
@@ -553,6 +560,42 @@ def test_progress_shown_on_a_terminal_and_cleared(graph_file, monkeypatch):
     assert "loading" in text and "pr-seq [cpu]" in text and "iteration" in text
     assert text.endswith("\r") and "\n" not in text  # cleared, nothing left behind
     assert last_json(out.getvalue())["certified"] is True
+
+
+@pytest.mark.parametrize("sample", ["random-bipartite_200x200_d3.mtx", "washington-rlg_8x8.max", "dense-lap_50.npy",
+                                    "particles_100x10.npz", "road-grid_30x30.txt", "powerlaw_300x400.tsv"])
+def test_loads_report_their_reads_up_to_the_file_size(sample, tmp_path):
+    from solvers.formats import _text, read_progress
+    path = ROOT / "sample_graphs" / sample
+    seen = []
+    with read_progress(lambda done, total: seen.append((done, total))):
+        solvers.load(path)
+    size = path.stat().st_size
+    if sample.endswith(".npz"):  # zip archives are read by zipfile, not by the line readers
+        return
+    assert seen and all(total == size for _, total in seen), seen[:3]
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen) and seen[-1][0] == size
+    gz = tmp_path / (sample + ".gz")
+    gz.write_bytes(__import__("gzip").compress(path.read_bytes()))
+    if sample.endswith(".npy"):
+        return
+    seen.clear()
+    with read_progress(lambda done, total: seen.append((done, total))):
+        solvers.load(gz)
+    assert seen and seen[-1] == (gz.stat().st_size, gz.stat().st_size)
+    with read_progress(None):  # nobody listening: nothing is called
+        solvers.load(path)
+    assert _text._on_read.get() is None
+
+
+def test_load_progress_bar_on_a_terminal():
+    terminal = FakeTerminal()
+    line = ProgressLine(terminal, interval=0.0)
+    report = line.loading("big.mtx", bar_width=10)
+    report(0, 0)  # an unknown size draws nothing
+    assert terminal.getvalue() == ""
+    report(5_000_000, 20_000_000)
+    assert "loading big.mtx [##........]  25%  5.0 / 20.0 MB" in terminal.getvalue()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -31,13 +31,20 @@ def read_npy(fh, path, what: str = "array") -> np.ndarray:
         raise InputError(f"{what}: holds Python objects, which are not loaded (no pickle)", name)
     count = math.prod(shape)
     check_allocation(count * dtype.itemsize, f"{what} of shape {shape}", name)
+    from ._text import BLOCK_BYTES, report_read
+    data = bytearray(count * dtype.itemsize)
+    view, got = memoryview(data), 0
     try:
-        data = fh.read(count * dtype.itemsize)
+        while got < len(data):  # in blocks, so a progress bar moves
+            read = fh.readinto(view[got:got + BLOCK_BYTES])
+            if not read:
+                break
+            got += read
+            report_read(fh)
     except (OSError, EOFError, zipfile.BadZipFile, zlib.error) as e:
         raise InputError(f"{what}: cannot read data ({e})", name) from None
-    if len(data) != count * dtype.itemsize:
-        raise InputError(f"{what}: file is truncated ({len(data)} of {count * dtype.itemsize} data bytes)",
-                         name)
+    if got != len(data):
+        raise InputError(f"{what}: file is truncated ({got} of {len(data)} data bytes)", name)
     array = np.frombuffer(data, dtype=dtype)
     return array.reshape(shape, order="F" if fortran else "C")
 

@@ -7,13 +7,16 @@ speed; only when numpy rejects a block is it scanned line by line in Python, to 
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import gzip
 import io
+import os
 import re
 import warnings
 import zlib
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import numpy as np
 
@@ -29,6 +32,21 @@ _DTYPES = {"i": np.dtype(np.int64), "f": np.dtype(np.float64)}
 _INT_TOKEN = re.compile(r"[+-]?\d+\Z")
 _FLOAT_TOKEN = re.compile(r"[+-]?(\d+\.?\d*(e[+-]?\d+)?|\.\d+(e[+-]?\d+)?|inf|infinity|nan)\Z", re.I)
 _INT64 = np.iinfo(np.int64)
+
+# callback(bytes of the file read so far, file size) while a loader reads; see read_progress
+_on_read: contextvars.ContextVar[Callable[[int, int], None] | None] = contextvars.ContextVar(
+    "matchscope_read_progress", default=None)
+
+
+@contextlib.contextmanager
+def read_progress(callback: Callable[[int, int], None] | None):
+    """While the block runs, every read of a loader calls ``callback(bytes_read, file_size)``
+    (compressed bytes for a .gz file), so a front end can draw a progress bar of a long load."""
+    token = _on_read.set(callback)
+    try:
+        yield
+    finally:
+        _on_read.reset(token)
 
 
 def open_binary(path):
@@ -50,16 +68,36 @@ def open_binary(path):
 def read_bytes(fh, n: int, path) -> bytes:
     """``fh.read(n)`` with read, gzip and truncation failures turned into InputError."""
     try:
-        return fh.read(n)
+        data = fh.read(n)
     except (OSError, EOFError, zlib.error) as e:
         raise InputError(f"cannot read file (corrupt or truncated data): {e}", str(path)) from None
+    report_read(fh)
+    return data
+
+
+def report_read(fh) -> None:
+    """Tell the read_progress callback, if any, how far into its file ``fh`` is."""
+    callback = _on_read.get()
+    if callback is None:
+        return
+    raw = getattr(fh, "fileobj", None) or fh  # a gzip file reports the compressed bytes consumed
+    try:
+        callback(raw.tell(), os.fstat(raw.fileno()).st_size)
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        pass  # not a plain file (a zip member): no progress to tell
 
 
 def read_all(path) -> bytes:
-    """The whole (decompressed) file: for formats whose data must fit in memory anyway."""
+    """The whole (decompressed) file: for formats whose data must fit in memory anyway (read in
+    blocks, so a progress bar moves)."""
     fh = open_binary(path)
     try:
-        return read_bytes(fh, -1, path)
+        chunks = []
+        while True:
+            chunk = read_bytes(fh, BLOCK_BYTES, path)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
     finally:
         close_binary(fh)
 
