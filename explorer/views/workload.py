@@ -209,5 +209,6 @@ class WorkloadView(View):
         boxes = max(st["median"].size for _, st in series)
         set_launch_axis(self.box_plot, last["launch"], boxes)
         set_launch_axis(self.imbalance_plot, last["launch"], boxes)
-        self.info.setText(f"{plural(last['median'].size, 'launch', 'launches')} snapshotted · median imbalance (max/mean) "
+        launches = plural(last["median"].size, "launch", "launches")
+        self.info.setText(f"{launches} snapshotted · median imbalance (max/mean) "
                           f"{np.nanmedian(last['max'].astype(float)):.2f}")
