@@ -160,8 +160,14 @@ class RunState:
 
     # ---- identity -------------------------------------------------------------------------
     @property
+    def backend_used(self) -> str:
+        """The backend the solver ran on ("auto" resolved) once it has started, else the one asked for."""
+        info = self.recorder.info
+        return getattr(info, "backend", "") or self.backend
+
+    @property
     def label(self) -> str:
-        base = self.name or f"#{self.id} {self.algorithm} [{self.backend}]"
+        base = self.name or f"#{self.id} {self.algorithm} [{self.backend_used}]"
         return base if self.status in ("finished", "running", "queued") else f"{base} ({self.status})"
 
     @property
