@@ -223,3 +223,34 @@ def test_stop_reaches_a_gpr_cpu_run_between_its_long_host_steps(monkeypatch):
         assert result.stats["max_level"] > 1000  # deep global relabels: the case the checks are for
         gaps = np.diff(polls.times)
         assert gaps.max() < 0.12, f"device_loop={device_loop}: {gaps.max() * 1e3:.0f} ms without a Stop check"
+
+
+def test_stop_reaches_a_wbpr_cpu_run_inside_its_long_launches(monkeypatch):
+    """wbpr on cpu runs a launch of hundreds of cycles in one compiled call; with someone listening it
+    is cut into slices of about 25 ms with a Stop check between them (the longest stretch between
+    polls, in CPU time of the solving thread, stays short), and the answer is the unsliced one."""
+    import solvers
+    from solvers.flow import wbpr_cpu
+    monkeypatch.setattr(wbpr_cpu, "PARALLEL_MIN_ARCS", 1 << 62)  # all work in the solving thread
+
+    class Polls(Observer):
+        def __init__(self):
+            self.times = []
+
+        def on_start(self, info):
+            self.times.append(time.thread_time())
+
+        def should_stop(self):
+            self.times.append(time.thread_time())
+            return False
+
+    solvers.solve(solvers.generate("road-grid", width=20, height=20, seed=2), "wbpr", backend="cpu", observer=Polls())
+    graph = solvers.generate("road-grid", width=240, height=120, seed=2)
+    polls = Polls()
+    watched = solvers.solve(graph, "wbpr", backend="cpu", observer=polls)
+    alone = solvers.solve(graph, "wbpr", backend="cpu")
+    assert watched.certified and watched.value == alone.value
+    np.testing.assert_array_equal(watched.pairs(), alone.pairs())
+    assert alone.stats["launches"] == watched.stats["launches"] and alone.stats["pushes"] == watched.stats["pushes"]
+    gaps = np.diff(polls.times)
+    assert gaps.max() < 0.12, f"{gaps.max() * 1e3:.0f} ms without a Stop check"

@@ -112,10 +112,10 @@ def preflow(graph, network: FlowNetwork):
 
 
 def _engine(graph, backend: str, vertex_centric: bool, source: int, sink: int, excess, total: int,
-            may_measure: bool):
+            may_measure: bool, check_cancel=None):
     if backend == "cpu":
         from .wbpr_cpu import CpuEngine
-        return CpuEngine(graph, vertex_centric, source, sink, excess, total)
+        return CpuEngine(graph, vertex_centric, source, sink, excess, total, check_cancel)
     if backend == "cudasim" and not simulator_enabled():
         raise BackendUnavailable("backend cudasim needs NUMBA_ENABLE_CUDASIM=1 before numba is imported")
     if backend == "cuda" and simulator_enabled():
@@ -194,7 +194,8 @@ def run(problem, backend: str, tel, mode: str = "vc", csr: str = "bcsr", cycles:
     graph = build_residual(network, csr)
     excess, total = preflow(graph, network)
     measured = measure == "auto" and backend == "cuda" and tel.enabled
-    engine = _engine(graph, backend, mode == "vc", source, sink, excess, total, measured)
+    engine = _engine(graph, backend, mode == "vc", source, sink, excess, total, measured,
+                     tel.check_cancel if tel.enabled else None)
     meta = {"mode": mode, "csr": csr}
     counts = _Counts()
     status = _discharge(engine, tel, sink, source, cycles, counts, meta, measured, n_rows, "push-relabel")

@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from ..telemetry import Pacer
 from . import _wbpr_steps as steps
 from ._wbpr_steps import (ACTIVE, LEVELS, SINK_EXCESS, SOURCE_EXCESS, STRANDED, TOTAL, arcs_scanned,
                           hub_pieces, is_active, lowest_arc, plan_vertex)
@@ -171,8 +172,13 @@ MODELLED_WARPS = 132 * 8  # vc's modelled co-resident grid: an H100's 132 SMs x 
 class CpuEngine:
     """Holds the arrays of one run on CPU; the host loop in wbpr.py drives it (same calls as CudaEngine)."""
 
-    def __init__(self, graph, vertex_centric: bool, source: int, sink: int, excess, total: int):
+    def __init__(self, graph, vertex_centric: bool, source: int, sink: int, excess, total: int,
+                 check_cancel=None):
         self.graph = graph
+        # with someone listening (check_cancel given), a launch runs in slices of about 25 ms of
+        # cycles with a Stop check between them: one compiled call of many cycles holds the GIL
+        self.check_cancel = check_cancel
+        self.pace = Pacer(check_cancel is not None, start=4, limit=1 << 30)
         self.parallel_min_arcs = PARALLEL_MIN_ARCS
         self.chunk = int(steps.HUB_CHUNK)  # only shapes the vc workload model here (the plans are the same)
         self.vertex_centric = vertex_centric
@@ -194,11 +200,29 @@ class CpuEngine:
         self.status_[TOTAL] = total
 
     def push_relabel(self, cycles: int, measured: bool = False) -> None:
+        if self.check_cancel is None:
+            self._launch(cycles)
+            return
+        work = np.zeros_like(self.lane_work)  # the whole launch's modelled work, over its slices
+        left = cycles
+        while left > 0:
+            step = min(left, self.pace.size)
+            self.pace.start()
+            ran = self._launch(step)
+            self.pace.stop(step)
+            work += self.lane_work
+            left -= step
+            if ran < step:  # vc: no vertex active, the launch ends early
+                break
+            self.check_cancel()
+        self.lane_work[:] = work
+
+    def _launch(self, cycles: int) -> int:
         g = self.graph
-        push_relabel_launch(g.layout, self.vertex_centric, g.n, g.m, self.source, self.sink, cycles,
-                            self.n_warps, self.parallel_min_arcs, self.chunk, *g.arrays, self.residual_, self.height,
-                            self.excess_,
-                            self.queue, *self.plans, self.lane_work, self.counters_)
+        return push_relabel_launch(g.layout, self.vertex_centric, g.n, g.m, self.source, self.sink, cycles,
+                                   self.n_warps, self.parallel_min_arcs, self.chunk, *g.arrays, self.residual_,
+                                   self.height, self.excess_, self.queue, *self.plans, self.lane_work,
+                                   self.counters_)
 
     def global_relabel(self, root: int, blocked: int) -> None:
         g = self.graph
