@@ -124,7 +124,8 @@ class Throttle:
     intervals instead of 2), so a run of a millisecond still gets several snapshots while a long
     one is held to one per ``interval``. ``spent(seconds)``: what the snapshot just granted cost
     to take; the next waits at least ``ratio`` times that, so expensive ones (a large graph's
-    labels) take at most a third of the run, at its start too."""
+    labels) take at most a third of the run, at its start too. ``interval`` 0 asks for every
+    snapshot: every call is due, whatever the snapshots cost."""
 
     def __init__(self, interval: float, start: float = 1.0 / 1024, ratio: float = 2.0):
         self.interval = interval
@@ -141,7 +142,8 @@ class Throttle:
         return False
 
     def spent(self, seconds: float) -> None:
-        self._next = max(self._next, time.perf_counter() + self.ratio * seconds)
+        if self.interval > 0:
+            self._next = max(self._next, time.perf_counter() + self.ratio * seconds)
 
 
 class Pacer:

@@ -30,7 +30,7 @@ Telemetry: per launch batch "push-relabel" and "global-relabel" iterations (acti
 value = e(t), excess_total, max_level, stranded), "labels" snapshots of the heights and "workload"
 snapshots (per-warp modelled work of one launch: Eq. 1's arcs scanned plus pushes/relabels, plus the
 activity checks, the max over the warp's lanes; and measured clock64 cycles on cuda when
-``measure=auto``), throttled, plus the final heights and the last launch's work. Stop is checked
+``measure=auto``: every launch of a watched run is then timed, a few clock reads per warp), throttled, plus the final heights and the last launch's work. Stop is checked
 after every launch and global relabel. Nothing is copied for telemetry unless an observer listens.
 """
 from __future__ import annotations
@@ -65,7 +65,7 @@ OPTIONS = (
            f"push-relabel cycles per launch between global relabels (KERNEL_CYCLES); 0 = auto: "
            f"the last global relabel's BFS levels, at least {AUTO_CYCLES_MIN}, at most |V|"),
     Option("measure", "auto", ("auto", "off"),
-           "cuda: time each warp with clock64 in launches an observer takes workload snapshots of"),
+           "cuda: time each warp of every launch with clock64 while an observer listens (workload snapshots)"),
 )
 
 ALGORITHMS = [
@@ -169,7 +169,7 @@ def _discharge(engine, tel, root: int, blocked: int, cycles: int, counts: _Count
         launch_cycles = cycles or int(min(max(status[LEVELS], AUTO_CYCLES_MIN), max(n, 1)))
         for _ in range(batch):
             snapshot = tel.snapshot_due("workload")
-            engine.push_relabel(launch_cycles, measured=snapshot and measure)
+            engine.push_relabel(launch_cycles, measured=measure)  # every launch: the last one is a snapshot too
             counts.launches += 1
             if snapshot:
                 lane_work, warp_cycles = engine.workload(measured=measure)
@@ -206,9 +206,9 @@ def run(problem, backend: str, tel, mode: str = "vc", csr: str = "bcsr", cycles:
         engine.reopen_stranded(total)
         _discharge(engine, tel, source, sink, cycles, counts, meta, measured, None, "return-excess")
     if counts.launches > counts.workload_launch and tel.snapshot_due("workload", final=True):
-        # the last launch's modelled work (the engine keeps it; no clock for a launch not measured)
-        lane_work, _ = engine.workload(measured=False)
-        tel.workload(counts.launches, modelled=warp_workload(lane_work), kernel="push-relabel",
+        # the last launch's work (the engine keeps it, with its clock64 cycles when launches are measured)
+        lane_work, warp_cycles = engine.workload(measured=measured)
+        tel.workload(counts.launches, modelled=warp_workload(lane_work), cycles=warp_cycles, kernel="push-relabel",
                      launch=counts.launches, **meta)
     pushes, relabels = engine.counters()
     stats = {"launches": counts.launches, "global_relabels": counts.global_relabels, "mode": mode, "csr": csr,
