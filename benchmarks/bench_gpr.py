@@ -293,7 +293,12 @@ def main(argv=None) -> int:
     ap.add_argument("--hk-timeout", type=float, default=None,
                     help="seconds one run of scipy's Hopcroft-Karp may take before the baseline is dropped "
                          "for that graph (default 60, 10 with --sizes small)")
+    ap.add_argument("--merge", nargs="+", metavar="JSON",
+                    help="write one report of the graphs of earlier runs' .json files (a suite run in parts) "
+                         "and delete those parts; nothing is measured")
     args = ap.parse_args(argv)
+    if args.merge:
+        return merge(args.merge, Path(args.out), args.tag)
     if args.repeats < 1:
         ap.error("--repeats must be >= 1")
     if args.hk_timeout is None:
@@ -342,6 +347,35 @@ def main(argv=None) -> int:
     print()
     print(text)
     print(f"wrote {stem}.md and .json")
+    return 0 if summary["all_certified"] else 1
+
+
+def merge(paths, out: Path, tag: str = "") -> int:
+    """One report (in suite order) of the graphs of several runs of the same device and date."""
+    parts = [json.loads(Path(p).read_text()) for p in paths]
+    metas = {(m["device"], m["backend"], m["date"], m["repeats"]) for m in (part["meta"] for part in parts)}
+    if len(metas) != 1:
+        print(f"cannot merge runs of different devices, backends, dates or repeats: {sorted(metas)}", file=sys.stderr)
+        return 2
+    order = {name: i for suite in SUITES.values() for i, (name, *_rest) in enumerate(suite)}
+    rows = sorted((r for part in parts for r in part["graphs"]), key=lambda r: order.get(r["graph"], len(order)))
+    if len({r["graph"] for r in rows}) != len(rows):
+        print("a graph appears in more than one part", file=sys.stderr)
+        return 2
+    meta = dict(parts[0]["meta"], seconds=sum(part["meta"]["seconds"] for part in parts),
+                merged_from=[Path(p).name for p in paths])
+    summary = summarise(rows)
+    summary["skipped_for_time"] = [g for part in parts for g in part["summary"].get("skipped_for_time", [])]
+    slug = "".join(ch if ch.isalnum() else "-" for ch in meta["device"]).strip("-").lower()
+    stem = out / f"gpr-{meta['date']}-{slug}{'-' + tag if tag else ''}"
+    atomic_write_text(stem.with_suffix(".md"), markdown(meta, rows, summary))
+    atomic_write_text(stem.with_suffix(".json"), json.dumps({"meta": meta, "summary": summary, "graphs": rows},
+                                                            indent=1, default=float))
+    for p in paths:
+        if Path(p).resolve() != stem.with_suffix(".json").resolve():
+            Path(p).unlink()
+            Path(p).with_suffix(".md").unlink(missing_ok=True)
+    print(f"wrote {stem}.md and .json from {len(paths)} parts")
     return 0 if summary["all_certified"] else 1
 
 
