@@ -22,16 +22,41 @@ settings.register_profile("default", deadline=None, suppress_health_check=[Healt
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
-def _run_cudasim(code: str, timeout: float = 900) -> str:
+def _cudasim_child(code: str) -> subprocess.Popen:
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(ROOT))
     prelude = f"import sys; sys.path.insert(0, {str(ROOT / 'tests')!r}); import cudasim_fix\n"
-    proc = subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(code)], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.Popen([sys.executable, "-c", prelude + textwrap.dedent(code)], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _finish(proc: subprocess.Popen, timeout: float) -> str:
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        pytest.fail(f"cudasim child ran past {timeout:.0f} s")
     if proc.returncode != 0:
-        pytest.fail(f"cudasim child exited {proc.returncode}:\n{proc.stderr[-4000:]}")
-    return proc.stdout
+        pytest.fail(f"cudasim child exited {proc.returncode}:\n{err[-4000:]}")
+    return out
+
+
+def _run_cudasim(code: str, timeout: float = 900) -> str:
+    return _finish(_cudasim_child(code), timeout)
+
+
+def _run_cudasim_shards(code: str, shards: int = 2, timeout: float = 900) -> list[str]:
+    """``code`` run by ``shards`` simulator processes at once (one per core), each with SHARD and
+    SHARDS defined (shard k takes every SHARDS-th case from k); their stdouts, in shard order."""
+    children = [_cudasim_child(f"SHARD, SHARDS = {k}, {shards}\n" + textwrap.dedent(code)) for k in range(shards)]
+    return [_finish(child, timeout) for child in children]
 
 
 @pytest.fixture
 def run_cudasim():
     return _run_cudasim
+
+
+@pytest.fixture
+def run_cudasim_shards():
+    return _run_cudasim_shards

@@ -1,6 +1,7 @@
 """On a real GPU only: the CUDA backend of the Hungarian (both variants, with and without the
-cooperative device loop) and of the auction, 100 repeated runs on one instance each, every run
-certified and equal to scipy's optimum; tracking on the GPU."""
+cooperative device loop) and of the auction: 300 random instances of every hard kind each, and 100
+repeated runs on one instance each, every run certified and equal to scipy's optimum; tracking on
+the GPU."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,8 +10,10 @@ from scipy.optimize import linear_sum_assignment
 from scipy.spatial.distance import cdist
 
 import solvers
+from solvers.errors import InfeasibleError
 from solvers.problems import CostMatrix
 from solvers.targets import cuda_available
+from test_hungarian import random_costs, scipy_optimum
 
 pytestmark = pytest.mark.skipif(not cuda_available(), reason="needs an NVIDIA GPU (solvers.targets.cuda_available)")
 
@@ -28,6 +31,27 @@ def instances():
     rect = rng.integers(-100, 100, (150, 230)).astype(float)
     rect[rng.random(rect.shape) < 0.2] = np.inf
     return {"integer": integer, "points": points, "rectangular-forbidden": rect}
+
+
+@pytest.mark.parametrize("algorithm,options", CONFIGS, ids=lambda x: str(x))
+def test_random_instances_match_scipy(algorithm, options):
+    """Ties, negative integers, reals, wide integer ranges, forbidden pairs; rectangular both ways;
+    sides up to 60 (many frontier rows, several blocks)."""
+    rng = np.random.default_rng(31)
+    solved = 0
+    for trial in range(300):
+        costs = random_costs(rng, trial, max_side=61)
+        optimum = scipy_optimum(costs)
+        problem = CostMatrix.from_array(costs)
+        if optimum is None:
+            with pytest.raises(InfeasibleError):
+                solvers.solve(problem, algorithm, backend="cuda", **options)
+            continue
+        result = solvers.solve(problem, algorithm, backend="cuda", **options)
+        assert result.backend == "cuda" and result.certified, (trial, result.certificate.summary())
+        assert result.value == pytest.approx(optimum, rel=1e-9, abs=1e-6), trial
+        solved += 1
+    assert solved >= 200
 
 
 @pytest.mark.parametrize("algorithm,options", CONFIGS, ids=lambda x: str(x))
