@@ -198,6 +198,20 @@ def test_gpr_final_check_reports_the_columns_it_still_reaches_as_active():
     assert checks[0].value == record.result["value"]
 
 
+class Polls(Observer):
+    """Records when the solver asks whether to stop, in CPU time of the solving thread."""
+
+    def __init__(self):
+        self.times = []
+
+    def on_start(self, info):
+        self.times.append(time.thread_time())
+
+    def should_stop(self):
+        self.times.append(time.thread_time())
+        return False
+
+
 def test_stop_reaches_a_gpr_cpu_run_between_its_long_host_steps(monkeypatch):
     """The longest stretch of solver work between two should_stop polls, in CPU time of the solving
     thread (so a busy machine does not count), on a long road grid whose global relabels run
@@ -206,17 +220,6 @@ def test_stop_reaches_a_gpr_cpu_run_between_its_long_host_steps(monkeypatch):
     import solvers
     from solvers.matching import gpr_cpu
     monkeypatch.setattr(gpr_cpu, "PARALLEL_MIN", 1 << 30)
-
-    class Polls(Observer):
-        def __init__(self):
-            self.times = []
-
-        def on_start(self, info):
-            self.times.append(time.thread_time())
-
-        def should_stop(self):
-            self.times.append(time.thread_time())
-            return False
 
     warm = solvers.generate("road-grid", width=60, height=60, seed=1)
     graph = solvers.generate("road-grid", width=3000, height=40, seed=1)
@@ -236,17 +239,6 @@ def test_stop_reaches_a_wbpr_cpu_run_inside_its_long_launches(monkeypatch):
     import solvers
     from solvers.flow import wbpr_cpu
     monkeypatch.setattr(wbpr_cpu, "PARALLEL_MIN_ARCS", 1 << 62)  # all work in the solving thread
-
-    class Polls(Observer):
-        def __init__(self):
-            self.times = []
-
-        def on_start(self, info):
-            self.times.append(time.thread_time())
-
-        def should_stop(self):
-            self.times.append(time.thread_time())
-            return False
 
     solvers.solve(solvers.generate("road-grid", width=20, height=20, seed=2), "wbpr", backend="cpu", observer=Polls())
     graph = solvers.generate("road-grid", width=240, height=120, seed=2)

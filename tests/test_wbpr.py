@@ -518,6 +518,8 @@ from solvers.telemetry import Recorder
 {helpers}
 out = {{"flows": [], "matchings": [], "repeats": [], "edge_cases": [], "telemetry": {{}}}}
 for i, (mode, csr) in enumerate({combos}):
+    if i % SHARDS != SHARD:  # each simulator process takes its share of the combinations
+        continue
     for seed in list(range(8)) + [s for s in range(8, 200) if s % 4 == i]:  # 200 networks, 56 per combination
         r = solvers.solve(random_network(seed), "wbpr", backend="cudasim", mode=mode, csr=csr, cycles=6)
         out["flows"].append([mode, csr, seed, r.value, bool(r.certified), r.certificate.summary()])
@@ -544,6 +546,8 @@ from solvers.flow import _wbpr_steps as steps
 steps.HUB_CHUNK = 4  # the star's hub and sink, and many random vertices, become split hubs
 out["hubs"] = []
 for i, (mode, csr) in enumerate({combos}):
+    if i % SHARDS != SHARD:
+        continue
     for name, net in [("star", star_network()), (8 + i, random_network(8 + i))]:
         r = solvers.solve(net, "wbpr", backend="cudasim", mode=mode, csr=csr, cycles=4)
         out["hubs"].append([mode, csr, name, r.value, bool(r.certified), r.certificate.summary()])
@@ -551,10 +555,16 @@ print(json.dumps(out))
 """
 
 
-def test_cudasim_flows_matchings_repeats_and_telemetry(run_cudasim):
+def test_cudasim_flows_matchings_repeats_and_telemetry(run_cudasim_shards):
     helpers = "\n".join(inspect.getsource(f) for f in (random_network, random_bipartite, star_network))
     code = CUDASIM_CODE.format(helpers=f"BIG = {BIG}\n" + helpers, combos=repr(COMBOS))
-    out = json.loads(run_cudasim(code).strip().splitlines()[-1])
+    out = {}
+    for output in run_cudasim_shards(code):  # two simulator processes, two combinations each
+        for key, value in json.loads(output.strip().splitlines()[-1]).items():
+            if isinstance(value, dict):
+                out.setdefault(key, {}).update(value)
+            else:
+                out.setdefault(key, []).extend(value)
     assert len(out["flows"]) == 4 * 56
     for mode, csr, seed, value, certified, summary in out["flows"]:
         assert certified, (mode, csr, seed, summary)
@@ -568,6 +578,7 @@ def test_cudasim_flows_matchings_repeats_and_telemetry(run_cudasim):
     for mode, csr, name, value, certified, summary in out["hubs"]:
         net = star_network() if name == "star" else random_network(name)
         assert certified and value == oracle_flow_value(net), (mode, csr, name, summary)
+    assert sorted(out["telemetry"]) == sorted(f"{mode}-{csr}" for mode, csr in COMBOS)
     for combo, tel in out["telemetry"].items():
         mode, csr = combo.split("-")
         assert tel["certified"] and {"push-relabel", "global-relabel"} <= set(tel["phases"])
