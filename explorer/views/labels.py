@@ -187,9 +187,11 @@ class LabelsView(View):
 
         pos, last = usable[-1]
         e, c = last.data[f"{side}.hist_edges"], last.data[f"{side}.hist_counts"]
-        self.hist_bars.setOpts(x0=e[:-1], x1=e[1:], height=c.astype(float))
         # the whole run's label range, as the heatmap: a lone bin is not stretched across the chart,
-        # and the axis holds still while scrubbing
+        # and the axis holds still while scrubbing; a bin far narrower than that range (the labels of
+        # one step bunched together) is widened to stay visible
+        centre, half = (e[:-1] + e[1:]) / 2, np.maximum((e[1:] - e[:-1]) / 2, (edges[-1] - edges[0]) / 400)
+        self.hist_bars.setOpts(x0=centre - half, x1=centre + half, height=c.astype(float))
         self.hist_plot.setXRange(float(edges[0]), float(edges[-1]), padding=0.02)
         unreachable = last.meta.get(f"{side}.unreachable")
         extra = f", {unreachable} at the cap" if unreachable else ""
