@@ -204,6 +204,8 @@ class Telemetry:
         self.start = time.perf_counter()
         self._throttles: dict[str, Throttle] = {}
         self._granted: dict[str, float] = {}
+        # an observer with an infinite interval (the CLI's progress line) takes scalars only
+        self.wants_snapshots = math.isfinite(observer.snapshot_interval)
         observer.on_start(info)
 
     @staticmethod
@@ -223,8 +225,10 @@ class Telemetry:
 
     def snapshot_due(self, kind: str, final: bool = False) -> bool:
         """Whether to take a heavy snapshot of ``kind`` now (throttled per kind). ``final=True`` asks
-        for the run's end state: due whenever someone listens. A solver takes one final snapshot of
-        each kind it reports unless its last regular one already shows the end state."""
+        for the run's end state: due whenever someone listening wants snapshots. A solver takes one
+        final snapshot of each kind it reports unless its last regular one already shows the end state."""
+        if not self.wants_snapshots:
+            return False
         if final:
             return True
         throttle = self._throttles.get(kind)
@@ -279,6 +283,7 @@ class _NullTelemetry(Telemetry):
     """No observer: every call is a no-op and ``enabled`` is False."""
 
     enabled = False
+    wants_snapshots = False
 
     def __init__(self):
         self.observer = None

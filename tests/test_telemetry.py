@@ -134,6 +134,27 @@ def test_final_snapshots_are_due_only_when_someone_listens():
     assert NULL.snapshot_due("labels", final=True) is False
 
 
+@pytest.mark.parametrize("path, algorithm", [("random-bipartite_200x200_d3.mtx", "gpr"),
+                                             ("random-bipartite_200x200_d3.mtx", "pr-seq"),
+                                             ("washington-rlg_8x8.max", "wbpr"), ("dense-lap_50.npy", "hungarian"),
+                                             ("dense-lap_50.npy", "auction")])
+def test_an_observer_of_scalars_only_gets_no_snapshot_at_all(path, algorithm):
+    """The CLI's progress line (interval inf) wants iterations, not label arrays: no solver sends it
+    one, the final state included."""
+    import solvers
+
+    class ScalarsOnly(Recorder):
+        snapshot_interval = math.inf
+
+        def __init__(self):
+            super().__init__(snapshot_interval=math.inf)
+
+    rec = ScalarsOnly()
+    result = solvers.solve(solvers.load(str(SAMPLES / path)), algorithm, backend="cpu", observer=rec)
+    assert result.certified and rec.iterations and rec.snapshots == []
+    assert not Telemetry.attach(ScalarsOnly(), INFO).snapshot_due("labels", final=True)
+
+
 def test_a_snapshot_answers_a_stop_request():
     class Stopper(Observer):
         def should_stop(self):

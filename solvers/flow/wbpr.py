@@ -168,10 +168,9 @@ def _discharge(engine, tel, root: int, blocked: int, cycles: int, counts: _Count
                                f"{int(status[TOTAL] - status[SOURCE_EXCESS] - status[SINK_EXCESS])})")
         launch_cycles = cycles or int(min(max(status[LEVELS], AUTO_CYCLES_MIN), max(n, 1)))
         for _ in range(batch):
-            snapshot = tel.snapshot_due("workload")
             engine.push_relabel(launch_cycles, measured=measure)  # every launch: the last one is a snapshot too
             counts.launches += 1
-            if snapshot:
+            if tel.snapshot_due("workload"):  # asked after the launch: its cost is the readback, not the launch
                 lane_work, warp_cycles = engine.workload(measured=measure)
                 tel.workload(counts.launches, modelled=warp_workload(lane_work), cycles=warp_cycles,
                              kernel="push-relabel", launch=counts.launches, **meta)
@@ -193,7 +192,7 @@ def run(problem, backend: str, tel, mode: str = "vc", csr: str = "bcsr", cycles:
     source, sink = network.source_vertex, network.sink_vertex
     graph = build_residual(network, csr)
     excess, total = preflow(graph, network)
-    measured = measure == "auto" and backend == "cuda" and tel.enabled
+    measured = measure == "auto" and backend == "cuda" and tel.enabled and tel.wants_snapshots
     engine = _engine(graph, backend, mode == "vc", source, sink, excess, total, measured,
                      tel.check_cancel if tel.enabled else None)
     meta = {"mode": mode, "csr": csr}

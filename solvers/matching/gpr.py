@@ -278,8 +278,8 @@ class _HostLoop:
                               value=float(self.m - counters[FREE_ROWS]) if counted else math.nan)
                 self._labels_snapshot()
                 # the time throttle, or a new low of the active count (the run's tail)
-                workload_due = not done and active != 0 and (tel.snapshot_due("workload")
-                                                             or 0 < 2 * active <= self.workload_low)
+                workload_due = (not done and active != 0 and tel.wants_snapshots
+                                and (tel.snapshot_due("workload") or 0 < 2 * active <= self.workload_low))
                 if workload_due and active > 0:
                     self.workload_low = min(self.workload_low, active)
             if done:
