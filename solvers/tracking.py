@@ -198,24 +198,22 @@ def gated_blocks(cost: np.ndarray, max_distance: float, limit: int | None = None
 
 
 class _Pair:
-    """One frame pair: its distances and the solves made for it."""
+    """One frame pair: the solves made for it and its current links. Its distances are recomputed
+    for each solve rather than kept, so a long series holds one distance matrix at a time."""
 
     def __init__(self, t: int, a: np.ndarray, b: np.ndarray, source: str | None):
         self.t = t
+        self.a, self.b = a, b
         self.na, self.nb = a.shape[0], b.shape[0]
-        self.cost = cdist(a, b) if self.na and self.nb else np.zeros((self.na, self.nb))
         self.where = f"{source or 'points'} frames {t}-{t + 1}"
-        self.plain = None  # (links, results) of the plain rectangular assignment
-        self.links = None
+        self.plain_longest = 0.0  # the longest link of the plain rectangular assignment
+        self.links = np.zeros((0, 2), dtype=np.int64)
+        self.link_lengths = np.zeros(0)
         self.results = []  # the certified solves the current links come from
         self.isolated = 0  # gated: points with no partner within the gate (unmatched without a solve)
         self.gate = None
         self.solves = 0
         self.seconds = 0.0
-
-    def lengths(self, links=None) -> np.ndarray:
-        links = self.links if links is None else links
-        return self.cost[links[:, 0], links[:, 1]]
 
     def _solve(self, problem, algorithm, backend, observer, options):
         from .api import solve
@@ -228,28 +226,27 @@ class _Pair:
         return result
 
     def solve(self, gate, algorithm, backend, observer, options) -> None:
+        _check_cancel(observer)
+        cost = cdist(self.a, self.b) if self.na and self.nb else np.zeros((self.na, self.nb))
         if gate is None:
-            result = self._solve(CostMatrix.from_array(self.cost, source=self.where), algorithm, backend,
+            result = self._solve(CostMatrix.from_array(cost, source=self.where), algorithm, backend,
                                  observer, options)
             self.links, self.results, self.isolated = _links_from(result, self.na, self.nb), [result], 0
-            self.plain = (self.links, self.results)
         else:
-            blocks, self.isolated = gated_blocks(self.cost, gate)
+            blocks, self.isolated = gated_blocks(cost, gate)
             found, self.results = [], []
             for rows, cols in blocks:
-                sub = gated_problem(self.cost[np.ix_(rows, cols)], gate, source=self.where)
+                sub = gated_problem(cost[np.ix_(rows, cols)], gate, source=self.where)
                 result = self._solve(sub, algorithm, backend, observer, options)
                 local = _links_from(result, rows.size, cols.size)
                 found.append(np.column_stack([rows[local[:, 0]], cols[local[:, 1]]]))
                 self.results.append(result)
             links = np.concatenate(found) if found else np.zeros((0, 2), dtype=np.int64)
             self.links = links[np.argsort(links[:, 0], kind="stable")].astype(np.int64).reshape(-1, 2)
+        self.link_lengths = cost[self.links[:, 0], self.links[:, 1]]
+        if gate is None:
+            self.plain_longest = float(self.link_lengths.max(initial=0.0))
         self.gate = gate
-
-    def use_plain(self) -> None:
-        self.links, self.results = self.plain
-        self.isolated = 0
-        self.gate = None
 
     def record(self) -> dict:
         """The certificate side of frame_stats: objective, certified, status, gap, bound, certificate."""
@@ -274,13 +271,13 @@ class _Pair:
 
 
 def _auto_gate(pairs: list[_Pair], algorithm, backend, observer, options) -> tuple[float | None, int]:
-    """Solve every pair plainly, then gate as the module docstring says. (gate or None, rounds)."""
+    """Solve every pair plainly, then gate as the module docstring says. (gate or None, rounds).
+    Each round's gate is lower than the last, so a pair gated once is re-solved at every later gate."""
     for pair in pairs:
         pair.solve(None, algorithm, backend, observer, options)
     gate, rounds = None, 0
-    solved_at: dict[int, float] = {}  # pair -> gate of its last gated solve
     for _ in range(AUTO_ROUNDS):
-        lengths = np.concatenate([p.lengths() for p in pairs]) if pairs else np.zeros(0)
+        lengths = np.concatenate([p.link_lengths for p in pairs]) if pairs else np.zeros(0)
         if lengths.size < AUTO_MIN_LINKS:
             break
         fence = outlier_fence(lengths)
@@ -291,13 +288,8 @@ def _auto_gate(pairs: list[_Pair], algorithm, backend, observer, options) -> tup
         gate = fence
         rounds += 1
         for pair in pairs:
-            plain_links = pair.plain[0]
-            if plain_links.size and pair.lengths(plain_links).max() > gate:
-                if solved_at.get(pair.t) != gate:
-                    pair.solve(gate, algorithm, backend, observer, options)
-                    solved_at[pair.t] = gate
-            elif pair.gate is not None:
-                pair.use_plain()
+            if pair.plain_longest > gate:
+                pair.solve(gate, algorithm, backend, observer, options)
     return gate, rounds
 
 
@@ -325,7 +317,7 @@ def track(series: PointSeries, algorithm: str = "lsa", backend: str = "auto", ob
         links.append(found)
         matched = int(found.shape[0])
         entry = {"frame": pair.t, "points": pair.na, "next_points": pair.nb, "matched": matched,
-                 "unmatched": pair.na + pair.nb - 2 * matched, "cost": float(pair.lengths().sum()) if matched else 0.0,
+                 "unmatched": pair.na + pair.nb - 2 * matched, "cost": float(pair.link_lengths.sum()),
                  "gated": pair.gate is not None, "max_distance": pair.gate}
         entry.update(pair.record())
         entry.update(solves=pair.solves, seconds=pair.seconds)
