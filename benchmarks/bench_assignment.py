@@ -60,15 +60,6 @@ SCIPY_LIMIT_S = 60.0   # skip scipy where its extrapolated time exceeds this
 SCIPY_ONCE_S = 5.0     # a scipy run longer than this is not repeated
 
 
-def warm_up_upload() -> None:
-    """Compile the staged upload's conversion (float64 -> float32 and -> float64) and allocate its
-    pinned buffers before anything is timed: upload_s then measures copies, not JIT compilation."""
-    from solvers.assignment.staged_upload import STAGED_MIN_BYTES, upload_matrix
-    side = int(math.ceil(math.sqrt(STAGED_MIN_BYTES / 4)))
-    for dtype in (np.float32, np.float64):
-        upload_matrix(np.zeros((side, side)), dtype)
-
-
 def sizes_up_to(sizes, max_n: int, min_n: int = 0) -> list[int]:
     picked = [n for n in sizes if min_n <= n <= max_n]
     return picked if picked else [n for n in sorted({max(2, max_n // 2), max_n}) if n >= min_n]
@@ -189,8 +180,9 @@ class Bench:
 
     def run(self) -> None:
         args = self.args
-        if self.backend == "cuda":
-            warm_up_upload()
+        if self.backend == "cuda":  # upload_s then measures copies, not JIT compilation
+            from solvers.assignment.staged_upload import warm_up
+            warm_up()
         if not args.skip_dense:
             for label, factor in RANGES:
                 for n in sizes_up_to(DENSE_SIZES, args.max_n, args.min_n):

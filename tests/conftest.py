@@ -49,7 +49,13 @@ def _run_cudasim_shards(code: str, shards: int = 2, timeout: float = 900) -> lis
     """``code`` run by ``shards`` simulator processes at once (one per core), each with SHARD and
     SHARDS defined (shard k takes every SHARDS-th case from k); their stdouts, in shard order."""
     children = [_cudasim_child(f"SHARD, SHARDS = {k}, {shards}\n" + textwrap.dedent(code)) for k in range(shards)]
-    return [_finish(child, timeout) for child in children]
+    try:
+        return [_finish(child, timeout) for child in children]
+    finally:  # one shard failed: the others must not run on for minutes
+        for child in children:
+            if child.poll() is None:
+                child.kill()
+                child.communicate()
 
 
 @pytest.fixture
