@@ -14,6 +14,7 @@ import shutil
 import sys
 
 from .errors import BackendUnavailable, Cancelled, InfeasibleError, InputError
+from .io_util import jsonable
 from .telemetry import Observer, Throttle
 
 PROG = "matchscope"
@@ -111,24 +112,6 @@ def _parse_opts(pairs: list[str]) -> dict[str, str]:
     return options
 
 
-def _jsonable(value):
-    """JSON has no NaN/inf or numpy scalars: map them to null / plain numbers."""
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
-        try:
-            value = value.item()
-        except (ValueError, TypeError):
-            return str(value)
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    return str(value)
-
-
 def _number(value: float) -> str:
     return str(int(value)) if math.isfinite(value) and value == int(value) and abs(value) < 2**53 else f"{value:g}"
 
@@ -207,7 +190,7 @@ def _cmd_solve(args) -> int:
 
     record, rows, failure = outcome
     if args.json:
-        print(json.dumps(_jsonable(dict(record, path=str(args.path)))))
+        print(json.dumps(jsonable(dict(record, path=str(args.path)))))
     else:
         for key, value in [("file", str(args.path)), ("problem", _describe(problem)), *rows]:
             print(f"{key:<12}{value}")
@@ -425,7 +408,7 @@ def _algorithm_records() -> list[dict]:
 def _cmd_algos(args) -> int:
     records = _algorithm_records()
     if args.json:
-        print(json.dumps(_jsonable(records)))
+        print(json.dumps(jsonable(records)))
         return EXIT_OK
     if not records:
         print("no algorithms are registered")

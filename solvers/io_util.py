@@ -1,8 +1,11 @@
-"""Small I/O helpers: atomic writes (exports never leave a half-written file) and size guards."""
+"""Small I/O helpers: atomic writes (exports never leave a half-written file), size guards and
+JSON-able values."""
 from __future__ import annotations
 
+import math
 import os
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 from .errors import InputError
@@ -47,3 +50,22 @@ def check_allocation(n_bytes: int, what: str, path=None, line: int | None = None
     if n_bytes < 0 or n_bytes > limit:
         raise InputError(f"{what} would need {n_bytes / 2**30:.1f} GiB, more than this machine allows "
                          f"({limit / 2**30:.1f} GiB)", None if path is None else str(path), line)
+
+
+def jsonable(value):
+    """``value`` with what JSON cannot hold mapped to what it can: numpy scalars and arrays to
+    numbers and lists, NaN / inf to null, dict keys to strings, anything else unknown to its str."""
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):  # numpy arrays and scalars
+        try:
+            return jsonable(value.tolist())
+        except (ValueError, TypeError):
+            return str(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)

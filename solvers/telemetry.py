@@ -39,7 +39,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from .errors import Cancelled, InputError
-from .io_util import atomic_write_bytes
+from .io_util import atomic_write_bytes, jsonable
 
 SAMPLE_SIZE = 256
 HIST_BINS = 64
@@ -360,18 +360,6 @@ class Recorder(Observer):
                          list(self.snapshots), self.result_summary)
 
 
-def _jsonable(value):
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
 @dataclass
 class RunRecord:
     """A recorded run: RunInfo (as a dict), every IterationStats, every Snapshot, the result summary."""
@@ -406,8 +394,8 @@ class RunRecord:
                 arrays[f"snap{i}.{k}"] = np.asarray(v)
                 keys.append(k)
             snaps.append({"iteration": s.iteration, "elapsed": s.elapsed, "kind": s.kind,
-                          "keys": keys, "meta": _jsonable(dict(s.meta))})
-        header = {"format": self.FORMAT, "info": _jsonable(self.info), "result": _jsonable(self.result),
+                          "keys": keys, "meta": jsonable(dict(s.meta))})
+        header = {"format": self.FORMAT, "info": jsonable(self.info), "result": jsonable(self.result),
                   "snapshots": snaps}
         arrays["header"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
         buf = io.BytesIO()

@@ -18,12 +18,12 @@ loads either back (for tests and for scripts).
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import InputError
+from ..io_util import jsonable
 from ._text import format_rows, read_all, write_file
 from .results import written_as
 
@@ -61,23 +61,6 @@ def _columns(result, series):
     return names, columns
 
 
-def _plain(value):
-    """JSON-able: numpy scalars as numbers, NaN/inf as null."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return _plain(value.tolist())
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    return str(value)
-
-
 def _record(result, series) -> dict:
     names, columns = _columns(result, series)
     tracks = []
@@ -90,8 +73,8 @@ def _record(result, series) -> dict:
             entry["ids"] = columns[6][start:stop].tolist()
         tracks.append(entry)
         start = stop
-    return {"format": "matchscope tracks", "summary": _plain(result.summary),
-            "frame_stats": _plain(result.frame_stats), "tracks": tracks}
+    return {"format": "matchscope tracks", "summary": jsonable(result.summary),
+            "frame_stats": jsonable(result.frame_stats), "tracks": tracks}
 
 
 def _check_series(result, series) -> None:
