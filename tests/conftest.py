@@ -66,3 +66,25 @@ def run_cudasim():
 @pytest.fixture
 def run_cudasim_shards():
     return _run_cudasim_shards
+
+
+class StepClock:
+    """perf_counter for solvers.telemetry that advances 0.1 ms per call: the throttle's decisions then
+    follow the solver's own steps, not how loaded the machine is (a 3 ms run gets the same snapshots
+    on an idle machine and on a busy CI runner)."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def perf_counter(self) -> float:
+        self.now += 1e-4
+        return self.now
+
+
+@pytest.fixture
+def step_clock(monkeypatch):
+    """solvers.telemetry on a StepClock for the test (the worker thread's solves included)."""
+    from solvers import telemetry
+    clock = StepClock()
+    monkeypatch.setattr(telemetry, "time", clock)
+    return clock

@@ -46,7 +46,7 @@ def shown(win, view, name: str) -> np.ndarray:
     ("dense-lap_50.npy", "hungarian", False),
     ("dense-lap_50.npy", "auction", False),
 ])
-def test_a_real_run_populates_every_view(window, qtbot, sample, algorithm, workload):
+def test_a_real_run_populates_every_view(window, qtbot, step_clock, sample, algorithm, workload):
     win = window
     run = run_sample(qtbot, win, sample, algorithm)
     last = run.recorder.iterations[-1].iteration

@@ -172,13 +172,20 @@ SAMPLES = Path(__file__).resolve().parent.parent / "sample_graphs"
 
 
 def recorded(path: str, algorithm: str, **options):
-    """Solve a sample with a Recorder as the explorer keeps one (interval 0.05 s); the second of two
-    runs, so that loading the compiled kernels does not stretch the first snapshots apart."""
+    """Solve a sample with a Recorder as the explorer keeps one (interval 0.05 s), telemetry on a
+    StepClock; the second of two runs, as in the explorer after its warm-up."""
     import solvers
+    from conftest import StepClock
+    from solvers import telemetry
     problem = solvers.load(str(SAMPLES / path))
-    for _ in range(2):
-        rec = Recorder()
-        result = solvers.solve(problem, algorithm, backend="cpu", observer=rec, **options)
+    real = telemetry.time
+    try:
+        for _ in range(2):
+            telemetry.time = StepClock()
+            rec = Recorder()
+            result = solvers.solve(problem, algorithm, backend="cpu", observer=rec, **options)
+    finally:
+        telemetry.time = real
     assert result.certified
     return rec.record()
 
