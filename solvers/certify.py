@@ -24,6 +24,7 @@ The loops are numba-compiled (``cache=True``) so a 10M-edge matching certifies i
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -69,8 +70,7 @@ def _note_reported_value(cert: Certificate, reported) -> Certificate:
         return cert
     note = f"solver reported value {reported:g}, recomputed {float(value):g}"
     details = f"{cert.details}; {note}" if cert.details else note
-    return Certificate(cert.kind, cert.valid, cert.optimal, cert.gap, cert.tolerance, details, cert.witness,
-                       cert.bound)
+    return dataclasses.replace(cert, details=details)
 
 
 def _as_match(values, size: int, bound: int, name: str) -> tuple[np.ndarray | None, str]:

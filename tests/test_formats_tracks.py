@@ -106,6 +106,13 @@ def test_series_given_separately(tmp_path, tracked):
     with pytest.raises(ValueError, match="not the point series"):
         solvers.save(bare, tmp_path / "u.csv", series=other)
     assert not (tmp_path / "u.csv").exists()
+    # the right number of points, each in range, but one point twice and another never
+    tracks = [list(t) for t in result.tracks]
+    long = next(t for t in tracks if len(t) > 1)
+    long[-1] = tracks[0][0] if tracks[0][0] not in long else tracks[1][0]
+    twice = dataclasses.replace(bare, tracks=tracks)
+    with pytest.raises(ValueError, match="not the point series"):
+        solvers.save(twice, tmp_path / "v.csv", series=series)
 
 
 @pytest.mark.parametrize("name", ["t.mtx", "t.txt", "t.npz"])

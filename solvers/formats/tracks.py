@@ -83,6 +83,9 @@ def _check_series(result, series) -> None:
     sizes = np.asarray(series.sizes, dtype=np.int64)
     fits = (flat.shape[0] == sizes.sum() and np.all((flat[:, 0] >= 0) & (flat[:, 0] < sizes.size))
             and np.all((flat[:, 1] >= 0) & (flat[:, 1] < sizes[np.clip(flat[:, 0], 0, max(sizes.size - 1, 0))])))
+    if fits and flat.size:  # as many points as the series, each in range: now each exactly once
+        offsets = np.concatenate([[0], np.cumsum(sizes)])
+        fits = np.bincount(offsets[flat[:, 0]] + flat[:, 1], minlength=int(sizes.sum())).max() == 1
     if not fits:
         raise ValueError("series= is not the point series these tracks were made from")
 
