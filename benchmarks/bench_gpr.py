@@ -2,7 +2,8 @@
 strategy, and several ``sync_every`` settings) against scipy's Hopcroft-Karp and pr-seq.
 
     python benchmarks/bench_gpr.py                      # full suite on the GPU (about 15 minutes on an H100)
-    python benchmarks/bench_gpr.py --graphs delaunay_n22,delaunay_n23 --budget 500   # a part of it
+    python benchmarks/bench_gpr.py --graphs delaunay_n22,delaunay_n23 --tag part2   # a part of it
+    python benchmarks/bench_gpr.py --merge benchmarks/results/gpr-DATE-DEVICE-part*.json   # one report of the parts
     python benchmarks/bench_gpr.py --sizes small --backend cpu   # smoke run on a CPU-only machine
 
 Per graph and configuration: one untimed warm-up run (JIT compilation), then the median of
