@@ -107,7 +107,7 @@ def _parse_opts(pairs: list[str]) -> dict[str, str]:
         key, sep, value = text.partition("=")
         key = key.strip().replace("-", "_")
         if not sep or not key:
-            raise InputError(f"--opt {text!r} must look like KEY=VALUE", "<options>")
+            raise InputError(f"--opt {text!r} must look like KEY=VALUE")
         options[key] = value
     return options
 

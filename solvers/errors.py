@@ -16,9 +16,9 @@ class InputError(ValueError):
         super().__init__(str(self))
 
     def __str__(self) -> str:
-        where = self.path if self.path is not None else "<input>"
-        if self.line is not None:
-            where = f"{where}:{self.line}"
+        if self.path is None:  # about an option or a parameter, not a file
+            return self.message if self.line is None else f"line {self.line}: {self.message}"
+        where = self.path if self.line is None else f"{self.path}:{self.line}"
         return f"{where}: {self.message}"
 
 

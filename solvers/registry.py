@@ -8,6 +8,7 @@ imported only when the algorithm runs, so listing algorithms compiles nothing.
 from __future__ import annotations
 
 import importlib
+import math
 import pkgutil
 from dataclasses import dataclass
 from typing import Any
@@ -19,29 +20,88 @@ FAMILIES = ("matching", "flow", "assignment")
 
 @dataclass(frozen=True)
 class Option:
+    """A declared algorithm option: the CLI, the explorer's forms and ``matchscope algos`` read it.
+
+    Numbers are checked against ``low`` / ``high`` (inclusive; ``low_open`` excludes ``low``), so a
+    bad value is refused when it is given, not deep inside a kernel. ``inf`` passes only where
+    ``high`` is inf."""
+
     name: str
     default: Any
     choices: tuple | None = None
     help: str = ""
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+
+    @property
+    def kind(self) -> str:
+        """"choice", "bool", "int", "float" or "text": what a form shows for it."""
+        if self.choices is not None:
+            return "choice"
+        return {bool: "bool", int: "int", float: "float"}.get(type(self.default), "text")
+
+    def range_text(self) -> str:
+        """``> 1``, ``0 to 1000000``, ``>= 0`` or "" (no bound)."""
+        low = "" if self.low is None else f"{'>' if self.low_open else '>='} {self.low:g}"
+        if self.high is None or math.isinf(self.high):
+            return low
+        if self.low is None:
+            return f"<= {self.high:g}"
+        return f"{low} and <= {self.high:g}" if self.low_open else f"{self.low:g} to {self.high:g}"
 
     def parse(self, value) -> Any:
-        """Convert a CLI/GUI value to the default's type and check it against the choices."""
-        kind = type(self.default)
+        """Convert a CLI/GUI value to the default's type and check it against the choices and range."""
+        kind = self.kind
+        parsed = value
         try:
-            if isinstance(value, str) and kind is bool:
-                if value.lower() not in ("1", "0", "true", "false", "yes", "no", "on", "off"):
+            if kind == "bool":
+                if isinstance(value, str):
+                    if value.strip().lower() not in ("1", "0", "true", "false", "yes", "no", "on", "off"):
+                        raise ValueError(value)
+                    parsed = value.strip().lower() in ("1", "true", "yes", "on")
+                elif not _is_bool(value):
                     raise ValueError(value)
-                parsed = value.lower() in ("1", "true", "yes", "on")
-            elif self.default is None or isinstance(value, kind):
-                parsed = value
-            else:
-                parsed = kind(value)
-        except (TypeError, ValueError):
-            raise InputError(f"option {self.name}={value!r} is not a {kind.__name__}", "<options>") from None
-        if self.choices is not None and parsed not in self.choices:
-            raise InputError(f"option {self.name}={parsed!r}: choose from {', '.join(map(str, self.choices))}",
-                             "<options>")
+                parsed = bool(parsed)
+            elif kind in ("int", "float"):
+                if _is_bool(value):  # True is not the number 1 to a user
+                    raise ValueError(value)
+                number = float(value) if isinstance(value, str) else value
+                if kind == "int":
+                    if isinstance(number, float) and not number.is_integer():
+                        raise ValueError(value)
+                    parsed = int(number)
+                else:
+                    parsed = float(number)
+                    if math.isnan(parsed):
+                        raise ValueError(value)
+            elif kind == "text" and self.default is not None:
+                parsed = str(value)
+        except (TypeError, ValueError, OverflowError):
+            what = {"bool": "true or false", "int": "a whole number", "float": "a number"}[kind]
+            raise InputError(f"option {self.name} must be {what}, not {_shown(value)}") from None
+        if kind == "choice" and parsed not in self.choices:
+            raise InputError(f"option {self.name} must be one of {', '.join(map(str, self.choices))}, "
+                             f"not {_shown(value)}")
+        if kind in ("int", "float") and not self._in_range(parsed):
+            raise InputError(f"option {self.name} must be {self.range_text()}, not {_shown(value)}")
         return parsed
+
+    def _in_range(self, value) -> bool:
+        if math.isinf(value) and not (self.high is not None and math.isinf(self.high) and value > 0):
+            return False
+        if self.low is not None and (value < self.low or (self.low_open and value == self.low)):
+            return False
+        return self.high is None or value <= self.high
+
+
+def _is_bool(value) -> bool:
+    return isinstance(value, bool) or type(value).__name__ == "bool_"  # numpy's, without importing numpy
+
+
+def _shown(value) -> str:
+    text = str(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 @dataclass(frozen=True)
@@ -65,7 +125,7 @@ class Algorithm:
         unknown = sorted(set(given) - set(known))
         if unknown:
             names = ", ".join(known) or "none"
-            raise InputError(f"{self.name} has no option {unknown[0]!r} (options: {names})", "<options>")
+            raise InputError(f"{self.name} has no option {unknown[0]} (its options: {names})")
         return {name: opt.parse(given[name]) if name in given else opt.default for name, opt in known.items()}
 
 
@@ -97,7 +157,7 @@ def algorithms() -> dict[str, Algorithm]:
 def get(name: str) -> Algorithm:
     algos = algorithms()
     if name not in algos:
-        raise InputError(f"unknown algorithm {name!r}; known: {', '.join(algos)}", "<options>")
+        raise InputError(f"there is no algorithm called {name}; choose from {', '.join(algos)}")
     return algos[name]
 
 

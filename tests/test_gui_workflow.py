@@ -192,7 +192,7 @@ def test_failed_solve_reports_and_keeps_previous_results(window, qtbot, tmp_path
     wait_run(qtbot, good)
     with pytest.raises(solvers.InputError) as bad_option:
         win.solver_panel.set_option("mode", "XX")
-    assert "choose from TC, VC" in str(bad_option.value)
+    assert str(bad_option.value) == "option mode must be one of TC, VC, not XX"
     # a backend this algorithm does not have fails in the worker with the solver layer's message
     bad = win.run_config({"algorithm": "fake-pr", "backend": "cuda", "options": {}})
     wait_run(qtbot, bad)
@@ -281,7 +281,7 @@ def test_generate_dialog_is_built_from_the_generator_kinds(window, qtbot):
     # bad parameters come back as the generator's one-line error
     window.generate("random-bipartite", {"rows": 4, "cols": 4, "degree": 9})
     qtbot.waitUntil(lambda: bool(window.errors), timeout=10_000)
-    assert window.errors[-1].startswith("<generate>: ")
+    assert window.errors[-1].startswith("degree ") and "<" not in window.errors[-1]
 
 
 def test_sample_gallery_reads_the_samples_readme(qtbot, tmp_path):

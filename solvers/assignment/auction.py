@@ -49,9 +49,11 @@ ALGORITHMS = [
     Algorithm(
         name="auction", problem_kinds=("assignment",), accepts=(CostMatrix,), backends=("cpu", "cuda", "cudasim"),
         runner="solvers.assignment.auction:run",
-        options=(Option("eps", 0.0, help="final epsilon in cost units; 0 = automatic (exact for integer costs)"),
+        options=(Option("eps", 0.0, help="final epsilon in cost units; 0 = automatic (exact for integer costs)",
+                        low=0.0, high=1e300),
                  Option("scaling", "on", ("on", "off"), "epsilon-scaling; off = a single phase at the final epsilon"),
-                 Option("eps_factor", 5.0, help="epsilon shrinks by this factor per phase (> 1, typically 4-7)")),
+                 Option("eps_factor", 5.0, help="epsilon shrinks by this factor per phase (> 1, typically 4-7)",
+                        low=1.0, low_open=True, high=1e6)),
         label="price",
         summary="Auction with epsilon-scaling: Jacobi bidding kernels, atomic assignment, Gauss-Seidel tail.",
         reference="Vasconcelos & Rosenhahn, Bipartite graph matching computation on GPU (EMMCVPR 2009); "
@@ -198,11 +200,11 @@ class _Auction:
 
 def _check_options(eps: float, scaling: str, eps_factor: float) -> None:
     if not (eps >= 0.0 and math.isfinite(eps)):
-        raise InputError(f"option eps={eps!r} must be a finite number >= 0", "<options>")
+        raise InputError(f"option eps={eps!r} must be a finite number >= 0")
     if not (eps_factor > 1.0 and math.isfinite(eps_factor)):
-        raise InputError(f"option eps_factor={eps_factor!r} must be > 1", "<options>")
+        raise InputError(f"option eps_factor={eps_factor!r} must be > 1")
     if scaling not in ("on", "off"):
-        raise InputError(f"option scaling={scaling!r}: choose from on, off", "<options>")
+        raise InputError(f"option scaling={scaling!r}: choose from on, off")
 
 
 def run(problem: CostMatrix, backend: str, tel, eps: float = 0.0, scaling: str = "on",

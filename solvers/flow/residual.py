@@ -195,7 +195,7 @@ def build_bcsr(network: FlowNetwork) -> ResidualGraph:
 
 def build_residual(network: FlowNetwork, layout: str) -> ResidualGraph:
     if layout not in LAYOUTS:
-        raise InputError(f"unknown residual layout {layout!r}; choose from {', '.join(LAYOUTS)}", "<options>")
+        raise InputError(f"unknown residual layout {layout!r}; choose from {', '.join(LAYOUTS)}")
     return build_rcsr(network) if LAYOUTS[layout] == RCSR else build_bcsr(network)
 
 

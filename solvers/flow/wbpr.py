@@ -63,7 +63,8 @@ OPTIONS = (
            "residual layout: reversed CSR with flow indices, or bidirectional CSR (binary search for reverse arcs)"),
     Option("cycles", 0, None,
            f"push-relabel cycles per launch between global relabels (KERNEL_CYCLES); 0 = auto: "
-           f"the last global relabel's BFS levels, at least {AUTO_CYCLES_MIN}, at most |V|"),
+           f"the last global relabel's BFS levels, at least {AUTO_CYCLES_MIN}, at most |V|",
+           low=0, high=2**31 - 1),
     Option("measure", "auto", ("auto", "off"),
            "cuda: time each warp of every launch with clock64 while an observer listens (workload snapshots)"),
 )
@@ -186,7 +187,7 @@ def _discharge(engine, tel, root: int, blocked: int, cycles: int, counts: _Count
 def run(problem, backend: str, tel, mode: str = "vc", csr: str = "bcsr", cycles: int = 0,
         measure: str = "auto") -> Solution:
     if cycles < 0:
-        raise InputError(f"option cycles={cycles} must be >= 0", "<options>")
+        raise InputError(f"option cycles={cycles} must be >= 0")
     n_rows = problem.n_rows if isinstance(problem, BipartiteGraph) else None
     network = matching_network(problem) if n_rows is not None else problem
     source, sink = network.source_vertex, network.sink_vertex

@@ -105,7 +105,7 @@ KINDS: dict[str, GeneratorKind] = {k.name: k for k in _KIND_LIST}
 def generate(kind: str, **params):
     """Build the ``kind`` problem from ``params`` (declared in ``KINDS[kind].params``; seed default 0).
 
-    Raises InputError (path "<generate>") for an unknown kind, unknown or missing parameters, or
+    Raises InputError (no path) for an unknown kind, unknown or missing parameters, or
     values of the wrong type or out of range.
     """
     entry = KINDS.get(kind) if isinstance(kind, str) else None

@@ -6,13 +6,13 @@ import numpy as np
 from ..errors import InputError
 from ..io_util import check_allocation
 
-GEN_PATH = "<generate>"
+GEN_PATH = None  # a bad request is about the parameters, not a file: the message alone
 # Rough bytes per generated edge across the temporaries (keys, sorting, both CSR layouts).
 BYTES_PER_EDGE = 64
 
 
 def input_error(message: str) -> InputError:
-    """An InputError for a bad generator request (path "<generate>", no line)."""
+    """An InputError for a bad generator request (no file, no line: the message alone)."""
     return InputError(message, GEN_PATH)
 
 

@@ -67,11 +67,12 @@ OPTIONS = (
     Option("gr", "adaptive", ("adaptive", "fixed"),
            "global relabel every k*maxLevel loops (adaptive) or every k loops (fixed)"),
     Option("k", 0.0, None, f"global-relabel frequency; 0 = the default of the strategy "
-                           f"({ADAPTIVE_K} adaptive as in the paper, {FIXED_K:g} fixed)"),
+                           f"({ADAPTIVE_K} adaptive as in the paper, {FIXED_K:g} fixed)", low=0.0, high=1e6),
     Option("init", "cheap", ("cheap", "none"), "initial matching: greedy cheap matching or empty"),
     Option("sync_every", 0, None, f"launches between two reads of the device flags; 0 = {SYNC_EVERY_CUDA} "
-                                  f"on cuda, 1 on cpu and cudasim"),
-    Option("shrink_min", SHRINK_MIN, None, "compact the active lists only from this length (paper: 512)"),
+                                  f"on cuda, 1 on cpu and cudasim", low=0, high=1_000_000),
+    Option("shrink_min", SHRINK_MIN, None, "compact the active lists only from this length (paper: 512)",
+           low=0, high=2**31 - 1),
     Option("final_check", True, None, "prove maximality with a last global relabel (resume if not)"),
     Option("device_loop", "auto", ("auto", "on", "off"),
            "keep the loop on the target: cooperative kernels with grid syncs on cuda (one block on cudasim), "
@@ -112,22 +113,22 @@ def run(graph: BipartiteGraph, backend: str, tel, variant: str = "shrink", gr: s
         init: str = "cheap", sync_every: int = 0, shrink_min: int = SHRINK_MIN,
         final_check: bool = True, device_loop="auto") -> Solution:
     if variant not in ("first", "noshrink", "shrink"):
-        raise InputError(f"variant {variant!r}: choose first, noshrink or shrink", "<options>")
+        raise InputError(f"variant {variant!r}: choose first, noshrink or shrink")
     if gr not in ("adaptive", "fixed"):
-        raise InputError(f"gr {gr!r}: choose adaptive or fixed", "<options>")
+        raise InputError(f"gr {gr!r}: choose adaptive or fixed")
     if init not in ("cheap", "none"):
-        raise InputError(f"init {init!r}: choose cheap or none", "<options>")
+        raise InputError(f"init {init!r}: choose cheap or none")
     if device_loop not in ("auto", "on", "off", True, False):
-        raise InputError(f"device_loop {device_loop!r}: choose auto, on or off", "<options>")
+        raise InputError(f"device_loop {device_loop!r}: choose auto, on or off")
     resident = device_loop in ("on", True) or (device_loop == "auto" and backend == "cuda")
     k = float(k) if k else (ADAPTIVE_K if gr == "adaptive" else FIXED_K)
     if not math.isfinite(k) or k <= 0:
-        raise InputError(f"k must be a positive number, got {k}", "<options>")
+        raise InputError(f"k must be a positive number, got {k}")
     sync_every = int(sync_every) or (SYNC_EVERY_CUDA if backend == "cuda" else 1)
     if sync_every < 1:
-        raise InputError(f"sync_every must be >= 0, got {sync_every}", "<options>")
+        raise InputError(f"sync_every must be >= 0, got {sync_every}")
     if int(shrink_min) < 0:
-        raise InputError(f"shrink_min must be >= 0, got {shrink_min}", "<options>")
+        raise InputError(f"shrink_min must be >= 0, got {shrink_min}")
     if graph.n_rows + graph.n_cols >= np.iinfo(np.int32).max - 2:
         raise InputError("gpr stores vertex ids and labels as int32: too many vertices", graph.source)
     stats = {"variant": variant, "gr": gr, "k": k, "init": init, "sync_every": int(sync_every),

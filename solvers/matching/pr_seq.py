@@ -143,7 +143,7 @@ def _advance(row_ptr, col_ind, col_ptr, row_ind, row_match, col_match, psi_row, 
 def _relabel_interval(k: float, n_vertices: int) -> int:
     """Pushes between global relabels: k·(m+n), at least 1; k = inf keeps only the first relabel."""
     if math.isnan(k) or k <= 0:
-        raise InputError(f"option k={k!r} must be a positive number of (m+n) pushes", "<options>")
+        raise InputError(f"option k={k!r} must be a positive number of (m+n) pushes")
     if math.isinf(k):
         return int(NEVER)
     return int(min(max(1, math.ceil(k * n_vertices)), NEVER))
@@ -161,7 +161,7 @@ class _PushRelabel:
         elif init == "none":
             self.row_match, self.col_match = empty_matching(graph)
         else:
-            raise InputError(f"option init={init!r}: choose from cheap, none", "<options>")
+            raise InputError(f"option init={init!r}: choose from cheap, none")
         # paper's initial labels; the first global relabel replaces them before any push
         self.psi_row = np.zeros(graph.n_rows, np.int64)
         self.psi_col = np.ones(graph.n_cols, np.int64)
@@ -224,7 +224,8 @@ def run(problem, backend: str, tel, k: float = 0.5, init: str = "cheap") -> Solu
 
 ALGORITHMS = [
     Algorithm("pr-seq", ("matching",), (BipartiteGraph,), ("cpu",), "solvers.matching.pr_seq:run",
-              options=(Option("k", 0.5, help="global relabel after every k·(m+n) pushes (inf: only the first)"),
+              options=(Option("k", 0.5, help="global relabel after every k·(m+n) pushes (inf: only the first)",
+                                      low=0.0, low_open=True, high=math.inf),
                        Option("init", "cheap", ("cheap", "none"), help="initial matching: greedy or empty")),
               label="psi",
               summary="sequential push-relabel (FIFO, double push, periodic global relabel)",
