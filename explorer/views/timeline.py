@@ -1,17 +1,24 @@
-"""Timeline: choose a run, scrub its iterations, play it back at a chosen speed.
+"""Timeline: choose a run, scrub its telemetry reports, play it back at a chosen speed.
 
-Two clocks: "even steps" plays any run in about five seconds, the same time per iteration; the
+Two clocks: "even steps" plays any run in about five seconds, the same time per report; the
 "× real time" speeds follow the run's own recorded clock (elapsed seconds, made monotone across
 restarts) slowed down or sped up, so a 20 ms GPU run can be watched over seconds with its slow
-and fast phases as they happened. The position is ``session.cursor`` (iterations shown); Live
+and fast phases as they happened. The position is ``session.cursor`` (reports shown); Live
 follows the newest state.
+
+Playback is driven by ``advance(seconds)``: the QTimer calls ``tick()``, which advances by the
+time ``clock()`` says has passed since the last tick. A test injects its own clock (or calls
+``advance`` directly) and gets the same positions on an idle and on a loaded machine.
 """
 from __future__ import annotations
 
 import time
+from typing import Callable
 
 import numpy as np
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from solvers.text import duration
 
 from ..theme import icon
 
@@ -19,16 +26,47 @@ SPEEDS = (("≈5 s, even steps", None), ("1/1000× real time", 1e-3), ("1/100× 
           ("1/10× real time", 0.1), ("1× real time", 1.0), ("10× real time", 10.0))
 FIT_SECONDS = 5.0
 TICK_MS = 33
+SLIDER_MIN_WIDTH = 160  # the one control that needs room: it never collapses to a square
+
+
+class ElidedLabel(QtWidgets.QLabel):
+    """A one-line label that may shrink below its text: it then ends in "…" (full text as tooltip)."""
+
+    def __init__(self, text: str = "", parent=None):
+        super().__init__(text, parent)
+        self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
+        self.setMinimumWidth(60)
+
+    def setText(self, text: str) -> None:  # noqa: N802 - Qt's name
+        super().setText(text)
+        self.setToolTip(text)
+
+    def sizeHint(self) -> QtCore.QSize:  # noqa: N802
+        return QtCore.QSize(self.fontMetrics().horizontalAdvance(self.text()) + 8, super().sizeHint().height())
+
+    def paintEvent(self, event) -> None:  # noqa: N802
+        painter = QtGui.QPainter(self)
+        rect = self.contentsRect()
+        text = self.fontMetrics().elidedText(self.text(), QtCore.Qt.TextElideMode.ElideRight, rect.width())
+        painter.drawText(rect, int(QtCore.Qt.AlignmentFlag.AlignVCenter | QtCore.Qt.AlignmentFlag.AlignLeft), text)
+
+
+def shrinkable_combo(min_chars: int) -> QtWidgets.QComboBox:
+    combo = QtWidgets.QComboBox()
+    combo.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+    combo.setMinimumContentsLength(min_chars)
+    combo.setSizePolicy(QtWidgets.QSizePolicy.Policy.Preferred, QtWidgets.QSizePolicy.Policy.Fixed)
+    return combo
 
 
 class Timeline(QtWidgets.QWidget):
-    def __init__(self, session, parent=None):
+    def __init__(self, session, parent=None, clock: Callable[[], float] = time.perf_counter):
         super().__init__(parent)
         self.session = session
+        self.clock = clock  # seconds; playback advances by its differences between ticks
         layout = QtWidgets.QHBoxLayout(self)
         layout.setContentsMargins(6, 2, 6, 2)
-        self.run_combo = QtWidgets.QComboBox()
-        self.run_combo.setMinimumWidth(220)
+        self.run_combo = shrinkable_combo(10)
         self.run_combo.setToolTip("Run shown in the views")
         self.play_button = QtWidgets.QToolButton()
         self.play_button.setIcon(icon("play"))
@@ -43,28 +81,30 @@ class Timeline(QtWidgets.QWidget):
         self.live_button.setChecked(True)
         self.slider = QtWidgets.QSlider(QtCore.Qt.Orientation.Horizontal)
         self.slider.setRange(0, 0)
-        self.slider.setToolTip("Scrub through the recorded iterations")
-        self.speed_combo = QtWidgets.QComboBox()
+        self.slider.setMinimumWidth(SLIDER_MIN_WIDTH)
+        self.slider.setToolTip("Scrub through the recorded telemetry reports")
+        self.speed_combo = shrinkable_combo(8)
+        self.speed_combo.setToolTip("Playback speed")
         for text, value in SPEEDS:
             self.speed_combo.addItem(text, value)
-        self.position_label = QtWidgets.QLabel("no run")
-        self.position_label.setMinimumWidth(230)
+        self.position_label = ElidedLabel("no run")
         layout.addWidget(QtWidgets.QLabel("Run"))
-        layout.addWidget(self.run_combo)
+        layout.addWidget(self.run_combo, 2)
         layout.addWidget(self.play_button)
         layout.addWidget(self.live_button)
-        layout.addWidget(self.slider, 1)
-        layout.addWidget(self.speed_combo)
-        layout.addWidget(self.position_label)
+        layout.addWidget(self.slider, 4)
+        layout.addWidget(self.speed_combo, 1)
+        layout.addWidget(self.position_label, 3)
         self.timer = QtCore.QTimer(self)
         self.timer.setInterval(TICK_MS)
-        self.timer.timeout.connect(self._tick)
-        self._play_time = 0.0   # recorded seconds (real-time clocks) or iterations (even steps)
+        self.timer.timeout.connect(self.tick)
+        self._play_time = 0.0   # recorded seconds (real-time clocks) or reports (even steps)
         self._last_tick = 0.0
         self.fit_seconds = FIT_SECONDS
         self.run_combo.currentIndexChanged.connect(self._run_chosen)
         self.slider.valueChanged.connect(self._scrubbed)
         self.play_button.toggled.connect(self.set_playing)
+        self.speed_combo.currentIndexChanged.connect(self._speed_changed)
         self.live_button.toggled.connect(self._live_toggled)
         session.runsChanged.connect(self.sync_runs)
         session.currentRunChanged.connect(self._current_changed)
@@ -117,11 +157,12 @@ class Timeline(QtWidgets.QWidget):
         self.slider.setValue(pos)
         self.slider.blockSignals(False)
         if pos == 0:
-            self.position_label.setText(f"0 / {n:,} iterations")
+            self.position_label.setText(f"start · 0 of {n:,} reports")
             return
         it = int(run.columns.column("iteration")[pos - 1])
         t = float(run.columns.column("time")[pos - 1])
-        self.position_label.setText(f"iter {it:,} ({pos:,} / {n:,}) · t = {t * 1e3:.3f} ms")
+        where = f"iteration {it:,}" if run.columns.monotone else f"step {pos - 1:,}"  # restarted solves
+        self.position_label.setText(f"{where} · report {pos:,} of {n:,} · {duration(t)}")
 
     def _scrubbed(self, value: int) -> None:
         run = self.session.current_run
@@ -139,6 +180,11 @@ class Timeline(QtWidgets.QWidget):
         else:
             run = self.session.current_run
             self.session.set_cursor(run.columns.n if run is not None else 0)
+
+    # ---- playback ---------------------------------------------------------------------------
+    @property
+    def playing(self) -> bool:
+        return self.play_button.isChecked()
 
     def set_playing(self, playing: bool) -> None:
         run = self.session.current_run
@@ -163,28 +209,41 @@ class Timeline(QtWidgets.QWidget):
         self.live_button.setChecked(False)
         self.live_button.blockSignals(False)
         self.session.set_cursor(max(cursor, 1))
-        self._last_tick = time.perf_counter()
+        self._last_tick = self.clock()
         self.timer.start()
 
-    def _tick(self) -> None:
+    def _speed_changed(self) -> None:
+        if self.playing:  # the play clock counts reports or recorded seconds: re-anchor at the cursor
+            self.set_playing(True)
+
+    def tick(self) -> None:
+        """The timer's step: advance by the time the clock says passed since the last tick."""
+        now = self.clock()
+        elapsed, self._last_tick = max(now - self._last_tick, 0.0), now
+        self.advance(elapsed)
+
+    def advance(self, seconds: float) -> int | None:
+        """Play ``seconds`` of wall time forward; returns the new position (None when not playing).
+        Playback stops at the last report."""
+        if not self.playing:
+            return None
         run = self.session.current_run
         if run is None or run.columns.n == 0:
             self.set_playing(False)
-            return
-        now = time.perf_counter()
-        dt, self._last_tick = now - self._last_tick, now
+            return None
         n = run.columns.n
         speed = self.speed_combo.currentData()
         if speed is None:  # even steps: the whole run in fit_seconds
-            self._play_time += dt * n / self.fit_seconds
+            self._play_time += seconds * n / self.fit_seconds
             position = int(self._play_time)
         else:
-            self._play_time += dt * float(speed)
+            self._play_time += seconds * float(speed)
             position = int(np.searchsorted(run.columns.column("time"), self._play_time, side="right"))
         position = max(1, min(position, n))
         self.session.set_cursor(position)
         if position >= n:
             self.set_playing(False)
+        return position
 
     def step(self, delta: int) -> None:
         run = self.session.current_run
