@@ -56,6 +56,8 @@ def test_tracked_particles_in_3d(window, qtbot, tmp_path):
     links = view.tables()["links"]
     assert links["frame"].size == total and int(links["correct"].sum()) == correct
     assert f"accuracy {track.accuracy:.1%}" in view.info.text()
+    assert_axes_and_legend(view, series)
+    assert_whole_box_in_view(view)
 
     image = view.render_image()
     assert image.shape[2] == 4
@@ -79,6 +81,45 @@ def test_tracked_particles_in_3d(window, qtbot, tmp_path):
     np.testing.assert_array_equal(rows[rows[:, 0] == 0][:, 1:], np.asarray(track.links[0]).reshape(-1, 2))
 
 
+def assert_axes_and_legend(view, series) -> None:
+    """Ticked x / y / z axes with round values inside the data's range, and a legend naming the
+    colours of the frames, the links (correct / wrong) and the time scale."""
+    points = np.concatenate(series.frames)
+    labels = list(view.tick_labels.text)
+    values = np.array([float(t) for t in labels])
+    assert len(labels) >= 6 and np.all(values >= points.min() - 1e-9) and np.all(values <= points.max() + 1e-9)
+    assert list(view.axis_names.text) == ["x", "y", "z"]
+    legend = list(view.legend_text.text)
+    pair = view.session.frame_pair
+    assert legend[:2] == [f"frame {pair}", f"frame {pair + 1}"]
+    assert "correct link (same id)" in legend and "wrong link (other id)" in legend
+    assert f"points: frames 0 to {series.n_frames - 1}" in legend and view.legend_bar.visible
+    view.color_mode.setCurrentIndex(view.color_mode.findData("time"))
+    legend = list(view.legend_text.text)
+    assert "correct link (same id)" not in legend and f"points, links: frames 0 to {series.n_frames - 1}" in legend
+    view.color_mode.setCurrentIndex(view.color_mode.findData("correct"))
+
+
+def assert_whole_box_in_view(view) -> None:
+    """The fitted camera shows every corner of the data's box (and the axis labels) from any side."""
+    lo, hi = view._bounds
+    corners = np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])])
+    camera = view.view3d.camera
+    start = (camera.azimuth, camera.elevation)
+    width, height = view.view3d.size
+    try:
+        for elevation in (-60, -20, 22, 60, 89):
+            for azimuth in range(0, 360, 30):
+                camera.azimuth, camera.elevation = azimuth, elevation
+                for pts, what in ((corners, "box corner"), (np.asarray(view.tick_labels.pos), "tick label")):
+                    mapped = view.view3d.scene.node_transform(view.view3d).map(pts)
+                    xy = mapped[:, :2] / mapped[:, 3:4]
+                    inside = (xy[:, 0] >= 0) & (xy[:, 0] <= width) & (xy[:, 1] >= 0) & (xy[:, 1] <= height)
+                    assert inside.all(), f"a {what} is out of the view at azimuth {azimuth}, elevation {elevation}"
+    finally:
+        camera.azimuth, camera.elevation = start
+
+
 def test_3d_view_explains_itself_for_other_problems(window, qtbot, tmp_path):
     win = window
     graph = solvers.generate("random-bipartite", rows=30, cols=30, degree=2, seed=1)
@@ -89,6 +130,8 @@ def test_3d_view_explains_itself_for_other_problems(window, qtbot, tmp_path):
     win.tabs.setCurrentWidget(win.tracks_view)
     win.tracks_view.refresh(force=True)
     assert win.tracks_view.showing_message and "point series" in win.tracks_view.placeholder.text()
+    assert "this problem is a bipartite matching" in win.tracks_view.placeholder.text()
+    assert not win.tracks_view.has_content()  # the window disables the 3D export then
     with pytest.raises(ValueError):
         win.export_view(win.tracks_view, tmp_path / "x.csv")
 
@@ -105,9 +148,83 @@ def test_a_gl_failure_becomes_a_message_not_a_crash(qtbot, monkeypatch):
         raise RuntimeError("no GL context")
 
     monkeypatch.setattr(view.canvas, "render", broken)
-    assert view.check_gl() == "RuntimeError: no GL context"
+    assert view.check_gl() == "OpenGL rendering failed: no GL context"
     assert view.showing_message and "OpenGL could not be used" in view.placeholder.text()
     view.refresh(force=True)  # drawing with GL unavailable keeps the message and does not raise
     assert view.showing_message
     with pytest.raises(RuntimeError, match="3D view unavailable"):
         view.render_image()
+
+
+class FailingContext:
+    """Stands for QOpenGLContext on a display without a usable GL visual."""
+
+    tries = 0
+
+    def create(self):
+        FailingContext.tries += 1
+        return False
+
+    def isValid(self):  # noqa: N802 - Qt's name
+        return False
+
+
+def test_no_gl_context_gives_the_plain_reason_and_no_canvas(qtbot, monkeypatch):
+    """On an 8-bit X screen Qt cannot make a GL context: the view says so in words (it used to fail
+    later, inside vispy, with 'IndexError: list index out of range') and makes no canvas."""
+    from explorer.session import Session
+    from explorer.views import Tracks3DView, tracks3d
+    from PySide6 import QtWidgets
+
+    class EightBitScreen:
+        def depth(self):
+            return 8
+
+    app = QtWidgets.QApplication.instance()
+    monkeypatch.setattr(tracks3d.QtGui, "QOpenGLContext", FailingContext)
+    monkeypatch.setattr(type(app), "primaryScreen", lambda self: EightBitScreen())
+    monkeypatch.setattr(type(app), "platformName", lambda self: "xcb")
+    FailingContext.tries = 0
+    view = Tracks3DView(Session())
+    qtbot.addWidget(view)
+    assert FailingContext.tries == tracks3d.GL_ATTEMPTS  # tried again before giving up
+    assert view.canvas is None
+    assert view.gl_error.startswith("no OpenGL context: the display has no GLX visual with 24-bit colour")
+    assert "Error" not in view.gl_error and "[" not in view.gl_error
+    assert view.check_gl() == view.gl_error
+    assert view.showing_message and view.gl_error in view.placeholder.text() and not view.has_content()
+    with pytest.raises(RuntimeError, match="3D view unavailable: no OpenGL context"):
+        view.render_image()
+    monkeypatch.setattr(type(app), "platformName", lambda self: "offscreen")
+    assert "offscreen platform" in tracks3d.opengl_unavailable_reason()
+
+
+def test_a_canvas_that_fails_to_come_up_is_made_again(qtbot, monkeypatch):
+    from explorer.session import Session
+    from explorer.views import Tracks3DView
+    original = Tracks3DView._make_canvas
+    calls = []
+
+    def flaky(self):
+        calls.append(1)
+        if len(calls) == 1:
+            original(self)  # half made, then broken: it must be dropped, not kept
+            raise RuntimeError("context lost")
+        original(self)
+
+    monkeypatch.setattr(Tracks3DView, "_make_canvas", flaky)
+    view = Tracks3DView(Session())
+    qtbot.addWidget(view)
+    assert len(calls) == 2 and view.gl_error is None and view.canvas is not None
+    assert view.canvas_layout.count() == 1  # the broken canvas' widget is gone
+
+
+def test_nice_ticks_and_camera_fit_formula():
+    from explorer.views.tracks3d import fit_scale_factor, nice_ticks
+    np.testing.assert_allclose(nice_ticks(0.00094, 0.9998), [0.2, 0.4, 0.6, 0.8])
+    np.testing.assert_allclose(nice_ticks(-3.0, 7.0), [-2, 0, 2, 4, 6])
+    np.testing.assert_allclose(nice_ticks(1e-20, 5e-20), [1e-20, 2e-20, 3e-20, 4e-20, 5e-20])
+    np.testing.assert_allclose(nice_ticks(2e300, 9e300), [2e300, 4e300, 6e300, 8e300])
+    assert nice_ticks(5.0, 5.0).tolist() == [5.0]
+    # a unit sphere seen through a 90° field of view: its silhouette is √2 across at the centre's depth
+    assert fit_scale_factor(1.0, 90.0, margin=1.0) == pytest.approx(2 * np.sqrt(2))

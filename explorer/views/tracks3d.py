@@ -1,14 +1,20 @@
 """3D: a point series in a vispy scene embedded in Qt — frames coloured by time, the selected frame
 pair's correspondences, tracks as trails across frames, links coloured by correctness against the
-ground-truth ids. Orbit with the left mouse button, zoom with the wheel, pan with shift-drag.
+ground-truth ids, a box with ticked x / y / z axes and a colour legend. Orbit with the left mouse
+button, zoom with the wheel, pan with shift-drag.
 
-GL can be missing or broken (remote sessions, old drivers): then the tab shows why, instead of
-crashing the application; ``gl_error`` holds the reason (tests check it is None).
+GL can be missing or broken (remote sessions, an 8-bit X screen, old drivers): before any canvas is
+made, an OpenGL context is created and checked (a few tries); when there is none the tab says why
+in plain words instead of crashing, and ``gl_error`` holds that reason (tests check it is None).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from solvers.text import plural
 
 from ..theme import CORRECT_COLOR, WRONG_COLOR, plot_colors
 from .base import View
@@ -21,9 +27,37 @@ try:
     VISPY_ERROR = None
 except Exception as exc:  # pragma: no cover - exercised only on machines without vispy/GL
     scene = None
-    VISPY_ERROR = f"{type(exc).__name__}: {exc}"
+    VISPY_ERROR = f"vispy could not be loaded ({exc})"
 
 MAX_POINTS = 400_000  # beyond this the "all frames" cloud is subsampled (llvmpipe stays interactive)
+GL_ATTEMPTS = 3       # an OpenGL context that fails to come up is tried again this many times in all
+FOV = 40.0
+FIT_MARGIN = 1.06     # room around the bounding sphere (tick labels included) when the camera is fitted
+FRAME_A_COLOR = (0.0, 0.45, 0.70, 1.0)   # blue: frame t of the selected pair
+FRAME_B_COLOR = (0.90, 0.62, 0.0, 1.0)   # orange: frame t + 1
+KIND_NAMES = {"matching": "a bipartite matching", "assignment": "an assignment", "flow": "a flow network"}
+
+
+def opengl_unavailable_reason() -> str | None:
+    """Why no OpenGL context can be made here, in plain words (None: one can). Tries GL_ATTEMPTS times:
+    a busy X server may refuse the first."""
+    app = QtWidgets.QApplication.instance()
+    if app is None:
+        return "no OpenGL context: the explorer's window system is not running"
+    for _ in range(GL_ATTEMPTS):
+        context = QtGui.QOpenGLContext()
+        if context.create() and context.isValid():
+            return None
+    platform = app.platformName()
+    if platform in ("offscreen", "minimal", "vnc"):
+        return (f"no OpenGL context: Qt's {platform} platform has none (run on a display, or under "
+                "xvfb-run -s \"-screen 0 1600x1000x24\")")
+    screen = app.primaryScreen()
+    depth = screen.depth() if screen is not None else 0
+    if 0 < depth < 24:
+        return (f"no OpenGL context: the display has no GLX visual with 24-bit colour (its screen has "
+                f"{depth}-bit colour; start Xvfb with -screen 0 1600x1000x24)")
+    return "no OpenGL context: the display offers neither GLX nor EGL (is an OpenGL driver such as Mesa installed?)"
 
 
 def time_colors(frame_of_point: np.ndarray, n_frames: int, alpha: float) -> np.ndarray:
@@ -46,6 +80,30 @@ def track_links(track) -> list[np.ndarray]:
     return [np.asarray(l, dtype=np.int64).reshape(-1, 2) for l in links]
 
 
+def nice_ticks(lo: float, hi: float, target: int = 5) -> np.ndarray:
+    """Round tick values inside [lo, hi]: steps of 1, 2 or 5 times a power of ten, about ``target`` of them."""
+    span = hi - lo
+    if not (math.isfinite(span) and span > 0):
+        return np.array([lo])
+    raw = span / max(target, 1)
+    power = 10.0 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+    first = math.ceil(lo / step - 1e-9) * step
+    ticks = np.arange(first, hi + step * 1e-9, step)
+    return np.round(ticks / step) * step  # 0.30000000000000004 -> 0.3
+
+
+def tick_text(values: np.ndarray) -> list[str]:
+    return [f"{v:.6g}" if v != 0 else "0" for v in values]
+
+
+def fit_scale_factor(radius: float, fov_degrees: float, margin: float = FIT_MARGIN) -> float:
+    """vispy's scale_factor (the view's smaller extent at the centre's depth) that shows a sphere of
+    ``radius`` around the centre whole, from any direction: the sphere's silhouette is R / cos(fov/2)."""
+    half = math.radians(fov_degrees) / 2
+    return 2.0 * radius * margin / math.cos(half)
+
+
 class Tracks3DView(View):
     title = "3D"
     formats = ("png", "csv")
@@ -61,8 +119,9 @@ class Tracks3DView(View):
         bar = QtWidgets.QHBoxLayout()
         self.frame_slider = QtWidgets.QSlider(QtCore.Qt.Orientation.Horizontal)
         self.frame_slider.setMinimum(0)
+        self.frame_slider.setMinimumWidth(120)
         self.frame_label = QtWidgets.QLabel("frames 0 → 1")
-        self.frame_label.setMinimumWidth(110)
+        self.frame_label.setMinimumWidth(90)
         self.show_all = QtWidgets.QCheckBox("All frames")
         self.show_all.setChecked(True)
         self.show_trails = QtWidgets.QCheckBox("Trails")
@@ -70,7 +129,6 @@ class Tracks3DView(View):
         self.trail_length = QtWidgets.QSpinBox()
         self.trail_length.setRange(1, 10_000)
         self.trail_length.setValue(10_000)
-        self.trail_length.setSpecialValueText("1")
         self.trail_length.setToolTip("frame pairs of track drawn on each side of the selected pair")
         self.color_mode = QtWidgets.QComboBox()
         self.color_mode.addItem("links by correctness", "correct")
@@ -86,7 +144,7 @@ class Tracks3DView(View):
         bar.addWidget(self.color_mode)
         bar.addWidget(self.reset_camera)
         v.addLayout(bar)
-        self.info = QtWidgets.QLabel()
+        self.info = QtWidgets.QLabel(wordWrap=True)
         self.canvas_host = QtWidgets.QWidget()
         self.canvas_layout = QtWidgets.QVBoxLayout(self.canvas_host)
         self.canvas_layout.setContentsMargins(0, 0, 0, 0)
@@ -96,10 +154,7 @@ class Tracks3DView(View):
         self._bounds = None
         self._tables: dict = {}
         if self.gl_error is None:
-            try:
-                self._build_scene()
-            except Exception as exc:
-                self.gl_error = f"{type(exc).__name__}: {exc}"
+            self.gl_error = self._build_scene()
         self.frame_slider.valueChanged.connect(self.session.set_frame_pair)
         self.session.framePairChanged.connect(self._on_pair)
         for w in (self.show_all, self.show_trails):
@@ -110,25 +165,69 @@ class Tracks3DView(View):
         self._update_message()
 
     # ---- GL ---------------------------------------------------------------------------------
-    def _build_scene(self) -> None:
-        bg, _ = plot_colors()
+    def _build_scene(self) -> str | None:
+        """Make the canvas once an OpenGL context is known to exist (a few tries); the reason otherwise."""
+        reason = opengl_unavailable_reason()
+        if reason is not None:
+            return reason
+        for attempt in range(GL_ATTEMPTS):
+            try:
+                self._make_canvas()
+                return None
+            except Exception as exc:  # a canvas that failed to come up is dropped and made again
+                self._drop_canvas()
+                reason = f"the OpenGL canvas could not be created ({exc})"
+        return reason
+
+    def _make_canvas(self) -> None:
+        bg, fg = plot_colors()
         self.canvas = scene.SceneCanvas(keys=None, show=False, bgcolor=bg.name(), size=(640, 480))
         self.canvas_layout.addWidget(self.canvas.native)
         self.view3d = self.canvas.central_widget.add_view()
-        self.view3d.camera = scene.cameras.TurntableCamera(fov=40, elevation=22, azimuth=35)
+        self.view3d.camera = scene.cameras.TurntableCamera(fov=FOV, elevation=22, azimuth=35)
         self.cloud = scene.visuals.Markers(parent=self.view3d.scene)
-        self.trails = scene.visuals.Line(parent=self.view3d.scene, connect="segments", width=1.5,
-                                         antialias=True)
-        self.links = scene.visuals.Line(parent=self.view3d.scene, connect="segments", width=2.5, antialias=True)
+        self.trails = scene.visuals.Line(parent=self.view3d.scene, connect="segments", width=2.0)
+        self.links = scene.visuals.Line(parent=self.view3d.scene, connect="segments", width=3.0)
         self.frame_a = scene.visuals.Markers(parent=self.view3d.scene)
         self.frame_b = scene.visuals.Markers(parent=self.view3d.scene)
-        self.box = scene.visuals.Line(parent=self.view3d.scene, connect="segments", color=(0.5, 0.5, 0.5, 0.6))
-        self.axes = scene.visuals.XYZAxis(parent=self.view3d.scene, width=2)
+        self.box = scene.visuals.Line(parent=self.view3d.scene, connect="segments")
+        self.ticks = scene.visuals.Line(parent=self.view3d.scene, connect="segments")
+        self.tick_labels = scene.visuals.Text(parent=self.view3d.scene, font_size=7, anchor_x="center",
+                                              anchor_y="center")
+        self.axis_names = scene.visuals.Text(parent=self.view3d.scene, font_size=9, bold=True,
+                                             anchor_x="center", anchor_y="center")
+        # the colour legend: drawn in the canvas' pixels, over the scene (exports include it)
+        self.legend_marks = scene.visuals.Markers(parent=self.canvas.scene)
+        self.legend_text = scene.visuals.Text(parent=self.canvas.scene, font_size=8, anchor_x="left",
+                                              anchor_y="center")
+        self.legend_bar = scene.visuals.Image(np.zeros((1, 2, 4), np.float32), parent=self.canvas.scene)
         # the selected pair is drawn over the cloud (the same points are in both): no depth test, drawn last
         self.cloud.set_gl_state("translucent", depth_test=True)
         for order, visual in enumerate((self.trails, self.frame_a, self.frame_b, self.links), start=1):
             visual.set_gl_state("translucent", depth_test=False)
             visual.order = order
+        for order, visual in enumerate((self.legend_bar, self.legend_marks, self.legend_text), start=10):
+            visual.set_gl_state("translucent", depth_test=False)
+            visual.order = order
+        self._apply_foreground(fg)
+
+    def _drop_canvas(self) -> None:
+        if self.canvas is not None:
+            try:
+                self.canvas_layout.removeWidget(self.canvas.native)
+                self.canvas.native.deleteLater()
+                self.canvas.close()
+            except Exception:
+                pass
+        self.canvas = None
+
+    def _apply_foreground(self, fg: QtGui.QColor) -> None:
+        rgba = (fg.redF(), fg.greenF(), fg.blueF())
+        self.box.set_data(color=(*rgba, 0.45))
+        self.ticks.set_data(color=(*rgba, 0.8))
+        self.tick_labels.color = (*rgba, 0.9)
+        self.axis_names.color = (*rgba, 1.0)
+        self.legend_text.color = (*rgba, 1.0)
 
     def check_gl(self) -> str | None:
         """Render once off-screen; on failure keep the reason and show it in place of the canvas."""
@@ -138,16 +237,20 @@ class Tracks3DView(View):
         try:
             image = self.canvas.render(size=(64, 48))
             if image is None or image.size == 0 or not np.any(image[..., 3]):
-                raise RuntimeError("the GL context rendered nothing")
+                raise RuntimeError("the OpenGL context drew nothing")
         except Exception as exc:
-            self.gl_error = f"{type(exc).__name__}: {exc}"
+            self.gl_error = opengl_unavailable_reason() or f"OpenGL rendering failed: {exc}"
         self._update_message()
         return self.gl_error
 
-    def showEvent(self, event):
+    def showEvent(self, event):  # noqa: N802 - Qt's name
         super().showEvent(event)
         if not self._gl_checked and self.gl_error is None:
             QtCore.QTimer.singleShot(0, self, self.check_gl)
+
+    def _is_points(self) -> bool:
+        problem = self.session.problem
+        return problem is not None and getattr(problem, "kind", None) == "points"
 
     def _update_message(self) -> bool:
         if self.gl_error is not None:
@@ -155,9 +258,15 @@ class Tracks3DView(View):
                               f"{self.gl_error}\n\nThe other views work without it.")
             return True
         problem = self.session.problem
-        if problem is None or getattr(problem, "kind", None) != "points":
+        if problem is None:
             self.show_message("The 3D view shows point series: open a .npz / .ply / .xyz / points .csv file\n"
                               "or generate “particles”, then Run to track them.")
+            return True
+        if not self._is_points():
+            kind = KIND_NAMES.get(getattr(problem, "kind", ""), "not a point series")
+            self.show_message(f"Nothing to show in 3D: this problem is {kind}.\n\n"
+                              "The 3D view shows point series (.npz / .ply / .xyz / points .csv files,\n"
+                              "or generated “particles”) and the tracks found in them.")
             return True
         self.show_message(None)
         return False
@@ -180,7 +289,8 @@ class Tracks3DView(View):
         return None
 
     def has_content(self) -> bool:
-        return self.gl_error is None and not self.showing_message and self._bounds is not None
+        """A point series drawn on a working canvas (a matching or a flow has nothing to show here)."""
+        return self.gl_error is None and self.canvas is not None and self._is_points() and self._bounds is not None
 
     def redraw(self) -> None:
         if self._update_message():
@@ -199,45 +309,108 @@ class Tracks3DView(View):
         self._bounds = new_bounds
         if self.show_all.isChecked() and points.size:
             step = max(1, points.shape[0] // MAX_POINTS)
-            self.cloud.set_data(points[::step], face_color=time_colors(frame_of[::step], n_frames, 0.6),
-                                size=5, edge_width=0)
+            self.cloud.set_data(points[::step], face_color=time_colors(frame_of[::step], n_frames, 0.45),
+                                size=4, edge_width=0)
             self.cloud.visible = True
         else:
             self.cloud.visible = False
         a = frames[pair]
         b = frames[pair + 1] if n_frames > 1 else np.zeros((0, 3))
-        if a.size:
-            self.frame_a.set_data(a, face_color=(0.0, 0.45, 0.70, 1.0), size=7, edge_width=1,
-                                  edge_color=(0, 0, 0, 0.6))
-        self.frame_a.visible = bool(a.size)
-        if b.size:
-            self.frame_b.set_data(b, face_color=(0.90, 0.62, 0.0, 1.0), size=7, edge_width=1,
-                                  edge_color=(0, 0, 0, 0.6))
-        self.frame_b.visible = bool(b.size)
-        self._draw_box(*new_bounds)
+        # rings, not discs: a link between two of them (often a few pixels long) shows through
+        for markers, pts, color in ((self.frame_a, a, FRAME_A_COLOR), (self.frame_b, b, FRAME_B_COLOR)):
+            if pts.size:
+                markers.set_data(pts, face_color=(*color[:3], 0.15), size=8, edge_width=1.6, edge_color=color)
+            markers.visible = bool(pts.size)
+        if refit:
+            self._draw_box(*new_bounds)
         run = self.current_track()
         links = track_links(run.track) if run is not None else []
         self._draw_links(series, links, pair, n_frames)
+        self._draw_legend(series, n_frames, pair, bool(links))
         text = f"frames {pair} → {pair + 1}" if n_frames > 1 else "one frame"
         self.frame_label.setText(text)
+        counts = f"{plural(n_frames, 'frame')}, {plural(points.shape[0], 'point')}"
         if run is None:
-            self.info.setText(f"{n_frames} frames, {points.shape[0]} points · Run to track them "
-                              f"(blue: frame {pair}, orange: frame {pair + 1}).")
+            self.info.setText(f"{counts} · Run to track them (blue: frame {pair}, orange: frame {pair + 1}).")
         else:
             acc = getattr(run.track, "accuracy", None)
             acc_text = f", accuracy {acc:.1%}" if isinstance(acc, (float, int)) and np.isfinite(acc) else ""
-            self.info.setText(f"{n_frames} frames, {points.shape[0]} points · tracked by {run.label}{acc_text}"
+            self.info.setText(f"{counts} · tracked by {run.label}{acc_text}"
                               f" · blue: frame {pair}, orange: frame {pair + 1}")
         if refit:
             self.fit_camera()
         self.canvas.update()
 
     def _draw_box(self, lo: np.ndarray, hi: np.ndarray) -> None:
+        """The data's bounding box, and along three of its edges the x, y, z axes with round ticks."""
         corners = np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])])
         edges = [(0, 1), (0, 2), (0, 4), (1, 3), (1, 5), (2, 3), (2, 6), (3, 7), (4, 5), (4, 6), (5, 7), (6, 7)]
         self.box.set_data(pos=corners[np.array(edges).reshape(-1)])
-        span = float(np.max(hi - lo)) or 1.0
-        self.axes.transform = scene.transforms.STTransform(translate=lo, scale=(span * 0.15,) * 3)
+        span = np.where(hi - lo > 0, hi - lo, 1.0)
+        size = float(span.max())
+        tick_len = 0.025 * size
+        segments, label_pos, labels, name_pos = [], [], [], []
+        # each axis runs along an edge of the box; its ticks point away from the box
+        outward = {0: np.array([0.0, -1.0, -1.0]), 1: np.array([1.0, 0.0, -1.0]), 2: np.array([-1.0, -1.0, 0.0])}
+        for axis in range(3):
+            base = np.where(outward[axis] > 0, hi, lo).astype(np.float64)
+            direction = outward[axis] / np.linalg.norm(outward[axis])
+            values = nice_ticks(float(lo[axis]), float(hi[axis]))
+            for value in values:
+                p = base.copy()
+                p[axis] = value
+                segments += [p, p + direction * tick_len]
+                label_pos.append(p + direction * tick_len * 3.2)
+            labels += tick_text(values)
+            middle = base.copy()
+            middle[axis] = (lo[axis] + hi[axis]) / 2
+            name_pos.append(middle + direction * tick_len * 6.5)
+        self.ticks.set_data(pos=np.array(segments))
+        self.tick_labels.text = labels
+        self.tick_labels.pos = np.array(label_pos)
+        self.axis_names.text = ["x", "y", "z"]
+        self.axis_names.pos = np.array(name_pos)
+        self._label_reach = tick_len * 7.5  # how far the labels stand out of the box (camera fit)
+
+    def _legend_rows(self, series, n_frames: int, pair: int, tracked: bool) -> list[tuple]:
+        """(kind, colour or None, text): the legend's lines, top to bottom; kind is "ring" (a frame's
+        points), "mark" (a link colour) or "bar" (the time colour scale)."""
+        rows = [("ring", FRAME_A_COLOR, f"frame {pair}"), ("ring", FRAME_B_COLOR, f"frame {pair + 1}")]
+        by_correctness = self.color_mode.currentData() == "correct" and series.ids is not None
+        if tracked and by_correctness:
+            rows += [("mark", Color(CORRECT_COLOR).rgba, "correct link (same id)"),
+                     ("mark", Color(WRONG_COLOR).rgba, "wrong link (other id)")]
+        if self.show_all.isChecked() or (tracked and not by_correctness):
+            what = "points" if not tracked or by_correctness else "points, links"
+            rows.append(("bar", None, f"{what}: frames 0 to {n_frames - 1}"))
+        return rows
+
+    def _draw_legend(self, series, n_frames: int, pair: int, tracked: bool) -> None:
+        rows = self._legend_rows(series, n_frames, pair, tracked)
+        x0, y0, line = 14.0, 16.0, 17.0
+        marks, faces, edges, texts, text_pos = [], [], [], [], []
+        bar_y = None
+        for i, (kind, color, text) in enumerate(rows):
+            y = y0 + i * line
+            if kind in ("ring", "mark"):
+                marks.append((x0 + 5, y))
+                edges.append(color)
+                faces.append((*color[:3], 0.15) if kind == "ring" else color)
+                texts.append(text)
+                text_pos.append((x0 + 16, y))
+            else:  # the time colour scale: a gradient bar, then its meaning
+                bar_y = y
+                texts.append(text)
+                text_pos.append((x0 + 70, y))
+        self.legend_marks.set_data(np.array(marks, dtype=np.float32), face_color=np.array(faces),
+                                   edge_color=np.array(edges), size=9, edge_width=1.6)
+        self.legend_text.text = texts
+        self.legend_text.pos = np.array(text_pos, dtype=np.float32)
+        self.legend_bar.visible = bar_y is not None
+        if bar_y is not None:
+            ramp = time_colors(np.arange(64), 64, 1.0).reshape(1, 64, 4).astype(np.float32)
+            self.legend_bar.set_data(ramp)
+            self.legend_bar.transform = scene.transforms.STTransform(scale=(60 / 64, 10), translate=(x0, bar_y - 5))
 
     def _link_segments(self, series, links, t):
         l = links[t]
@@ -270,7 +443,7 @@ class Tracks3DView(View):
         trail = [t for t in usable if t != pair and abs(t - pair) <= reach]
         if self.show_trails.isChecked() and trail:
             self.trails.set_data(pos=np.concatenate([self._link_segments(series, links, t) for t in trail]),
-                                 color=np.concatenate([self._segment_colors(series, links, t, n_frames, 0.55)
+                                 color=np.concatenate([self._segment_colors(series, links, t, n_frames, 0.85)
                                                        for t in trail]))
             self.trails.visible = True
         else:
@@ -284,12 +457,19 @@ class Tracks3DView(View):
             self._tables = {"links": cols}
 
     def fit_camera(self) -> None:
+        """Centre on the data and back off until its bounding sphere (axis labels included) fits the
+        view from every direction, so no corner is clipped however the scene is turned."""
         if self.canvas is None or self._bounds is None:
             return
-        lo, hi = self._bounds
-        pad = 0.05 * float(np.max(hi - lo) or 1.0)
-        self.view3d.camera.set_range(x=(lo[0] - pad, hi[0] + pad), y=(lo[1] - pad, hi[1] + pad),
-                                     z=(lo[2] - pad, hi[2] + pad))
+        lo, hi = (np.asarray(b, dtype=np.float64) for b in self._bounds)
+        centre = (lo + hi) / 2
+        radius = float(np.linalg.norm(hi - lo)) / 2 + getattr(self, "_label_reach", 0.0)
+        if not radius > 0:
+            radius = 1.0
+        camera = self.view3d.camera
+        camera.center = tuple(centre)
+        camera.distance = None
+        camera.scale_factor = fit_scale_factor(radius, camera.fov)
 
     # ---- export -----------------------------------------------------------------------------
     def render_image(self) -> np.ndarray:
@@ -302,6 +482,7 @@ class Tracks3DView(View):
 
     def apply_theme(self, palette=None) -> None:
         if self.canvas is not None:
-            bg, _ = plot_colors(palette)
+            bg, fg = plot_colors(palette)
             self.canvas.bgcolor = bg.name()
+            self._apply_foreground(fg)
         self.invalidate()
