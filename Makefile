@@ -13,10 +13,11 @@ ALGO     ?= pr-seq
 PYTEST_ARGS ?=
 BENCH_ARGS  ?=
 
-# Qt tests need a display: use a virtual X server when there is none
-XVFB := $(if $(DISPLAY),,$(shell command -v xvfb-run >/dev/null 2>&1 && echo xvfb-run -a))
+# Qt tests need a display: use a virtual X server when there is none. Its screen must be 24-bit:
+# xvfb-run's default (8-bit) has no GLX visual for an OpenGL context, so the 3-D view would fail.
+XVFB := $(if $(DISPLAY),,$(shell command -v xvfb-run >/dev/null 2>&1 && echo xvfb-run -a -s \"-screen 0 1600x1000x24\"))
 
-.PHONY: run test install bench-gpr bench-wbpr bench-assignment
+.PHONY: run test test-all install bench-gpr bench-wbpr bench-assignment
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -35,8 +36,13 @@ run: $(STAMP)
 	fi; \
 	$(BIN)/matchscope gui "$$sample" --algo $(ALGO)
 
+# the whole suite, with a seeded sample of each exhaustive simulator sweep (what CI runs)
 test: $(STAMP)
 	$(XVFB) $(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+# the same suite with every sweep at full size (about 4 more minutes on 2 cores)
+test-all: $(STAMP)
+	MATCHSCOPE_FULL_SWEEPS=1 $(XVFB) $(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
 bench-gpr: $(STAMP)
 	$(BIN)/python benchmarks/bench_gpr.py $(BENCH_ARGS)

@@ -4,6 +4,9 @@
 simulator must be chosen before numba is imported, so it cannot share this process) and returns
 its stdout; a non-zero exit fails the test with the child's stderr. The child first imports
 tests/cudasim_fix.py, which fixes a shared-memory race in the simulator itself.
+
+``sweep(full, sample)`` sizes a randomized sweep: ``full`` instances under ``make test-all``
+(MATCHSCOPE_FULL_SWEEPS=1), a ``sample`` of the same seeded stream under ``make test`` (CI).
 """
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parent.parent
+FULL_SWEEPS = os.environ.get("MATCHSCOPE_FULL_SWEEPS") == "1"
 
 settings.register_profile("default", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
@@ -56,6 +60,14 @@ def _run_cudasim_shards(code: str, shards: int = 2, timeout: float = 900) -> lis
             if child.poll() is None:
                 child.kill()
                 child.communicate()
+
+
+@pytest.fixture
+def sweep():
+    """sweep(full, sample) -> how many instances this run draws (the first ones of the same stream)."""
+    def size(full: int, sample: int) -> int:
+        return full if FULL_SWEEPS else min(sample, full)
+    return size
 
 
 @pytest.fixture

@@ -269,11 +269,13 @@ print(json.dumps(out))
 """
 
 
-def test_cuda_kernels_under_the_simulator_match_the_cpu(run_cudasim_shards):
-    """200 random instances (ties, negative, real, forbidden, rectangular) under the simulator."""
-    rows = [row for output in run_cudasim_shards(SIM_CODE.replace("TRIALS", "200"))
+def test_cuda_kernels_under_the_simulator_match_the_cpu(run_cudasim_shards, sweep):
+    """Random instances (ties, negative, real, forbidden, rectangular) under the simulator: 200
+    under `make test-all`, the first 64 of the same stream under `make test`."""
+    trials = sweep(200, 64)
+    rows = [row for output in run_cudasim_shards(SIM_CODE.replace("TRIALS", str(trials)))
             for row in json.loads(output.strip().splitlines()[-1])]
-    assert len(rows) == 200 and len({r[0] for r in rows}) == 200
+    assert len(rows) == trials and len({r[0] for r in rows}) == trials
     for trial, optimum, sim, cpu in rows:
         if optimum is None:
             assert sim is None and cpu is None
@@ -287,7 +289,7 @@ def test_cuda_kernels_under_the_simulator_match_the_cpu(run_cudasim_shards):
             assert np.allclose(u, cpu[2], rtol=1e-12, atol=1e-12) and np.allclose(v, cpu[3], rtol=1e-12, atol=1e-12)
         else:
             assert sim == cpu, trial
-    assert sum(r[1] is not None for r in rows) >= 130
+    assert sum(r[1] is not None for r in rows) >= 0.65 * trials
 
 
 def recorded_signatures() -> dict:

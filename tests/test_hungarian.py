@@ -267,16 +267,18 @@ print(json.dumps(out))
 """
 
 
-def test_cuda_kernels_under_the_simulator(run_cudasim_shards):
-    """200 random instances (ties, negative, real, forbidden, rectangular) under every variant and loop."""
+def test_cuda_kernels_under_the_simulator(run_cudasim_shards, sweep):
+    """Random instances (ties, negative, real, forbidden, rectangular) under every variant and loop:
+    200 under `make test-all`, the first 64 of the same stream under `make test`."""
+    trials = sweep(200, 64)
     rows = []
-    for output in run_cudasim_shards(SIM_CODE.replace("TRIALS", "200")):
+    for output in run_cudasim_shards(SIM_CODE.replace("TRIALS", str(trials))):
         lines = output.strip().splitlines()
         shard_rows, uploads, telemetry = json.loads(lines[-1]), json.loads(lines[-2]), json.loads(lines[-3])
         assert uploads[0] > 0.0 and uploads[1] == 0.0  # a re-solve reuses the matrix already on the device
         assert telemetry == [6, 6, ["labels", "paths"]]
         rows += shard_rows
-    assert len(rows) == 3 * 200 and len({r[0] for r in rows}) == 200
+    assert len(rows) == 3 * trials and len({r[0] for r in rows}) == trials
     for trial, variant, loop, optimum, value, certified, backend, how in rows:
         assert backend == "cudasim"
         if optimum is None:
@@ -284,7 +286,7 @@ def test_cuda_kernels_under_the_simulator(run_cudasim_shards):
         else:
             assert value == pytest.approx(optimum, abs=1e-9) and certified, (trial, variant, loop)
             assert how == ("cooperative kernel" if (variant, loop) == ("tree", "on") else "host")
-    assert sum(r[3] is not None for r in rows) >= 3 * 130  # most instances are feasible
+    assert sum(r[3] is not None for r in rows) >= 3 * 0.65 * trials  # most instances are feasible
 
 
 COOPERATIVE_CODE = r"""

@@ -520,7 +520,7 @@ out = {{"flows": [], "matchings": [], "repeats": [], "edge_cases": [], "telemetr
 for i, (mode, csr) in enumerate({combos}):
     if i % SHARDS != SHARD:  # each simulator process takes its share of the combinations
         continue
-    for seed in list(range(8)) + [s for s in range(8, 200) if s % 4 == i]:  # 200 networks, 56 per combination
+    for seed in list(range(8)) + [s for s in range(8, SEEDS) if s % 4 == i]:  # 8 shared + every 4th, per combination
         r = solvers.solve(random_network(seed), "wbpr", backend="cudasim", mode=mode, csr=csr, cycles=6)
         out["flows"].append([mode, csr, seed, r.value, bool(r.certified), r.certificate.summary()])
     for seed in (2 + i, 9):
@@ -555,9 +555,13 @@ print(json.dumps(out))
 """
 
 
-def test_cudasim_flows_matchings_repeats_and_telemetry(run_cudasim_shards):
+def test_cudasim_flows_matchings_repeats_and_telemetry(run_cudasim_shards, sweep):
+    """200 networks (56 per mode x layout) under `make test-all`; seeds below 56 (20 per
+    combination) under `make test`."""
+    seeds = sweep(200, 56)
+    per_combination = 8 + len(range(8, seeds)) // 4
     helpers = "\n".join(inspect.getsource(f) for f in (random_network, random_bipartite, star_network))
-    code = CUDASIM_CODE.format(helpers=f"BIG = {BIG}\n" + helpers, combos=repr(COMBOS))
+    code = CUDASIM_CODE.format(helpers=f"BIG = {BIG}\nSEEDS = {seeds}\n" + helpers, combos=repr(COMBOS))
     out = {}
     for output in run_cudasim_shards(code):  # two simulator processes, two combinations each
         for key, value in json.loads(output.strip().splitlines()[-1]).items():
@@ -565,7 +569,7 @@ def test_cudasim_flows_matchings_repeats_and_telemetry(run_cudasim_shards):
                 out.setdefault(key, {}).update(value)
             else:
                 out.setdefault(key, []).extend(value)
-    assert len(out["flows"]) == 4 * 56
+    assert len(out["flows"]) == 4 * per_combination
     for mode, csr, seed, value, certified, summary in out["flows"]:
         assert certified, (mode, csr, seed, summary)
         assert value == oracle_flow_value(random_network(seed)), (mode, csr, seed)
