@@ -7,6 +7,7 @@ from, so validation errors can name it.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import ClassVar, Sequence
 
@@ -14,8 +15,13 @@ import numpy as np
 import scipy.sparse as sp
 
 from .errors import InputError
+from .exact import INT64_MAX, int_sum
+from .io_util import check_allocation
 
 INT32_MAX = np.iinfo(np.int32).max
+EXACT_INTEGER = 2 ** 53  # integers up to this magnitude are exact in float64
+FLOAT_MAX = float(np.finfo(np.float64).max)
+BYTES_PER_VERTEX = 32  # the least that solving needs per declared vertex, row or column (pointers, labels)
 
 
 def index_dtype(*sizes: int) -> np.dtype:
@@ -39,14 +45,42 @@ def _check_size(value, name: str, source: str | None) -> int:
     return size
 
 
-def _as_index_array(values, name: str, bound: int | None, source: str | None) -> np.ndarray:
+def _as_int64(values, name: str, source: str | None) -> np.ndarray:
+    """One-dimensional int64 copy of integer values (any integer dtype, integral floats, Python
+    ints), refusing what int64 cannot hold instead of letting the cast wrap it."""
     a = np.asarray(values)
     if a.ndim != 1:
         raise InputError(f"{name} must be one-dimensional", source)
-    if a.size and not np.issubdtype(a.dtype, np.integer):
-        if not np.issubdtype(a.dtype, np.floating) or not np.all(np.isfinite(a)) or np.any(a != np.round(a)):
-            raise InputError(f"{name} must hold integers", source)
-    a = a.astype(np.int64, copy=False)
+    if not a.size:
+        return a.astype(np.int64)
+    if a.dtype == object:  # Python ints too large for any numpy integer type, or mixed objects
+        for k, x in enumerate(a.tolist()):
+            if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
+                if not (isinstance(x, float) and math.isfinite(x) and x.is_integer()):
+                    raise InputError(f"{name} must hold integers", source)
+            if abs(int(x)) > INT64_MAX:
+                raise InputError(f"{name}[{k}] = {int(x)} does not fit in a 64-bit integer", source)
+        return np.array([int(x) for x in a.tolist()], dtype=np.int64)
+    if a.dtype.kind == "b":
+        return a.astype(np.int64)
+    if a.dtype.kind == "u":
+        if int(a.max()) > INT64_MAX:
+            k = int(np.argmax(a))
+            raise InputError(f"{name}[{k}] = {int(a[k])} does not fit in a 64-bit integer", source)
+        return a.astype(np.int64)
+    if a.dtype.kind == "i":
+        return a.astype(np.int64, copy=False)
+    if a.dtype.kind != "f" or not np.all(np.isfinite(a)) or np.any(a != np.round(a)):
+        raise InputError(f"{name} must hold integers", source)
+    big = np.flatnonzero(np.abs(a) >= 2.0 ** 63)  # the float 2^63 itself is past int64
+    if big.size:
+        k = int(big[0])
+        raise InputError(f"{name}[{k}] = {int(a[k])} does not fit in a 64-bit integer", source)
+    return a.astype(np.int64)
+
+
+def _as_index_array(values, name: str, bound: int | None, source: str | None) -> np.ndarray:
+    a = _as_int64(values, name, source)
     limit = np.iinfo(np.int64).max if bound is None else bound
     if a.size and (a.min() < 0 or a.max() >= limit):
         bad = int(np.flatnonzero((a < 0) | (a >= limit))[0])
@@ -64,6 +98,7 @@ def _index_pairs(rows, cols, n_rows, n_cols, source):
         a = _as_index_array(values, name, size, source)
         sides.append((a, int(a.max()) + 1 if size is None and a.size else size or 0))
     (r, n_rows), (c, n_cols) = sides
+    check_allocation((n_rows + n_cols) * BYTES_PER_VERTEX, f"a problem of {n_rows} x {n_cols}", source)
     return r, c, n_rows, n_cols
 
 
@@ -187,17 +222,21 @@ class FlowNetwork:
     def from_edges(cls, n_vertices: int, tail, head, capacity, source_vertex: int, sink_vertex: int,
                    source: str | None = None) -> "FlowNetwork":
         n = _check_size(n_vertices, "n_vertices", source)
+        check_allocation(n * BYTES_PER_VERTEX, f"a flow network of {n} vertices", source)
         t = _as_index_array(tail, "tail", n, source)
         h = _as_index_array(head, "head", n, source)
-        cap = np.asarray(capacity)
-        if t.shape != h.shape or cap.shape != t.shape:
+        if np.ndim(capacity) != 1 or np.shape(capacity) != t.shape or h.shape != t.shape:
             raise InputError("tail, head and capacity differ in length", source)
-        if cap.size and not np.issubdtype(cap.dtype, np.integer):
-            if not np.all(np.isfinite(cap)) or np.any(cap != np.round(cap)):
-                raise InputError("capacities must be finite integers", source)
-        cap = cap.astype(np.int64, copy=False)
+        try:
+            cap = _as_int64(capacity, "capacity", source)
+        except InputError as exc:
+            if "must hold integers" in exc.message:
+                raise InputError("capacities must be finite integers", source) from None
+            raise InputError(f"{exc.message}: capacities must be at most 2^63 - 1 = {INT64_MAX}",
+                             source) from None
         if cap.size and cap.min() < 0:
-            raise InputError(f"capacity[{int(np.argmin(cap))}] is negative", source)
+            k = int(np.argmin(cap))
+            raise InputError(f"capacity[{k}] = {int(cap[k])} is negative", source)
         s = _check_size(source_vertex, "source", source)
         k = _check_size(sink_vertex, "sink", source)
         if s >= n or k >= n:
@@ -216,7 +255,7 @@ class FlowNetwork:
     def describe(self) -> dict:
         return {"kind": self.kind, "vertices": self.n_vertices, "edges": self.n_edges,
                 "source": self.source_vertex, "sink": self.sink_vertex,
-                "total_capacity": int(self.capacity.sum())}
+                "total_capacity": int_sum(self.capacity)}  # exact: an int64 sum would wrap past 2^63
 
     def to_sparse(self) -> sp.csr_matrix:
         """Capacity matrix with parallel edges summed (what scipy.sparse.csgraph.maximum_flow takes)."""
@@ -226,9 +265,26 @@ class FlowNetwork:
         return m
 
 
-def _validate_costs(values: np.ndarray, source: str | None) -> np.ndarray:
+def cost_limit(n_rows: int, n_cols: int) -> float:
+    """The largest |cost| a problem of this shape takes: potentials, reduced costs and the sums of
+    solvers and certificates then stay inside the float64 range (they reach a few times
+    (rows + cols) * max|c|)."""
+    return FLOAT_MAX / (16.0 * max(n_rows + n_cols, 1))
+
+
+def _validate_costs(values: np.ndarray, source: str | None, shape: tuple[int, int]) -> np.ndarray:
+    """float64 costs, refusing NaN, -inf, integers that float64 cannot hold exactly and magnitudes
+    whose sums could overflow."""
     if values.size and not (np.issubdtype(values.dtype, np.number) and not np.iscomplexobj(values)):
-        raise InputError(f"costs must be real numbers, got dtype {values.dtype}", source)
+        raise InputError(f"costs must be real numbers, got {_dtype_words(values.dtype)}", source)
+    if values.size and values.dtype.kind in "iu":
+        too_big = (values > EXACT_INTEGER) if values.dtype.kind == "u" else \
+            (values > EXACT_INTEGER) | (values < -EXACT_INTEGER)
+        if too_big.any():
+            bad = np.argwhere(too_big)[0]
+            where = tuple(int(i) for i in bad) if bad.size > 1 else int(bad[0])
+            raise InputError(f"integer cost {int(values[tuple(bad)])} at {where} cannot be represented exactly: "
+                             f"integer costs must stay within +-2^53 ({EXACT_INTEGER})", source)
     values = values.astype(np.float64, copy=False)
     if np.isnan(values).any():
         bad = np.argwhere(np.isnan(values))[0]
@@ -236,7 +292,22 @@ def _validate_costs(values: np.ndarray, source: str | None) -> np.ndarray:
     if np.isneginf(values).any():
         bad = np.argwhere(np.isneginf(values))[0]
         raise InputError(f"cost at {tuple(int(i) for i in bad)} is -inf", source)
+    if values.size:
+        finite = np.abs(values[np.isfinite(values)])
+        biggest = float(finite.max()) if finite.size else 0.0
+        limit = cost_limit(*shape)
+        if biggest > limit:
+            rows, cols = shape
+            raise InputError(f"costs up to {biggest:.3g} can overflow float64 sums in a {rows} x {cols} problem: "
+                             f"keep |cost| at or below {limit:.3g}", source)
     return values
+
+
+def _dtype_words(dtype: np.dtype) -> str:
+    """A dtype as words (no Python repr): complex numbers, text, Python objects..."""
+    kinds = {"c": "complex numbers", "U": "text", "S": "bytes", "O": "Python objects", "M": "dates",
+             "m": "time spans", "V": "records"}
+    return kinds.get(dtype.kind, f"values of type {dtype.name}")
 
 
 @dataclass(frozen=True, eq=False)
@@ -257,7 +328,7 @@ class CostMatrix:
         a = np.array(costs, copy=True)
         if a.ndim != 2:
             raise InputError(f"a cost matrix must be 2-D, got shape {a.shape}", source)
-        a = _validate_costs(a, source)
+        a = _validate_costs(a, source, a.shape)
         if forbidden is not None:
             mask = np.asarray(forbidden, dtype=bool)
             if mask.shape != a.shape:
@@ -315,7 +386,7 @@ class SparseCosts:
         if not (rows_a.shape == cols_a.shape == w.shape):
             raise InputError("rows, cols and costs differ in length", source)
         r, c, n_rows, n_cols = _index_pairs(rows_a, cols_a, n_rows, n_cols, source)
-        w = _validate_costs(w, source)
+        w = _validate_costs(w, source, (n_rows, n_cols))
         if np.isinf(w).any():
             raise InputError("sparse costs must be finite (leave forbidden pairs out)", source)
         key = r * max(n_cols, 1) + c
