@@ -5,7 +5,9 @@ Scripted mode, for docs, tests and CI:
         --screenshot OUT.png [--screenshot-views DIR] --quit
 opens the file, runs to the end, switches through every view so all are drawn, saves a screenshot
 of the whole window (and one per tab), and exits 0; bad input prints ``error: <one line>`` to
-stderr and exits 2 (1 for an internal failure).
+stderr and exits 2 (1 for an internal failure), after saving the screenshot of the window in its
+error state. ``--problem KIND`` reads a file whose format can hold several problems as KIND (by
+default, as the kind ``--algo`` solves when the format allows it, as `matchscope solve` does).
 """
 from __future__ import annotations
 
@@ -17,6 +19,8 @@ from pathlib import Path
 
 from PySide6 import QtCore  # Qt reads QT_QPA_PLATFORM when the application starts, not on import
 
+from solvers.problems import PROBLEM_KINDS  # imports no numba: the simulator can still be chosen
+
 EXIT_OK, EXIT_FAILURE, EXIT_BAD_INPUT = 0, 1, 2
 
 
@@ -27,6 +31,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--algo", help="algorithm to select (see `matchscope algos`)")
     p.add_argument("--backend", default=None, help="auto, cpu, cuda or cudasim")
     p.add_argument("--opt", action="append", default=[], metavar="K=V", help="algorithm option (repeatable)")
+    p.add_argument("--problem", choices=PROBLEM_KINDS,
+                   help="how to read a file whose format can hold several problems (a .mtx as matching, "
+                        "assignment or flow); default: what --algo solves, if the format allows it")
     p.add_argument("--run", action="store_true", help="run the algorithm once the file is loaded")
     p.add_argument("--screenshot", metavar="OUT.png", help="save a screenshot of the window when done")
     p.add_argument("--screenshot-views", metavar="DIR", help="save one PNG per tab into DIR when done")
@@ -41,9 +48,40 @@ def _parse_opts(pairs: list[str]) -> dict:
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
-            raise ValueError(f"--opt expects K=V, got {pair!r}")
+            raise ValueError(f"--opt expects K=V, not {pair}")
         out[key.strip()] = value.strip()
     return out
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    """``1440x900`` -> (1440, 900); ValueError with one plain line otherwise."""
+    width, sep, height = text.lower().strip().partition("x")
+    try:
+        size = (int(width), int(height))
+    except ValueError:
+        size = None
+    if not sep or size is None or not (200 <= size[0] <= 20000 and 200 <= size[1] <= 20000):
+        raise ValueError(f"--size must be WIDTHxHEIGHT in pixels, each 200 to 20000 (e.g. 1440x900), not {text}")
+    return size
+
+
+def reading_for(path: str, requested: str | None, algorithm: str | None) -> str | None:
+    """The problem kind to read ``path`` as: the one asked for; else the kind ``algorithm`` solves when
+    the file's format can hold it (a square .mtx is read as a flow network for dinic); else the
+    format's default (None)."""
+    if requested:
+        return requested
+    if not algorithm:
+        return None
+    import solvers
+
+    from .session import readings
+    algo = solvers.algorithms().get(algorithm)
+    kinds = readings(path)
+    if algo is None or len(kinds) < 2:
+        return None
+    fitting = [k for k in algo.problem_kinds if k in kinds]
+    return fitting[0] if fitting and fitting[0] != kinds[0] else None
 
 
 def _prepare_environment(args) -> None:
@@ -72,15 +110,28 @@ class Script(QtCore.QObject):
 
     def start(self) -> None:
         if self.args.path:
-            self.load_job = self.window.open_path(self.args.path)
+            from .main_window import is_run_record
+            problem = None if is_run_record(self.args.path) else \
+                reading_for(self.args.path, self.args.problem, self.args.algo)
+            self.load_job = self.window.open_path(self.args.path, problem=problem)
         else:
             self.after_load()
 
     def fail(self, message: str, code: int = EXIT_BAD_INPUT) -> None:
+        """One line on stderr; the screenshot shows the window as it is, in its error state."""
         print(f"error: {message}", file=sys.stderr, flush=True)
         self.exit_code = code
+        if self.args.screenshot:
+            self.window.refresh_all()
+            self.settle()
+            self._save_window()
         if self.args.quit:
             self.app.exit(code)
+
+    def _save_window(self) -> None:
+        from .export import pixmap_png
+        Path(self.args.screenshot).parent.mkdir(parents=True, exist_ok=True)
+        pixmap_png(self.window.grab(), self.args.screenshot)
 
     def _job_finished(self, job, payload) -> None:
         if job is self.load_job:
@@ -147,8 +198,7 @@ class Script(QtCore.QObject):
         w.current_view().refresh(force=True)
         self.settle()
         if self.args.screenshot:
-            Path(self.args.screenshot).parent.mkdir(parents=True, exist_ok=True)
-            pixmap_png(w.grab(), self.args.screenshot)
+            self._save_window()
         if self.args.quit:
             self.app.exit(self.exit_code)
 
@@ -167,8 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
     try:
         options = _parse_opts(args.opt)
-        width, _, height = args.size.lower().partition("x")
-        size = (int(width), int(height))
+        size = parse_size(args.size)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -188,6 +237,7 @@ def main(argv: list[str] | None = None) -> int:
     window = MainWindow(interactive=not scripted)
     if scripted:
         window.resize(*size)
+        window.fit_docks()
     window.show()
     script = Script(app, window, args, options)
     QtCore.QTimer.singleShot(0, script.start)

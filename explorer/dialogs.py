@@ -1,12 +1,14 @@
 """Dialogs: Generate… (built from solvers.generators.KINDS) and the sample gallery (sample_graphs/)."""
 from __future__ import annotations
 
+import html
 import re
 from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from .forms import value_widget, widget_value
+from .wording import bytes_words, plain_text
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_graphs"
 
@@ -69,7 +71,9 @@ class GenerateDialog(QtWidgets.QDialog):
         entry = self.kinds.get(self.kind)
         if entry is None:
             return
-        self.summary.setText(f"<b>{entry.summary}</b><br><i>{entry.family}</i>")
+        # the generators' help is written for a terminal (`degree`): shown as plain words here
+        self.summary.setText(f"<b>{html.escape(plain_text(entry.summary))}</b><br>"
+                             f"<i>{html.escape(plain_text(entry.family))}</i>")
         for name, param in entry.params.items():
             default = param.default
             if default is Ellipsis:
@@ -78,9 +82,9 @@ class GenerateDialog(QtWidgets.QDialog):
                     default = max(default, param.type(param.minimum))
             widget = value_widget(default, param.type, minimum=param.minimum, maximum=param.maximum,
                                   optional=getattr(param, "optional", False))
-            widget.setToolTip(param.help)
+            widget.setToolTip(plain_text(param.help))
             label = QtWidgets.QLabel(name + ("" if param.default is not Ellipsis else " *"))
-            label.setToolTip(param.help)
+            label.setToolTip(plain_text(param.help))
             self.form.addRow(label, widget)
             self.widgets[name] = widget
 
@@ -158,7 +162,7 @@ class SampleGallery(QtWidgets.QDialog):
                 if title == "File":
                     text = path.name
                 elif title == "Bytes":
-                    text = _human_size(path.stat().st_size)
+                    text = bytes_words(path.stat().st_size)
                 else:
                     text = next((info[k] for k in keys if info.get(k)), "")
                 item = QtWidgets.QTableWidgetItem(text)
@@ -193,9 +197,49 @@ class SampleGallery(QtWidgets.QDialog):
         return self.table.item(rows[0].row(), 0).data(QtCore.Qt.ItemDataRole.UserRole)
 
 
-def _human_size(n: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return str(n)
+# ---- read as… ----------------------------------------------------------------------------------
+
+READING_HINTS = {"matching": "entries are the edges of a bipartite graph",
+                 "assignment": "entries are the costs of pairs (missing pairs are forbidden)",
+                 "flow": "a square matrix of capacities: source vertex 0, sink the last vertex",
+                 "points": "points in frames, linked frame to frame by assignments"}
+
+
+def reading_text(kind: str) -> str:
+    """``flow: a square matrix of capacities…; solved by dinic, edmonds-karp, wbpr``."""
+    import solvers
+    names = [a.name for a in solvers.algorithms().values() if kind in a.problem_kinds]
+    if kind == "points":
+        names = ["tracking with " + ", ".join(a.name for a in solvers.algorithms().values()
+                                              if "assignment" in a.problem_kinds)]
+    hint = READING_HINTS.get(kind, "")
+    return f"{kind}" + (f": {hint}" if hint else "") + (f" — {', '.join(names)}" if names else "")
+
+
+class ReadAsDialog(QtWidgets.QDialog):
+    """How to read a file whose format can hold several problems (a .mtx: matching, assignment or flow)."""
+
+    def __init__(self, file_name: str, kinds: tuple[str, ...], parent=None, current: str | None = None):
+        super().__init__(parent)
+        self.setWindowTitle("Read as")
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.addWidget(QtWidgets.QLabel(f"How should {file_name} be read?"))
+        self.group = QtWidgets.QButtonGroup(self)
+        self.buttons: dict[str, QtWidgets.QRadioButton] = {}
+        for i, kind in enumerate(kinds):
+            button = QtWidgets.QRadioButton(reading_text(kind) + ("  (default)" if i == 0 else ""))
+            self.group.addButton(button)
+            self.buttons[kind] = button
+            layout.addWidget(button)
+        (self.buttons.get(current) or self.buttons[kinds[0]]).setChecked(True)
+        buttons = QtWidgets.QDialogButtonBox(QtWidgets.QDialogButtonBox.StandardButton.Open
+                                             | QtWidgets.QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+
+    def choose(self, kind: str) -> None:
+        self.buttons[kind].setChecked(True)
+
+    def chosen(self) -> str:
+        return next(kind for kind, button in self.buttons.items() if button.isChecked())

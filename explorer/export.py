@@ -1,5 +1,6 @@
 """Exports: charts (PNG/SVG through pyqtgraph's exporters, data as CSV), the 3D view (PNG), tables
-(CSV/Markdown), solutions (through solvers.save) and a Markdown run report. Every write is atomic:
+(CSV/Markdown), solutions, tracks and datasets (through solvers.save, in the format the extension
+names, refused in one line when none does) and a Markdown run report. Every write is atomic:
 the bytes are produced in memory and land through solvers.io_util.atomic_write_*."""
 from __future__ import annotations
 
@@ -145,10 +146,36 @@ def rows_markdown(headers: Sequence[str], rows: Iterable[Sequence], path, title:
     return Path(path)
 
 
-def solution(result, path, problem=None) -> Path:
-    """A solve's matching / assignment / flow through the formats layer (CSV, JSON, MTX by extension).
+def _formats_saving(table, class_name: str) -> list:
+    return [f for f in table if f.write is not None and class_name in f.saves]
 
-    Flow CSV/MTX and assignment costs need the problem (a Result holds flows per edge, not the edges)."""
+
+def _check_extension(path, formats, what: str) -> None:
+    """Refuse, in one line, a file name whose extension none of ``formats`` writes (no extension: CSV)."""
+    from solvers.errors import InputError
+    name = Path(path).name.lower()
+    base = name[:-3] if name.endswith(".gz") else name
+    if not Path(base).suffix and any(".csv" in f.extensions for f in formats):
+        return  # a name without an extension is written as CSV, as `matchscope solve --out` does
+    for f in formats:
+        if any(base.endswith(e) for e in f.extensions) and (base == name or f.gzip):
+            return
+    choices = ", ".join(dict.fromkeys(p for f in formats for p in f.patterns))
+    raise InputError(f"{what} cannot be written as {Path(path).name}; choose one of {choices}", str(path))
+
+
+def solution_filters(tracks: bool = False) -> list[str]:
+    """Save-dialog filters for a solve's result or a tracking run's tracks (from the formats table)."""
+    from solvers.formats import RESULT_FORMATS
+    return [f.file_filter() for f in _formats_saving(RESULT_FORMATS, "TrackResult" if tracks else "Result")]
+
+
+def solution(result, path, problem=None) -> Path:
+    """A solve's matching / assignment / flow through solvers.save (Result CSV, JSON or Matrix Market
+    by extension), as `matchscope solve --out` writes it. Flow exports need the problem (a Result
+    holds flows per edge, not the edges)."""
+    from solvers.formats import RESULT_FORMATS
+    _check_extension(path, _formats_saving(RESULT_FORMATS, "Result"), "a solution")
     if problem is None:
         solvers.save(result, str(path))
     else:
@@ -156,13 +183,38 @@ def solution(result, path, problem=None) -> Path:
     return Path(path)
 
 
-def track_links_csv(track, path) -> Path:
-    """A tracking result's links: frame, index in that frame, index in the next frame."""
-    rows = []
-    for t, links in enumerate(getattr(track, "links", []) or []):
-        for a, b in np.asarray(links).reshape(-1, 2):
-            rows.append((t, int(a), int(b)))
-    return rows_csv(["frame", "index", "next_index"], rows, path)
+def tracks(track_result, path) -> Path:
+    """A tracking run's tracks as Track CSV or Track JSON (by extension), through solvers.save."""
+    from solvers.formats import RESULT_FORMATS
+    _check_extension(path, _formats_saving(RESULT_FORMATS, "TrackResult"), "tracks")
+    solvers.save(track_result, str(path))
+    return Path(path)
+
+
+def dataset_filters(problem) -> list[str]:
+    """Save-dialog filters of the formats that can hold ``problem``, its usual format first."""
+    from solvers.formats import FORMATS
+    return [f.file_filter() for f in _formats_saving(FORMATS, type(problem).__name__)]
+
+
+def dataset_default_extension(problem) -> str:
+    from solvers.formats import FORMATS
+    usable = _formats_saving(FORMATS, type(problem).__name__)
+    return usable[0].extensions[0] if usable else ""
+
+
+def dataset(problem, path) -> Path:
+    """The problem written by solvers.save in the format its extension names (atomically)."""
+    from solvers.errors import InputError
+    from solvers.formats import FORMATS
+    usable = _formats_saving(FORMATS, type(problem).__name__)
+    name = Path(path).name.lower().removesuffix(".gz")
+    if not any(name.endswith(e) or any(name.startswith(p) for p in f.prefixes) for f in usable for e in f.extensions):
+        choices = ", ".join(dict.fromkeys(p for f in usable for p in f.patterns))
+        raise InputError(f"a {problem.kind} problem cannot be written as {Path(path).name}; choose one of {choices}",
+                         str(path))
+    solvers.save(problem, str(path))
+    return Path(path)
 
 
 def plot_item_of(widget) -> pg.GraphicsItem:

@@ -12,13 +12,16 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 import solvers
 from . import export
-from .dialogs import GenerateDialog, SampleGallery
-from .session import RunState, Session
+from .dialogs import GenerateDialog, ReadAsDialog, SampleGallery
+from .session import RunState, Session, readings
 from .theme import apply_app_theme, icon
+from .wording import (certificate_short, duration, plural, problem_words, run_iterations_words, settings_words,
+                      time_words)
 from .views import (ActivityView, CompareView, DatasetPanel, LabelsView, LogPanel, SolverPanel, Timeline,
                     Tracks3DView, WorkloadView)
 from .views.solver_panel import algorithms_for, uninterruptible
 from .worker import Job, WorkerHost
+from solvers.errors import InputError
 
 log = logging.getLogger("matchscope.explorer")
 
@@ -44,6 +47,19 @@ def file_filters() -> list[str]:
     return head + rest + [RUN_RECORD_FILTER, "All files (*)"]
 
 
+def check_backend(algo, backend: str) -> None:
+    """InputError (one line) unless ``algo`` can run on ``backend`` in this process."""
+    from solvers.targets import available_backends
+
+    from .views.solver_panel import BACKEND_NOTES
+    if backend in (None, "", "auto"):
+        return
+    if backend not in algo.backends:
+        raise InputError(f"{algo.name} runs on {', '.join(algo.backends)}, not {backend}")
+    if backend not in available_backends():
+        raise InputError(f"backend {backend} is not available here: {BACKEND_NOTES.get(backend, 'not installed')}")
+
+
 def is_run_record(path: str) -> bool:
     """A .npz written by RunRecord.save (it holds a JSON "header"); point-series .npz files do not."""
     if not str(path).lower().endswith(".npz"):
@@ -53,6 +69,31 @@ def is_run_record(path: str) -> bool:
             return "header" in z.files
     except Exception:
         return False
+
+
+class ElidedLabel(QtWidgets.QLabel):
+    """A status-bar label that never widens the window: long text is elided, the whole of it is the tooltip."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self._full = ""
+        self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
+
+    def setText(self, text: str) -> None:  # noqa: N802 (Qt's name)
+        self._full = text
+        self.setToolTip(text if text else "")
+        self._elide()
+
+    def text(self) -> str:  # the whole message, as set
+        return self._full
+
+    def resizeEvent(self, event) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self._elide()
+
+    def _elide(self) -> None:
+        shown = self.fontMetrics().elidedText(self._full, QtCore.Qt.TextElideMode.ElideRight, max(self.width(), 40))
+        super().setText(shown)
 
 
 class MainWindow(QtWidgets.QMainWindow):
@@ -79,7 +120,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self.timer.timeout.connect(self.tick)
         self.timer.start()
         self.resize(1440, 900)
+        self.fit_docks()
         self._restore_layout()
+        self._tab_changed()
         self.log_message("info", "Ready. Open a file (Ctrl+O), a sample or generate a problem.")
 
     # ==== construction ========================================================================
@@ -111,16 +154,16 @@ class MainWindow(QtWidgets.QMainWindow):
         self.solver_panel = SolverPanel(s)
         self.log_panel = LogPanel()
         self.dataset_dock = self._dock("Dataset", self.dataset_panel, QtCore.Qt.DockWidgetArea.LeftDockWidgetArea)
-        self.solver_dock = self._dock("Solver", self.solver_panel, QtCore.Qt.DockWidgetArea.LeftDockWidgetArea)
-        self.log_dock = self._dock("Log", self.log_panel, QtCore.Qt.DockWidgetArea.BottomDockWidgetArea)
+        # the Solver panel scrolls only its options: Run, Stop, progress and the result stay in sight
+        self.solver_dock = self._dock("Solver", self.solver_panel, QtCore.Qt.DockWidgetArea.LeftDockWidgetArea,
+                                      scroll=False)
+        self.log_dock = self._dock("Log", self.log_panel, QtCore.Qt.DockWidgetArea.BottomDockWidgetArea,
+                                   scroll=False)
         # the left column runs the full height: the log sits under the charts only
         self.setCorner(QtCore.Qt.Corner.BottomLeftCorner, QtCore.Qt.DockWidgetArea.LeftDockWidgetArea)
-        self.resizeDocks([self.dataset_dock], [390], QtCore.Qt.Orientation.Horizontal)
-        self.resizeDocks([self.dataset_dock, self.solver_dock], [480, 340], QtCore.Qt.Orientation.Vertical)
-        self.resizeDocks([self.log_dock], [120], QtCore.Qt.Orientation.Vertical)
 
         bar = self.statusBar()
-        self.status_label = QtWidgets.QLabel()
+        self.status_label = ElidedLabel()
         self.busy_bar = QtWidgets.QProgressBar()
         self.busy_bar.setRange(0, 0)
         self.busy_bar.setMaximumWidth(160)
@@ -135,14 +178,16 @@ class MainWindow(QtWidgets.QMainWindow):
         bar.addPermanentWidget(self.busy_label)
         bar.addPermanentWidget(self.busy_bar)
 
-    def _dock(self, title: str, widget: QtWidgets.QWidget, area) -> QtWidgets.QDockWidget:
+    def _dock(self, title: str, widget: QtWidgets.QWidget, area, scroll: bool = True) -> QtWidgets.QDockWidget:
         dock = QtWidgets.QDockWidget(title, self)
         dock.setObjectName(f"dock-{title.lower()}")
-        scroll = QtWidgets.QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
-        scroll.setWidget(widget)
-        dock.setWidget(scroll if title != "Log" else widget)
+        if scroll:
+            area_widget = QtWidgets.QScrollArea()
+            area_widget.setWidgetResizable(True)
+            area_widget.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+            area_widget.setWidget(widget)
+            widget = area_widget
+        dock.setWidget(widget)
         self.addDockWidget(area, dock)
         return dock
 
@@ -176,6 +221,8 @@ class MainWindow(QtWidgets.QMainWindow):
                                          "Load a recorded run for replay")
         self.act_save_run = self._action("Save Run Record…", self.save_run_dialog, "Ctrl+S", None,
                                          "Save the current run's telemetry for replay")
+        self.act_save_dataset = self._action("Save Dataset &As…", self.save_dataset_dialog, "Ctrl+Shift+S", None,
+                                             "Write the current problem to a file (the format follows the extension)")
         self.act_quit = self._action("&Quit", self.close, K.Quit)
         self.act_run = self._action("&Run", self.start_run, ["Ctrl+R", "F5"], "run", "Run the chosen algorithm")
         self.act_stop = self._action("&Stop", self.stop, "Esc", "stop", "Stop the running solver")
@@ -185,7 +232,8 @@ class MainWindow(QtWidgets.QMainWindow):
                                             "Save the current view as PNG / SVG, or its data as CSV")
         self.act_export_solution = self._action("Export &Solution…", self.export_solution_dialog, "Ctrl+Shift+E",
                                                 None, "Save the matching / assignment / flow")
-        self.act_export_3d = self._action("Export 3D View as PNG…", self.export_3d_dialog)
+        self.act_export_3d = self._action("Export 3D View as PNG…", self.export_3d_dialog, None, None,
+                                          "Save the 3D view of a point series as PNG")
         self.act_export_dataset = self._action("Export Dataset Preview…", self.export_dataset_dialog, None, None,
                                                "Save the dataset dock's chart as PNG / SVG, or its data as CSV")
         self.act_export_compare = self._action("Export Comparison Table…", self.export_comparison_dialog)
@@ -196,6 +244,13 @@ class MainWindow(QtWidgets.QMainWindow):
         self.act_play = self._action("Play / Pause", lambda: self.timeline.set_playing(
             not self.timeline.play_button.isChecked()), "Ctrl+P")
         self.act_reset_layout = self._action("Reset Layout", self.reset_layout)
+        # one entry per tab, Ctrl+1..Ctrl+5 in tab order
+        self.view_actions = []
+        for index, view in enumerate(self.views):
+            action = self._action(f"{view.title} View", lambda v=view: self.show_view(v), f"Ctrl+{index + 1}",
+                                  None, f"Show the {view.title} tab")
+            action.setCheckable(True)
+            self.view_actions.append(action)
         self.act_about = self._action("About", self.about)
 
     def _build_menus(self) -> None:
@@ -204,6 +259,8 @@ class MainWindow(QtWidgets.QMainWindow):
         file_menu.addActions([self.act_open, self.act_sample, self.act_generate])
         self.recent_menu = file_menu.addMenu("Open &Recent")
         file_menu.addSeparator()
+        file_menu.addAction(self.act_save_dataset)
+        file_menu.addSeparator()
         file_menu.addActions([self.act_open_run, self.act_save_run])
         file_menu.addSeparator()
         file_menu.addAction(self.act_quit)
@@ -211,10 +268,14 @@ class MainWindow(QtWidgets.QMainWindow):
         run_menu.addActions([self.act_run, self.act_stop, self.act_compare])
         run_menu.addSeparator()
         run_menu.addActions([self.act_play, self.act_step_back, self.act_step_fwd])
-        export_menu = mb.addMenu("&Export")
+        self.export_menu = export_menu = mb.addMenu("&Export")
         export_menu.addActions([self.act_export_view, self.act_export_solution, self.act_export_3d,
                                 self.act_export_dataset, self.act_export_compare, self.act_export_report])
+        # what can be exported depends on what the views hold now: decided when the menu opens
+        export_menu.aboutToShow.connect(self._update_export_actions)
         view_menu = mb.addMenu("&View")
+        view_menu.addActions(self.view_actions)
+        view_menu.addSeparator()
         for dock in (self.dataset_dock, self.solver_dock, self.log_dock):
             view_menu.addAction(dock.toggleViewAction())
         view_menu.addSeparator()
@@ -238,6 +299,7 @@ class MainWindow(QtWidgets.QMainWindow):
         w.jobWarming.connect(self._job_warming)
         w.jobTimed.connect(self._job_timed)
         w.jobProgress.connect(self._job_progress)
+        w.jobLoadProgress.connect(self._job_load_progress)
         w.jobFinished.connect(self._job_finished)
         w.jobFailed.connect(self._job_failed)
         s = self.session
@@ -245,14 +307,16 @@ class MainWindow(QtWidgets.QMainWindow):
         s.runStarted.connect(self._run_state_changed)
         s.runFinished.connect(self._run_state_changed)
         s.runFailed.connect(lambda run, msg: self._run_state_changed(run))
-        s.currentRunChanged.connect(lambda run: self.solver_panel.show_live(run))
+        s.currentRunChanged.connect(self._current_run_changed)
         self.solver_panel.runRequested.connect(self.start_run)
         self.solver_panel.stopRequested.connect(self.stop)
+        self.solver_panel.validityChanged.connect(self._update_actions)
         self.compare_view.addCurrentRequested.connect(self.add_current_to_compare)
         self.compare_view.addAllRequested.connect(self.add_all_to_compare)
         self.compare_view.runRequested.connect(self.run_comparison)
         self.compare_view.stopRequested.connect(self.stop)
-        self.tabs.currentChanged.connect(lambda *_: self.current_view().refresh(force=True))
+        self.tabs.currentChanged.connect(self._tab_changed)
+        self.dataset_panel.readAsRequested.connect(self.reread_as)
         app = QtWidgets.QApplication.instance()
         hints = app.styleHints() if app is not None else None
         if hints is not None and hasattr(hints, "colorSchemeChanged"):
@@ -267,10 +331,20 @@ class MainWindow(QtWidgets.QMainWindow):
             run.sync()
             self.solver_panel.show_live(run)
             self.timeline.update_position()
-        self.current_view().refresh()
+        if self.current_view().refresh():
+            self.act_export_view.setEnabled(self.current_view().has_content())
 
     def current_view(self):
         return self.tabs.currentWidget()
+
+    def show_view(self, view) -> None:
+        self.tabs.setCurrentWidget(view)
+
+    def _tab_changed(self, *_) -> None:
+        self.current_view().refresh(force=True)
+        for action, view in zip(self.view_actions, self.views):
+            action.setChecked(view is self.current_view())
+        self._update_export_actions()
 
     def refresh_all(self) -> None:
         """Redraw every view now (scripts and tests; the GUI redraws lazily)."""
@@ -292,11 +366,12 @@ class MainWindow(QtWidgets.QMainWindow):
         if timeout_ms:
             self._status_timer.start(timeout_ms)
 
-    def report_error(self, message: str, title: str = "matchscope") -> None:
-        """The one place errors reach the user: log, status bar, and a (non-blocking) message box."""
+    def report_error(self, message: str, title: str = "matchscope", short: str | None = None) -> None:
+        """The one place errors reach the user: log, status bar (``short``, or the message elided),
+        and a (non-blocking) message box with the whole message."""
         self.errors.append(message)
         self.log_message("error", message)
-        self.status(message)
+        self.status(short or message)
         if self.interactive:
             self._show_error_dialog(title, message)
 
@@ -309,9 +384,15 @@ class MainWindow(QtWidgets.QMainWindow):
         box.open()  # open(), not exec(): nothing waits on the user
         self.error_box = box
 
-    def _set_busy(self, text: str | None) -> None:
+    def _set_busy(self, text: str | None, done: int | None = None, total: int | None = None) -> None:
+        """Show what the worker does; with ``done`` / ``total`` the bar shows how far (else it is busy)."""
         self.busy_label.setText(text or "")
         self.busy_bar.setVisible(bool(text))
+        if done is not None and total:
+            self.busy_bar.setRange(0, 1000)
+            self.busy_bar.setValue(int(1000 * min(1.0, done / total)))
+        else:
+            self.busy_bar.setRange(0, 0)
 
     # ==== opening =============================================================================
     def _last_dir(self, key: str) -> str:
@@ -323,8 +404,26 @@ class MainWindow(QtWidgets.QMainWindow):
     def open_dialog(self) -> None:
         path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Open problem or run record", self._last_dir("open"),
                                                         ";;".join(file_filters()))
-        if path:
-            self.open_path(path)
+        if not path:
+            return
+        problem = None
+        kinds = readings(path) if not is_run_record(path) else ()
+        if len(kinds) > 1:  # a format that can mean several problems: ask how to read it
+            problem = self.ask_read_as(path, kinds)
+            if problem is None:
+                return
+        self.open_path(path, problem=problem)
+
+    def ask_read_as(self, path: str, kinds: tuple[str, ...]) -> str | None:
+        """Which problem to read ``path`` as (the format's default first); None if cancelled."""
+        dialog = ReadAsDialog(Path(path).name, kinds, self)
+        return dialog.chosen() if dialog.exec() == QtWidgets.QDialog.DialogCode.Accepted else None
+
+    def reread_as(self, problem: str) -> Job | None:
+        """Read the current file again as another kind of problem (Dataset dock ▸ Read as)."""
+        if not self.session.path or (self.session.problem is not None and self.session.problem.kind == problem):
+            return None
+        return self.open_path(self.session.path, problem=problem)
 
     def open_run_dialog(self) -> None:
         path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Open run record", self._last_dir("open"),
@@ -354,12 +453,17 @@ class MainWindow(QtWidgets.QMainWindow):
         record = is_run_record(path) if as_record is None else as_record
         job = Job("run-record" if record else "load", {"path": path, "problem": problem})
         self._set_busy(f"loading {Path(path).name}…")
-        self.log_message("info", f"opening {path}")
+        self.log_message("info", f"opening {path}" + (f" as {problem}" if problem else ""))
         return self.host.submit(job)
+
+    def _job_load_progress(self, job: Job, done: int, total: int) -> None:
+        if job in self.host.pending and total > 0:
+            name = Path(job.params["path"]).name
+            self._set_busy(f"loading {name}: {done / total:.0%} of {total / 1e6:.1f} MB", done, total)
 
     def generate(self, kind: str, params: dict) -> Job:
         self._set_busy(f"generating {kind}…")
-        self.log_message("info", f"generating {kind} {params}")
+        self.log_message("info", f"generating {kind} ({settings_words(params, 'default parameters')})")
         return self.host.submit(Job("generate", {"kind": kind, "params": dict(params)}))
 
     def _add_recent(self, path: str) -> None:
@@ -407,19 +511,37 @@ class MainWindow(QtWidgets.QMainWindow):
         if self.session.active_runs():
             self.status("A run is in progress: stop it first.", 3000)
             return None
+        invalid = self.solver_panel.invalid_reason()
+        if invalid:  # Run is disabled then; a script or a shortcut gets the same reason
+            self.report_error(invalid)
+            return None
         return self.run_config(cfg)
 
-    def run_config(self, cfg: dict, group: int | None = None, make_current: bool = True) -> RunState:
+    def run_config(self, cfg: dict, group: int | None = None, make_current: bool = True) -> RunState | None:
+        """Queue a run of ``cfg`` on the current problem. Options and backend are checked first: a
+        configuration that cannot run is reported and never becomes a run in the list."""
         problem = self.session.problem
-        algo = solvers.algorithms()[cfg["algorithm"]]
-        run = RunState(cfg["algorithm"], cfg["backend"], cfg["options"], problem.kind, group=group,
-                       uninterruptible=uninterruptible(algo), problem=problem)
+        try:
+            algo = solvers.algorithms().get(cfg["algorithm"])
+            if algo is None:
+                raise InputError(f"there is no algorithm called {cfg['algorithm']}")
+            options = algo.parse_options(dict(cfg["options"]))
+            options = {k: v for k, v in options.items() if k in cfg["options"]}
+            check_backend(algo, cfg["backend"])
+        except InputError as exc:
+            self.report_error(str(exc), title=f"{cfg['algorithm']} cannot run")
+            return None
+        run = RunState(cfg["algorithm"], cfg["backend"], options, problem.kind, group=group,
+                       uninterruptible=uninterruptible(algo), problem=problem, dataset=self.session.dataset_name)
         kind = "track" if problem.kind == "points" else "solve"
+        if kind == "track":
+            run.frame_pairs = max(problem.n_frames - 1, 0)
         job = Job(kind, {"problem": problem, "algorithm": cfg["algorithm"], "backend": cfg["backend"],
-                         "options": dict(cfg["options"])}, run=run)
+                         "options": dict(options)}, run=run)
         self.jobs[run.id] = job
         self.session.add_run(run, make_current=make_current)
-        self.log_message("info", f"run #{run.id}: {cfg['algorithm']} on {cfg['backend']} {cfg['options'] or ''}")
+        self.log_message("info", f"run #{run.id}: {cfg['algorithm']} on {cfg['backend']} backend, "
+                                 f"{settings_words(options)}, on {run.dataset}")
         self.host.submit(job)
         self._update_actions()
         return run
@@ -464,8 +586,9 @@ class MainWindow(QtWidgets.QMainWindow):
             return
         if job.timed_from is not None:
             run.started_at = job.timed_from
+        run.warmup_seconds = job.warmup_seconds
         if job.warmup_seconds > 0.2:
-            self.log_message("info", f"run #{run.id}: {run.algorithm} ready after {job.warmup_seconds:.2f} s "
+            self.log_message("info", f"run #{run.id}: {run.algorithm} ready after {duration(job.warmup_seconds)} "
                                      "of compiling / loading its kernels; timing the run now")
         self.solver_panel.run_timed(run)
         self._set_busy(f"running {run.algorithm}…")
@@ -477,18 +600,26 @@ class MainWindow(QtWidgets.QMainWindow):
     def _job_finished(self, job: Job, payload) -> None:
         if job.kind in ("load", "generate"):
             path = job.params.get("path")
-            self.session.set_problem(payload, path)
+            generator = (job.params["kind"], job.params.get("params", {})) if job.kind == "generate" else None
+            self.session.set_problem(payload, path, generator=generator)
             if path:
                 self._add_recent(path)
-            self.setWindowTitle(f"matchscope explorer — {Path(path).name if path else job.params['kind']}")
-            self.log_message("info", f"loaded {payload.describe()}")
-            self.status(f"loaded {Path(path).name}" if path else f"generated {job.params['kind']}", 5000)
+            name = self.session.dataset_name
+            self.setWindowTitle(f"matchscope explorer — {name}")
+            verb = "loaded" if path else "generated"
+            self.log_message("info", f"{verb} {name}: {problem_words(payload.describe())}")
+            self.status(f"{verb} {name}", 5000)
         elif job.kind == "run-record":
-            run = RunState.from_record(payload, name=f"{Path(job.params['path']).name}")
+            path = job.params["path"]
+            run = RunState.from_record(payload, path=path)
+            run.dataset = f"replay of {Path(path).name}"
             self.session.add_run(run)
-            self._add_recent(job.params["path"])
-            self.log_message("info", f"loaded run record {job.params['path']} ({run.n_iterations} iterations, "
-                                     f"{len(run.recorder.snapshots)} snapshots)")
+            self._add_recent(path)
+            self.log_message("info", f"loaded run record {path}: {run.algorithm} on {run.backend_used}, "
+                                     f"{problem_words(run.problem_info)}, "
+                                     f"{run_iterations_words(run.iterations)}, "
+                                     f"{plural(len(run.recorder.snapshots), 'snapshot')}; "
+                                     f"{run.certificate_text or 'no certificate recorded'}")
             self.status(f"replaying {run.label}", 5000)
         else:
             run = job.run
@@ -496,8 +627,9 @@ class MainWindow(QtWidgets.QMainWindow):
                 self.log_message("warning", f"run #{run.id} returned after Stop; result discarded")
             else:
                 self.session.mark_finished(run, payload)
-                self.log_message("info", self._outcome(run))
-                self.status(self._outcome(run), 8000)
+                level = "info" if run.certificate_status in ("optimal", "within-gap") else "warning"
+                self.log_message(level, self._outcome(run))
+                self.status(self._short_outcome(run), 8000)
         self._job_done()
 
     def _job_failed(self, job: Job, category: str, message: str) -> None:
@@ -516,7 +648,8 @@ class MainWindow(QtWidgets.QMainWindow):
                 self.status(f"{run.algorithm} stopped{latency}", 5000)
             else:
                 self.session.mark_failed(run, "failed", message)
-                self.report_error(message, title=f"{run.algorithm} failed")
+                self.report_error(message, title=f"{run.algorithm} failed",
+                                  short=f"run #{run.id} {run.algorithm} failed (see the log)")
         self._job_done()
 
     def _job_done(self) -> None:
@@ -532,12 +665,39 @@ class MainWindow(QtWidgets.QMainWindow):
 
     @staticmethod
     def _outcome(run: RunState) -> str:
+        """The log's line for a finished run: everything, the certificate's own words included."""
+        head = f"run #{run.id} {run.algorithm} on {run.backend_used}, {run.dataset}: "
+        times = time_words(run.solver_seconds, run.wall_seconds)
+        short = certificate_short(run.certificate_status, getattr(getattr(run.result, "certificate", None), "gap", 0))
         if run.result is not None:
             r = run.result
-            return (f"run #{run.id} {r.algorithm} on {r.backend}: value {r.value:.6g}, {r.iterations} iterations, "
-                    f"{r.seconds * 1e3:.1f} ms, {r.certificate.summary()}")
+            return (f"{head}value {r.value:.6g}, {run_iterations_words(r.iterations)}, {times}; {short}. "
+                    f"Certificate: {r.certificate.summary()}")
+        track = run.track
+        frames = getattr(track, "frame_stats", None) or []
+        parts = [plural(len(frames), "frame pair"), plural(run.iterations or 0, "assignment solve")]
+        acc = getattr(track, "accuracy", None)
+        if acc is not None:
+            parts.append(f"accuracy {acc:.2%}")
+        recall = (getattr(track, "summary", None) or {}).get("recall")
+        if recall is not None:
+            parts.append(f"recall {recall:.2%}")
+        return f"{head}{', '.join(parts)}, {times}; {short} ({run.certificate_text})"
+
+    @staticmethod
+    def _short_outcome(run: RunState) -> str:
+        """The status bar's line: which run, its value, certified or not. The details are in the log."""
+        gap = getattr(getattr(run.result, "certificate", None), "gap", 0)
+        if run.result is not None:
+            return f"run #{run.id} {run.algorithm}: value {run.result.value:.6g} · {certificate_short(run.certificate_status, gap)}"
         acc = getattr(run.track, "accuracy", None)
-        return f"run #{run.id} tracked with {run.algorithm}" + (f": accuracy {acc:.2%}" if acc is not None else "")
+        value = f"accuracy {acc:.2%}" if acc is not None else "tracked"
+        return f"run #{run.id} {run.algorithm}: {value} · {certificate_short(run.certificate_status)}"
+
+    def _current_run_changed(self, run) -> None:
+        self.solver_panel.show_live(run)
+        self.dataset_panel.refresh(force=True)  # a replayed run's record stands in for a missing dataset
+        self._update_actions()
 
     def _dataset_changed(self, problem) -> None:
         self.solver_panel.set_problem(problem)
@@ -556,15 +716,28 @@ class MainWindow(QtWidgets.QMainWindow):
     def _update_actions(self) -> None:
         busy = bool(self.session.active_runs())
         have_problem = self.session.problem is not None
-        self.act_run.setEnabled(have_problem and not busy and self.solver_panel.current_algorithm() is not None)
+        self.act_run.setEnabled(have_problem and not busy and self.solver_panel.current_algorithm() is not None
+                                and not self.solver_panel.invalid_reason())
         self.act_stop.setEnabled(busy)
         run = self.session.current_run
         self.act_save_run.setEnabled(run is not None and not run.is_active)
-        self.act_export_solution.setEnabled(run is not None and (run.result is not None or run.track is not None))
-        self.act_export_report.setEnabled(run is not None and not run.is_active)
-        self.act_export_compare.setEnabled(bool(self.session.comparison))
-        self.act_export_dataset.setEnabled(have_problem)
+        self.act_save_dataset.setEnabled(have_problem)
+        self._update_export_actions()
         self.solver_panel.update_buttons()
+
+    def _update_export_actions(self) -> None:
+        """An export is offered only when it can write something real (the views say what they hold)."""
+        run = self.session.current_run
+        finished = run is not None and not run.is_active
+        for view in (self.current_view(), self.tracks_view, self.compare_view):
+            view.refresh()
+        self.dataset_panel.refresh()
+        self.act_export_view.setEnabled(self.current_view().has_content())
+        self.act_export_solution.setEnabled(finished and (run.result is not None or run.track is not None))
+        self.act_export_3d.setEnabled(self.tracks_view.has_content())
+        self.act_export_dataset.setEnabled(self.dataset_panel.has_content() and self.session.problem is not None)
+        self.act_export_compare.setEnabled(bool(self.compare_view.table_rows()[1]))
+        self.act_export_report.setEnabled(finished)
 
     # ==== compare =============================================================================
     def add_current_to_compare(self) -> None:
@@ -598,13 +771,17 @@ class MainWindow(QtWidgets.QMainWindow):
         return path
 
     def _guarded(self, what: str, fn, *args):
+        """Run an export; say where it went, or why it could not be written (one line, no traceback)."""
         try:
             out = fn(*args)
-        except Exception as exc:  # an export failing must say why, not crash
-            self.report_error(f"{what} failed: {exc}")
+        except (InputError, ValueError, OSError, RuntimeError) as exc:  # an export failing must say why, not crash
+            reason = str(exc) if isinstance(exc, InputError) else (getattr(exc, "strerror", None) or str(exc))
+            self.report_error(f"{what}: {reason}", title="Export failed")
             return None
-        self.log_message("info", f"{what}: {out}")
-        self.status(f"{what}: {out}", 5000)
+        files = out if isinstance(out, (list, tuple)) else [out]
+        where = ", ".join(str(f) for f in files)
+        self.log_message("info", f"{what}: {where}")
+        self.status(f"{what}: {where if len(files) == 1 else plural(len(files), 'file')}", 5000)
         return out
 
     def export_dataset_dialog(self) -> None:
@@ -617,7 +794,7 @@ class MainWindow(QtWidgets.QMainWindow):
         path = self._ask_save(f"Export {view.title}", [names[f] for f in view.formats],
                               f"{view.title.lower()}.{view.formats[0]}")
         if path:
-            self._guarded(f"exported {view.title}", self.export_view, view, path)
+            self._guarded(f"exported the {view.title.lower()} view", self.export_view, view, path)
 
     def export_view(self, view, path) -> list[Path]:
         """PNG / SVG of the view's charts, CSV of their data, Markdown (comparison table)."""
@@ -625,14 +802,14 @@ class MainWindow(QtWidgets.QMainWindow):
         suffix = Path(path).suffix.lower()
         if view is self.compare_view and suffix in (".md", ".csv"):
             return [self.export_comparison(path)]
+        if not view.has_content():
+            raise ValueError(f"the {view.title} view has nothing to export yet")
         if view is self.tracks_view:
             if suffix == ".png":
-                return [export.array_png(view.render_image(), path)]
+                return [self.export_3d(path)]
             if suffix == ".csv" and view.tables():
                 return export.tables_csv(view.tables(), path)
             raise ValueError("the 3D view exports as PNG (and its links as CSV once tracked)")
-        if not view.has_content():
-            raise ValueError(f"the {view.title} view has nothing to export yet")
         if suffix == ".png":
             return [export.chart_png(view.export_item(), path)]
         if suffix == ".svg":
@@ -643,26 +820,54 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def export_solution_dialog(self) -> None:
         run = self.session.current_run
-        if run is None:
+        if run is None or (run.result is None and run.track is None):
             return
-        filters = (["CSV links (*.csv)"] if run.track is not None else
-                   ["CSV (*.csv)", "JSON (*.json)", "Matrix Market (*.mtx)"])
-        path = self._ask_save("Export solution", filters, f"{run.algorithm}-solution.{'csv'}")
+        filters = export.solution_filters(tracks=run.track is not None)
+        stem = f"{run.algorithm}-{'tracks' if run.track is not None else 'solution'}"
+        path = self._ask_save("Export solution", filters, f"{stem}.csv")
         if path:
-            self._guarded("exported solution", self.export_solution, path)
+            self._guarded("exported the solution", self.export_solution, path)
 
     def export_solution(self, path, run: RunState | None = None) -> Path:
+        """The matching / assignment / flow, or a point series' tracks, in the format the extension
+        names (as `matchscope solve --out` writes them)."""
         run = run or self.session.current_run
         if run is None or (run.result is None and run.track is None):
             raise ValueError("no finished run to export")
         if run.track is not None:
-            return export.track_links_csv(run.track, path)
+            return export.tracks(run.track, path)
         return export.solution(run.result, path, run.problem)
 
     def export_3d_dialog(self) -> None:
         path = self._ask_save("Export 3D view", ["PNG image (*.png)"], "view3d.png")
         if path:
-            self._guarded("exported 3D view", lambda: export.array_png(self.tracks_view.render_image(), path))
+            self._guarded("exported the 3D view", self.export_3d, path)
+
+    def export_3d(self, path) -> Path:
+        view = self.tracks_view
+        view.refresh(force=True)
+        if not view.has_content():
+            raise ValueError("the 3D view shows a point series; this dataset has none")
+        if Path(path).suffix.lower() != ".png":
+            raise ValueError(f"the 3D view is exported as PNG, not {Path(path).suffix or 'a file without extension'}")
+        return export.array_png(view.render_image(), path)
+
+    def save_dataset_dialog(self) -> None:
+        problem = self.session.problem
+        if problem is None:
+            return
+        stem = Path(self.session.path).name.split(".")[0] if self.session.path else (
+            self.session.generator[0] if self.session.generator else "dataset")
+        filters = export.dataset_filters(problem)
+        path = self._ask_save("Save dataset as", filters, f"{stem}{export.dataset_default_extension(problem)}")
+        if path:
+            self._guarded("saved the dataset", self.save_dataset, path)
+
+    def save_dataset(self, path) -> Path:
+        """Write the current problem with solvers.save (the format the extension names; atomic)."""
+        if self.session.problem is None:
+            raise ValueError("there is no dataset to save")
+        return export.dataset(self.session.problem, path)
 
     def export_comparison_dialog(self) -> None:
         path = self._ask_save("Export comparison", ["CSV (*.csv)", "Markdown (*.md)"], "comparison.csv")
@@ -721,10 +926,21 @@ class MainWindow(QtWidgets.QMainWindow):
             except (TypeError, ValueError):
                 pass
 
+    def fit_docks(self) -> None:
+        """Dock sizes for the window's size: a left column wide enough for the forms, most of its
+        height for the Solver (its Run button and result lines must stay in sight), a short log."""
+        width = min(max(int(self.width() * 0.28), 330), 430)
+        self.resizeDocks([self.dataset_dock], [width], QtCore.Qt.Orientation.Horizontal)
+        column = max(self.height() - 120, 300)
+        self.resizeDocks([self.dataset_dock, self.solver_dock], [int(column * 0.38), int(column * 0.62)],
+                         QtCore.Qt.Orientation.Vertical)
+        self.resizeDocks([self.log_dock], [max(90, int(self.height() * 0.13))], QtCore.Qt.Orientation.Vertical)
+
     def reset_layout(self) -> None:
         self.restoreState(self._default_state)
         for dock in (self.dataset_dock, self.solver_dock, self.log_dock):
             dock.show()
+        self.fit_docks()
 
     def _system_scheme_changed(self, *_):
         apply_app_theme(QtWidgets.QApplication.instance(), "system")

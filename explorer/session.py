@@ -12,11 +12,14 @@ import itertools
 import math
 import time
 from dataclasses import asdict
+from pathlib import Path
 
 import numpy as np
 from PySide6 import QtCore
 
 from solvers.telemetry import Recorder, RunInfo, RunRecord, Snapshot
+
+from .wording import dataset_name
 
 FINAL_STATES = ("finished", "failed", "cancelled")
 # steps that punctuate a solver's main loop (telemetry.py names them); never taken as the main phase
@@ -133,7 +136,8 @@ class RunState:
     _ids = itertools.count(1)
 
     def __init__(self, algorithm: str, backend: str, options: dict, problem_kind: str, *,
-                 group: int | None = None, uninterruptible: bool = False, name: str = "", problem=None):
+                 group: int | None = None, uninterruptible: bool = False, name: str = "", problem=None,
+                 dataset: str = ""):
         self.id = next(RunState._ids)
         self.algorithm = algorithm
         self.backend = backend
@@ -143,6 +147,7 @@ class RunState:
         self.group = group
         self.uninterruptible = uninterruptible
         self.name = name
+        self.dataset = dataset    # what it ran on, in words ("rmat_s9.mtx"): runs of earlier datasets stay listed
         self.recorder = Recorder(snapshot_interval=0.05)  # the first gaps are shorter (telemetry.Throttle)
         self.snapshot_positions: list[int] = []  # iterations recorded when each snapshot arrived
         self.columns = IterationColumns()
@@ -154,9 +159,14 @@ class RunState:
         self.started_at: float | None = None
         self.wall_seconds = 0.0
         self.stop_requested = False
+        self.warmup_seconds = 0.0  # untimed compile / load before the run (explorer.warmup)
         self.preparing = ""       # what the worker does before the timed run ("compiling gpr for cpu")
         self.replayed = False     # loaded from a run record
         self.recorded_summary: dict | None = None  # a loaded record's result summary
+        self.record_path: str | None = None        # the file a replayed run came from
+        # tracking: solves started so far (the observer counts them) and frame pairs of the series
+        self.solves_started = 0
+        self.frame_pairs = 0
 
     # ---- identity -------------------------------------------------------------------------
     @property
@@ -168,6 +178,8 @@ class RunState:
     @property
     def label(self) -> str:
         base = self.name or f"#{self.id} {self.algorithm} [{self.backend_used}]"
+        if self.dataset:
+            base += f" · {self.dataset}"
         return base if self.status in ("finished", "running", "queued") else f"{base} ({self.status})"
 
     @property
@@ -179,6 +191,14 @@ class RunState:
         info = self.recorder.info
         return (getattr(info, "label", "") if info is not None else "") or "label"
 
+    @property
+    def problem_info(self) -> dict:
+        """The problem's describe(): from the problem, or as the run record kept it."""
+        if self.problem is not None:
+            return dict(self.problem.describe())
+        info = self.recorder.info
+        return dict(getattr(info, "problem", None) or {"kind": self.problem_kind})
+
     def meta(self) -> dict:
         info = self.recorder.info
         return asdict(info) if info is not None else {}
@@ -188,8 +208,68 @@ class RunState:
         return self.columns.sync(self.recorder.iterations)
 
     @property
-    def n_iterations(self) -> int:
+    def n_reports(self) -> int:
+        """Telemetry reports received (a solver may report more or fewer than its iterations)."""
         return len(self.recorder.iterations)
+
+    n_iterations = n_reports  # the older name, still read by tests of the views; means reports
+
+    @property
+    def iterations(self) -> int | None:
+        """The solver's own iteration count (a tracking run: its assignment solves), once known.
+
+        This is the one number called "iterations" everywhere (log, panel, table, report)."""
+        if self.result is not None:
+            return int(self.result.iterations)
+        if self.track is not None:
+            return int(sum(int(f.get("solves", 1)) for f in _frame_stats(self.track)))
+        if self.recorded_summary and self.recorded_summary.get("iterations") is not None:
+            return int(self.recorded_summary["iterations"])
+        return None
+
+    @property
+    def current_iteration(self) -> int | None:
+        """The iteration number the solver reported last (while it runs)."""
+        its = self.recorder.iterations
+        return int(its[-1].iteration) if its else None
+
+    @property
+    def solver_seconds(self) -> float | None:
+        """Time inside the solver (a tracking run: its solves), without loading, warm-up or certifying."""
+        if self.result is not None:
+            return float(self.result.seconds)
+        if self.track is not None:
+            secs = [float(f["seconds"]) for f in _frame_stats(self.track) if f.get("seconds") is not None]
+            return sum(secs) if secs else None
+        if self.recorded_summary and self.recorded_summary.get("seconds") is not None:
+            return float(self.recorded_summary["seconds"])
+        return None
+
+    @property
+    def certificate_status(self) -> str | None:
+        """"optimal", "within-gap", "not-proven", "invalid", or None before the outcome is known."""
+        if self.result is not None:
+            return self.result.certificate.status
+        if self.track is not None:
+            statuses = [str(f.get("status", "")) for f in _frame_stats(self.track)]
+            return next((s for s in ("invalid", "not-proven", "within-gap") if s in statuses), "optimal")
+        if self.recorded_summary:
+            from .wording import summary_status
+            return summary_status(self.recorded_summary)
+        return None
+
+    @property
+    def certificate_text(self) -> str:
+        """The certificate's own summary (long: it goes to the log and the result lines, never the status bar)."""
+        if self.result is not None:
+            return self.result.certificate.summary()
+        if self.track is not None:
+            frames = _frame_stats(self.track)
+            good = sum(bool(f.get("certified")) for f in frames)
+            return f"{good} of {len(frames)} frame pairs certified"
+        if self.recorded_summary:
+            return str(self.recorded_summary.get("certificate") or "")
+        return ""
 
     def snapshots(self, kind: str, upto: int | None = None) -> list[tuple[int, Snapshot]]:
         """(position, snapshot) of one kind, those recorded within the first ``upto`` iterations."""
@@ -222,7 +302,7 @@ class RunState:
         return {"run": self.id, "algorithm": self.algorithm, "backend": s.get("backend", self.backend),
                 "options": ", ".join(f"{k}={v}" for k, v in self.options.items()),
                 "seconds": float(s.get("seconds", math.nan) if s.get("seconds") is not None else math.nan),
-                "iterations": int(s.get("iterations", self.n_iterations)),
+                "iterations": self.iterations,  # the solver's own count; None until it is known
                 "value": float(s["value"]) if s.get("value") is not None else math.nan,
                 "certified": s.get("certified"), "status": self.status}
 
@@ -234,10 +314,11 @@ class RunState:
         return rec
 
     @classmethod
-    def from_record(cls, record: RunRecord, name: str = "") -> "RunState":
+    def from_record(cls, record: RunRecord, name: str = "", path: str | None = None) -> "RunState":
         info = dict(record.info or {})
         run = cls(info.get("algorithm", "?"), info.get("backend", "?"), dict(info.get("options") or {}),
                   info.get("problem_kind", "?"), name=name)
+        run.record_path = path
         try:
             run.recorder.info = RunInfo(**{k: info[k] for k in RunInfo.__dataclass_fields__ if k in info})
         except TypeError:
@@ -253,6 +334,22 @@ class RunState:
         run.wall_seconds = float(res.get("seconds") or 0.0)
         run.recorded_summary = res
         return run
+
+
+def readings(path) -> tuple[str, ...]:
+    """The problem kinds ``path``'s format can be read as, the default first; () if it is not a
+    readable file name (load() says why)."""
+    from solvers.errors import InputError
+    from solvers.formats import FORMATS, detect
+    try:
+        default = detect(path)  # sniffs a .csv: a point series or a cost matrix
+    except (InputError, OSError):
+        return ()
+    name = Path(path).name.lower().removesuffix(".gz")
+    same_name = [f for f in FORMATS if f.read is not None and (any(name.endswith(e) for e in f.extensions)
+                                                               or any(name.startswith(p) for p in f.prefixes))]
+    kinds = [k for f in [default, *same_name] for k in f.problems]
+    return tuple(dict.fromkeys(kinds))
 
 
 def _frame_stats(track) -> list[dict]:
@@ -295,6 +392,8 @@ class Session(QtCore.QObject):
         super().__init__(parent)
         self.problem = None
         self.path: str | None = None
+        self.generator: tuple[str, dict] | None = None  # (kind, parameters) of a generated dataset
+        self.readings: tuple[str, ...] = ()  # the problem kinds the file's format can be read as
         self.runs: list[RunState] = []
         self.current_run: RunState | None = None
         self.cursor: int | None = None
@@ -307,9 +406,13 @@ class Session(QtCore.QObject):
         self.version += 1
 
     # ---- dataset ----------------------------------------------------------------------------
-    def set_problem(self, problem, path: str | None = None) -> None:
+    def set_problem(self, problem, path: str | None = None, generator: tuple[str, dict] | None = None) -> None:
+        """A new dataset: a file read as ``problem.kind`` or a generator's (kind, parameters). The current
+        run and the comparison are cleared from the views (earlier runs stay in the run list)."""
         self.problem = problem
         self.path = path
+        self.generator = (generator[0], dict(generator[1])) if generator is not None else None
+        self.readings = readings(path) if path else ()
         self.frame_pair = 0
         self.comparison = []
         self.current_run = None
@@ -318,6 +421,19 @@ class Session(QtCore.QObject):
         self.datasetChanged.emit(problem)
         self.currentRunChanged.emit(None)
         self.comparisonChanged.emit()
+
+    @property
+    def read_as(self) -> str | None:
+        """The problem kind the file was read as, when its format allows several (else None)."""
+        return self.problem.kind if self.problem is not None and len(self.readings) > 1 else None
+
+    @property
+    def dataset_name(self) -> str:
+        if self.problem is None:
+            return ""
+        default = self.readings[0] if self.readings else None
+        read_as = self.read_as if self.read_as != default else None
+        return dataset_name(self.path, self.generator, self.problem.describe(), read_as)
 
     # ---- runs -------------------------------------------------------------------------------
     def new_group(self) -> int:

@@ -76,6 +76,8 @@ class ForwardingObserver(Observer):
             self.notify()
 
     def on_start(self, info):
+        # a tracking run starts one solve per frame pair, then re-solves gated pairs: count them
+        self.run.solves_started += 1
         self.recorder.on_start(info)
         self._poke(force=True)
 
@@ -114,6 +116,7 @@ class Worker(QtCore.QObject):
     jobWarming = QtCore.Signal(object, str, bool)  # job, what ("compiling gpr for cpu"), first for the pair
     jobTimed = QtCore.Signal(object)         # the timed run starts now (job.timed_from)
     jobProgress = QtCore.Signal(object)
+    jobLoadProgress = QtCore.Signal(object, int, int)  # job, bytes read, file size
     jobFinished = QtCore.Signal(object, object)
     jobFailed = QtCore.Signal(object, str, str)  # job, category ("input"/"error"/"cancelled"), message
 
@@ -147,7 +150,9 @@ class Worker(QtCore.QObject):
     def _perform(self, job: Job):
         p = job.params
         if job.kind == "load":
-            return solvers.load(p["path"], problem=p.get("problem"))
+            from solvers.formats import read_progress
+            with read_progress(self._load_reporter(job)):
+                return solvers.load(p["path"], problem=p.get("problem"))
         if job.kind == "run-record":
             return solvers.RunRecord.load(p["path"])
         if job.kind == "generate":
@@ -163,6 +168,17 @@ class Worker(QtCore.QObject):
             return solvers.solve(p["problem"], p["algorithm"], backend=p["backend"], observer=observer,
                                  **p.get("options", {}))
         raise ValueError(f"unknown job kind {job.kind!r}")
+
+    def _load_reporter(self, job: Job) -> Callable[[int, int], None]:
+        """A read_progress callback that tells the GUI at most ~60 times a second how far the load is."""
+        due = [0.0]
+
+        def report(done: int, total: int) -> None:
+            now = time.perf_counter()
+            if now >= due[0] or done >= total:
+                due[0] = now + NOTIFY_INTERVAL
+                self.jobLoadProgress.emit(job, int(done), int(total))
+        return report
 
     def _warm_up(self, job: Job) -> None:
         p = job.params

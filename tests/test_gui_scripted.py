@@ -57,9 +57,20 @@ def test_scripted_bad_inputs_exit_2_with_one_line(tmp_path):
     proc = explorer(str(good), "--algo", "no-such-algo", "--run", "--quit", home=tmp_path)
     assert proc.returncode == 2
     last = proc.stderr.strip().splitlines()[-1]
-    assert last.startswith("error: <options>: algorithm 'no-such-algo'") and "pr-seq" in last
+    assert last.startswith("error: there is no algorithm called no-such-algo; for matching problems choose from ")
+    assert "pr-seq" in last and "<options>" not in last and "'" not in last
     proc = explorer(str(good), "--opt", "oops", "--quit", home=tmp_path)
-    assert proc.returncode == 2 and "--opt expects K=V" in proc.stderr
+    assert proc.returncode == 2 and proc.stderr.strip().splitlines()[-1] == "error: --opt expects K=V, not oops"
+    proc = explorer(str(good), "--size", "big", "--quit", home=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == ("error: --size must be WIDTHxHEIGHT in pixels, each 200 to 20000 (e.g. 1440x900), "
+                                   "not big")
+    # an option the form refuses (eps_factor must be > 1) is refused before anything runs
+    costs = tmp_path / "costs.npy"
+    solvers.save(solvers.generate("dense-lap", n=6, seed=1), str(costs))
+    proc = explorer(str(costs), "--algo", "auction", "--opt", "eps_factor=-1e15", "--run", "--quit", home=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1] == "error: option eps_factor must be > 1 and <= 1e+06, not -1e15"
 
 
 def test_matchscope_gui_reports_a_bad_file_as_path_line_message(tmp_path):
@@ -75,7 +86,9 @@ def test_matchscope_gui_reports_a_bad_file_as_path_line_message(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines()[-1] == f"error: {expected.value}"
     assert str(expected.value).startswith(f"{bad}:3: ")
-    assert not (tmp_path / "x.png").exists()
+    # the screenshot shows the window in its error state (no dataset, the error in the status bar)
+    shot = load_png(tmp_path / "x.png")
+    assert shot.shape[:2] == (900, 1440)
 
 
 def chart_areas(rgb, rows: int, cols: int = 1, top: float = 0.07):

@@ -3,11 +3,16 @@ degree histograms for graphs, a capacity histogram for networks, a cost heatmap 
 assignment problems, the point cloud (x-y, coloured by frame) for point series."""
 from __future__ import annotations
 
+import html
+import warnings
+from pathlib import Path
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 
 from ..theme import series_color, style_plot_widget
+from ..wording import problem_words, settings_words, value_words
 from .base import View
 
 HEATMAP_MAX = 256
@@ -26,7 +31,7 @@ def problem_facts(problem) -> list[tuple[str, str]]:
     for key, value in problem.describe().items():
         if key == "points" and isinstance(value, list):
             value = f"{sum(value)} in all (per frame {min(value)}–{max(value)})" if value else "0"
-        facts.append((key.replace("_", " "), str(value)))
+        facts.append((key.replace("_", " "), "—" if value is None else value_words(value)))
     kind = type(problem).__name__
     if kind == "BipartiteGraph":
         rd, cd = problem.row_degrees(), problem.col_degrees()
@@ -62,12 +67,18 @@ def downsample_image(costs: np.ndarray, limit: int = HEATMAP_MAX) -> np.ndarray:
         return a
     rows, cols = a.shape[0] // fr * fr, a.shape[1] // fc * fc
     a = a[:rows, :cols].reshape(rows // fr, fr, cols // fc, fc)
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a block of forbidden pairs only: NaN, drawn blank
         return np.nanmean(a, axis=(1, 3))
 
 
 class DatasetPanel(View):
+    """The dataset dock. Its header names where the problem came from: the file (and, for a format
+    that can mean several problems, a Read as choice), the generator and its parameters, or, with
+    no dataset loaded, what a replayed run record holds."""
+
     title = "Dataset"
+    readAsRequested = QtCore.Signal(str)  # read the current file again as this problem kind
 
     def __init__(self, session, parent=None):
         super().__init__(session, parent)
@@ -76,6 +87,18 @@ class DatasetPanel(View):
         v.setContentsMargins(4, 4, 4, 4)
         self.source_label = QtWidgets.QLabel(wordWrap=True)
         self.source_label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.read_as_row = QtWidgets.QWidget()
+        row = QtWidgets.QHBoxLayout(self.read_as_row)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(QtWidgets.QLabel("Read as"))
+        self.read_as_combo = QtWidgets.QComboBox()
+        self.read_as_combo.setToolTip("This file's format can hold several kinds of problem: "
+                                      "choose how to read it (it is read again)")
+        row.addWidget(self.read_as_combo, 1)
+        self.read_as_row.hide()
+        self.read_as_combo.activated.connect(
+            lambda i: self.readAsRequested.emit(self.read_as_combo.itemData(i)))
+        v.addWidget(self.read_as_row)
         self.form = QtWidgets.QFormLayout()
         self.form.setFieldGrowthPolicy(QtWidgets.QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         self.form.setVerticalSpacing(2)
@@ -104,17 +127,61 @@ class DatasetPanel(View):
     def redraw(self) -> None:
         problem = self.session.problem
         if problem is None:
+            run = self.session.current_run
+            if run is not None and run.replayed:
+                self._show_record(run)
+                return
             self.show_message("No dataset.\nFile ▸ Open (Ctrl+O), Open Sample or Generate.")
             return
         self.show_message(None)
+        self.preview.show()
+        rows = []
+        generator = getattr(self.session, "generator", None)
+        if self.session.path:
+            header = html.escape(str(self.session.path))
+        elif generator is not None:
+            header = f"generated: {html.escape(generator[0])}"
+            rows.append(("parameters", settings_words(generator[1], "defaults")))
+        else:
+            header = html.escape(str(getattr(problem, "source", None) or "unnamed dataset"))
+        self.source_label.setText(f"<b>{header}</b>")
+        self._fill_read_as(problem)
+        self._fill_form(rows + problem_facts(problem))
+        self._draw_preview(problem)
+
+    def _fill_read_as(self, problem) -> None:
+        kinds = tuple(getattr(self.session, "readings", ()) or ())
+        self.read_as_row.setVisible(len(kinds) > 1 and bool(self.session.path))
+        self.read_as_combo.blockSignals(True)
+        self.read_as_combo.clear()
+        for kind in kinds:
+            self.read_as_combo.addItem(kind + (" (default)" if kind == kinds[0] else ""), kind)
+        index = self.read_as_combo.findData(problem.kind)
+        self.read_as_combo.setCurrentIndex(max(index, 0))
+        self.read_as_combo.blockSignals(False)
+
+    def _fill_form(self, facts) -> None:
         while self.form.rowCount():
             self.form.removeRow(0)
-        for label, text in problem_facts(problem):
+        for label, text in facts:
             value = QtWidgets.QLabel(text, wordWrap=True)
             value.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
             self.form.addRow(f"{label}:", value)
-        self.source_label.setText(f"<b>{self.session.path or getattr(problem, 'source', None) or 'generated'}</b>")
-        self._draw_preview(problem)
+
+    def _show_record(self, run) -> None:
+        """No dataset is loaded, but a run record is replayed: show what the record says of its run."""
+        self.show_message(None)
+        self.read_as_row.hide()
+        self.preview.hide()
+        self._tables = {}
+        where = Path(run.record_path).name if run.record_path else "a run record"
+        self.source_label.setText(f"<b>run record: {html.escape(where)}</b><br>"
+                                  "The problem itself is not stored in a run record.")
+        facts = [("problem", problem_words(run.problem_info)), ("algorithm", run.algorithm),
+                 ("backend", run.backend_used), ("options", settings_words(run.options))]
+        if run.certificate_text:
+            facts.append(("certificate", run.certificate_text))
+        self._fill_form(facts)
 
     def _draw_preview(self, problem) -> None:
         plot = self.preview.getPlotItem()

@@ -1,7 +1,12 @@
 """Solver dock: algorithms that fit the loaded problem, the backends this machine has, the algorithm's
-declared options as a form, Run / Stop, progress and live counters."""
+declared options as a form (checked as they are typed), Run / Stop, progress and the run's numbers.
+
+Only the description and the options scroll: Run, Stop, the progress bar and the result lines stay
+in sight at any window height. "iterations" is always the solver's own count (Result.iterations);
+telemetry reports, when shown, are called reports."""
 from __future__ import annotations
 
+import html
 import math
 
 import numpy as np
@@ -12,8 +17,9 @@ from solvers import registry
 from solvers.errors import InputError
 from solvers.targets import available_backends
 
-from ..forms import set_widget_value, value_widget, widget_value
+from ..forms import editor_changed, option_widget, set_widget_value, widget_text, widget_value
 from ..theme import icon
+from ..wording import certificate_short, duration, plain_text, plural, problem_words, settings_words
 
 BACKEND_NOTES = {"cuda": "needs an NVIDIA GPU and driver (none usable in this process)",
                  "cudasim": "the CUDA simulator must be chosen before numba loads: start with NUMBA_ENABLE_CUDASIM=1"}
@@ -35,14 +41,20 @@ def uninterruptible(algo: registry.Algorithm) -> bool:
     return module.endswith(".reference") or "scipy" in text
 
 
+INVALID_STYLE = "border: 1px solid #d64541; border-radius: 2px;"
+
+
 class SolverPanel(QtWidgets.QWidget):
     runRequested = QtCore.Signal()
     stopRequested = QtCore.Signal()
+    validityChanged = QtCore.Signal()  # an option became valid or invalid: Run follows
 
     def __init__(self, session, parent=None):
         super().__init__(parent)
         self.session = session
         self.option_widgets: dict[str, QtWidgets.QWidget] = {}
+        self.option_errors: dict[str, str] = {}
+        self._shown_run = None
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         top = QtWidgets.QFormLayout()
@@ -52,12 +64,34 @@ class SolverPanel(QtWidgets.QWidget):
         top.addRow("Algorithm", self.algo_combo)
         top.addRow("Backend", self.backend_combo)
         layout.addLayout(top)
+
+        # ---- what scrolls: description, options, notes -------------------------------------
+        self.scroll = QtWidgets.QScrollArea()
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+        self.scroll.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        inner = QtWidgets.QWidget()
+        v = QtWidgets.QVBoxLayout(inner)
+        v.setContentsMargins(0, 0, 0, 0)
         self.description = QtWidgets.QLabel(wordWrap=True)
         self.description.setForegroundRole(QtGui.QPalette.ColorRole.PlaceholderText)  # follows theme changes
-        layout.addWidget(self.description)
         self.options_box = QtWidgets.QGroupBox("Options")
         self.options_form = QtWidgets.QFormLayout(self.options_box)
-        layout.addWidget(self.options_box)
+        v.addWidget(self.options_box)  # first: in a short window the options matter more than the description
+        v.addWidget(self.description)
+        self.note = QtWidgets.QLabel(wordWrap=True)
+        self.note.setStyleSheet("color: #b36b00;")
+        v.addWidget(self.note)
+        v.addStretch(1)
+        self.scroll.setWidget(inner)
+        self.scroll.setMinimumHeight(40)
+        layout.addWidget(self.scroll, 1)
+
+        # ---- always in sight: why Run is disabled, Run / Stop, progress, the run's numbers -----
+        self.invalid_label = QtWidgets.QLabel(wordWrap=True)
+        self.invalid_label.setStyleSheet("color: #d64541;")
+        self.invalid_label.hide()
+        layout.addWidget(self.invalid_label)
         buttons = QtWidgets.QHBoxLayout()
         self.run_button = QtWidgets.QPushButton(icon("run"), "Run")
         self.run_button.setToolTip("Run the algorithm (Ctrl+R, F5)")
@@ -72,18 +106,23 @@ class SolverPanel(QtWidgets.QWidget):
         self.progress.setTextVisible(False)
         self.progress.setMaximumHeight(10)
         layout.addWidget(self.progress)
-        self.elapsed = QtWidgets.QLabel("—")
-        self.live = QtWidgets.QLabel("")
+        self.rows: list[tuple[str, str, str]] = []
+        self.elapsed = QtWidgets.QLabel("—")  # the status line: running · 1.20 s, finished · certified optimal
+        self.elapsed.setWordWrap(True)
+        bold = self.elapsed.font()
+        bold.setBold(True)
+        self.elapsed.setFont(bold)
+        self.live = QtWidgets.QLabel("")       # the run's numbers, a small table
         self.live.setWordWrap(True)
-        font = QtGui.QFontDatabase.systemFont(QtGui.QFontDatabase.SystemFont.FixedFont)
-        self.live.setFont(font)
-        self.elapsed.setFont(font)
+        self.live.setTextFormat(QtCore.Qt.TextFormat.RichText)
+        self.live.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
         layout.addWidget(self.elapsed)
         layout.addWidget(self.live)
-        self.note = QtWidgets.QLabel(wordWrap=True)
-        self.note.setStyleSheet("color: #b36b00;")
-        layout.addWidget(self.note)
-        layout.addStretch(1)
+        self.certificate = QtWidgets.QLabel("")  # the certificate's own words: wrapped, never cut
+        self.certificate.setWordWrap(True)
+        self.certificate.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.certificate.setForegroundRole(QtGui.QPalette.ColorRole.PlaceholderText)
+        layout.addWidget(self.certificate)
         self.algo_combo.currentIndexChanged.connect(self._algorithm_changed)
         self.run_button.clicked.connect(self.runRequested)
         self.stop_button.clicked.connect(self.stopRequested)
@@ -113,13 +152,25 @@ class SolverPanel(QtWidgets.QWidget):
         name = self.algo_combo.currentData()
         return solvers.algorithms().get(name) if name else None
 
+    def available_names(self) -> list[str]:
+        return [self.algo_combo.itemData(i) for i in range(self.algo_combo.count())]
+
     def select_algorithm(self, name: str) -> None:
         index = self.algo_combo.findData(name)
         if index < 0:
-            known = ", ".join(self.algo_combo.itemData(i) for i in range(self.algo_combo.count())) or "none"
-            kind = self.session.problem.kind if self.session.problem is not None else "this"
-            raise InputError(f"algorithm {name!r} cannot run on {kind} problems here; available: {known}",
-                             "<options>")
+            known = ", ".join(self.available_names()) or "none"
+            problem = self.session.problem
+            kind = f"{problem.kind} problems" if problem is not None else "this dataset"
+            hint = ""
+            algo = solvers.algorithms().get(name)
+            readings = getattr(self.session, "readings", ())
+            if algo is not None and problem is not None:
+                other = [k for k in algo.problem_kinds if k in readings and k != problem.kind]
+                if other:
+                    hint = f" (read the file as {other[0]} to run it: Dataset ▸ Read as, or --problem {other[0]})"
+            if algo is None:
+                raise InputError(f"there is no algorithm called {name}; for {kind} choose from {known}")
+            raise InputError(f"{name} cannot run on {kind}{hint}; choose from {known}")
         self.algo_combo.setCurrentIndex(index)
 
     def _algorithm_changed(self) -> None:
@@ -127,14 +178,16 @@ class SolverPanel(QtWidgets.QWidget):
         while self.options_form.rowCount():
             self.options_form.removeRow(0)
         self.option_widgets.clear()
+        self.option_errors.clear()
         self.backend_combo.clear()
         if algo is None:
             self.options_box.setVisible(False)
-            self.update_buttons()
+            self.note.setText("")
+            self._show_validity()
             return
-        text = algo.summary or ""
+        text = html.escape(plain_text(algo.summary or ""))
         if algo.reference:
-            text += f"<br><i>{algo.reference}</i>"
+            text += f"<br><i>{html.escape(plain_text(algo.reference))}</i>"
         if self.session.problem is not None and self.session.problem.kind == "points":
             text += "<br>Tracks the series: one assignment per consecutive frame pair."
         self.description.setText(text)
@@ -149,38 +202,74 @@ class SolverPanel(QtWidgets.QWidget):
                 self.backend_combo.setItemData(i, BACKEND_NOTES.get(b, "not available here"),
                                                QtCore.Qt.ItemDataRole.ToolTipRole)
         for opt in algo.options:
-            w = value_widget(opt.default, type(opt.default) if opt.default is not None else None,
-                             choices=opt.choices)
-            w.setToolTip(opt.help)
+            w = option_widget(opt)
+            limits = opt.range_text()
+            tip = plain_text(opt.help) + (f"\nAllowed: {limits}." if limits else "")
+            w.setToolTip(tip)
             label = QtWidgets.QLabel(opt.name)
-            label.setToolTip(opt.help)
+            label.setToolTip(tip)
             self.options_form.addRow(label, w)
             self.option_widgets[opt.name] = w
+            editor_changed(w).connect(lambda *_, o=opt: self._check_option(o))
         self.options_box.setVisible(bool(algo.options))
         self.note.setText("Runs inside one scipy call: Stop cannot interrupt it; the result is discarded "
                           "when it returns." if uninterruptible(algo) else "")
+        self._show_validity()
+
+    def _check_option(self, opt: registry.Option) -> None:
+        """Check what the option's editor holds now with the Option's own rules; mark it if refused."""
+        w = self.option_widgets.get(opt.name)
+        if w is None:
+            return
+        text = widget_text(w)
+        try:
+            if text is not None and (text.strip() or opt.kind != "text"):
+                opt.parse(text.strip())
+            elif text is None:
+                opt.parse(widget_value(w))
+        except InputError as exc:
+            self.option_errors[opt.name] = str(exc)
+            w.setStyleSheet(INVALID_STYLE)
+            w.setToolTip(str(exc))
+        else:
+            self.option_errors.pop(opt.name, None)
+            w.setStyleSheet("")
+            limits = opt.range_text()
+            w.setToolTip(plain_text(opt.help) + (f"\nAllowed: {limits}." if limits else ""))
+        self._show_validity()
+
+    def invalid_reason(self) -> str:
+        """Why Run is refused ("" when the options are fine): the first refused option, in one line."""
+        return next(iter(self.option_errors.values()), "")
+
+    def _show_validity(self) -> None:
+        reason = self.invalid_reason()
+        self.invalid_label.setText(reason)
+        self.invalid_label.setVisible(bool(reason))
         self.update_buttons()
+        self.validityChanged.emit()
 
     def set_backend(self, name: str) -> None:
         index = self.backend_combo.findData(name)
         if index < 0:
             algo = self.current_algorithm()
-            raise InputError(f"{algo.name if algo else 'this algorithm'} has no backend {name!r}; choose from "
-                             f"{', '.join(self.backend_combo.itemData(i) for i in range(self.backend_combo.count()))}",
-                             "<options>")
+            choices = ", ".join(self.backend_combo.itemData(i) for i in range(self.backend_combo.count()))
+            raise InputError(f"{algo.name if algo else 'this algorithm'} has no backend {name}; "
+                             f"choose from {choices}")
         self.backend_combo.setCurrentIndex(index)
 
     def set_option(self, name: str, value) -> None:
-        """Set an option from a string (CLI) or a value; InputError if the algorithm rejects it."""
+        """Set an option from a string (CLI) or a value; InputError (one line) if the algorithm refuses it."""
         algo = self.current_algorithm()
         if algo is None:
-            raise InputError("choose an algorithm before setting options", "<options>")
+            raise InputError("choose an algorithm before setting options")
         parsed = algo.parse_options({name: value})[name]
         w = self.option_widgets[name]
         try:
             set_widget_value(w, parsed)
         except (ValueError, OverflowError) as exc:
-            raise InputError(f"option {name}={value!r}: {exc}", "<options>") from None
+            raise InputError(f"option {name}={value}: {exc}") from None
+        self._check_option(next(o for o in algo.options if o.name == name))
 
     def options(self) -> dict:
         return {name: widget_value(w) for name, w in self.option_widgets.items()
@@ -196,12 +285,14 @@ class SolverPanel(QtWidgets.QWidget):
     # ---- run state --------------------------------------------------------------------------
     def update_buttons(self) -> None:
         busy = any(r.is_active for r in self.session.runs)
+        reason = self.invalid_reason()
         self.run_button.setEnabled(self.current_algorithm() is not None and self.session.problem is not None
-                                   and not busy)
+                                   and not busy and not reason)
+        self.run_button.setToolTip(f"Cannot run: {reason}" if reason else "Run the algorithm (Ctrl+R, F5)")
         self.stop_button.setEnabled(busy)
 
     def run_started(self, run) -> None:
-        self.progress.setRange(0, 0)  # busy: solvers do not know how far they are
+        self.progress.setRange(0, 0)  # busy: solvers do not know how far they are (tracking does)
         self.clock.start()
         self.update_buttons()
 
@@ -219,39 +310,112 @@ class SolverPanel(QtWidgets.QWidget):
 
     def show_live(self, run) -> None:
         if run is None:
+            self.rows = []
             self.elapsed.setText("—")
             self.live.setText("")
+            self.certificate.setText("")
+            if not any(r.is_active for r in self.session.runs):
+                self.progress.setRange(0, 1)
+                self.progress.setValue(0)
             return
-        seconds = run.wall_seconds
-        if run.is_active and self.clock.isValid():
-            seconds = self.clock.elapsed() / 1e3
-        status = "compiling" if run.preparing and run.is_active else run.status
-        self.elapsed.setText(f"{status:<9} {_duration(seconds)}")
-        cols = run.columns
         run.sync()
-        lines = [f"iterations {cols.n:,}"]
-        if run.preparing and run.is_active:
-            lines.append(f"{run.preparing}…")
-        if cols.n:
-            last = run.recorder.iterations[cols.n - 1]
-            active = last_reported(cols.column("active")[-256:])  # solvers may skip costly counts
-            if active is not None:
-                lines.append(f"active     {active:,}")
-            values = cols.column("value")[-256:]
-            finite = values[np.isfinite(values)]
-            if finite.size:
-                lines.append(f"value      {finite[-1]:.6g}")
-            lines.append(f"phase      {last.phase}")
-        if run.result is not None:
-            r = run.result
-            lines.append(f"result     {r.value:.6g} · {'certified' if r.certified else 'NOT certified'}")
-            lines.append(f"solver     {_duration(r.seconds)} on {r.backend}")
-        elif run.track is not None:
-            acc = getattr(run.track, "accuracy", float("nan"))
-            lines.append(f"accuracy   {acc:.2%}" if isinstance(acc, float) and not math.isnan(acc) else "tracked")
+        self.elapsed.setText(self._status_line(run))
+        self.rows = self._rows(run)
+        self.live.setText(rows_html(self.rows))
+        finished = run.status == "finished"
+        self.certificate.setText(html.escape(run.certificate_text) if finished else "")
+        pairs = self._frame_pair(run)
+        if run.is_active and pairs is not None:
+            self.progress.setRange(0, run.frame_pairs)
+            self.progress.setValue(pairs[0] - 1)
+
+    def live_text(self) -> str:
+        """The run's numbers as plain lines ("iterations 31"), as shown (for tests and copying)."""
+        return "\n".join(" ".join(part for part in row if part) for row in self.rows)
+
+    def _status_line(self, run) -> str:
+        """One short line: what the run is doing, or how it ended."""
+        if run.is_active:
+            if run.preparing:
+                return f"{run.preparing}… (not counted in the run's time)"
+            seconds = self.clock.elapsed() / 1e3 if self.clock.isValid() else run.wall_seconds
+            return f"{run.status} · {duration(seconds)}"
+        what = "replay" if run.replayed else run.status
+        if run.status == "finished":
+            gap = getattr(getattr(run.result, "certificate", None), "gap", None)
+            if gap is None and run.recorded_summary:
+                gap = run.recorded_summary.get("gap") or 0.0
+            return f"{what} · {certificate_short(run.certificate_status, gap or 0.0)}"
+        return what
+
+    @staticmethod
+    def _frame_pair(run) -> tuple[int, int] | None:
+        """(k, N) while a tracking run is in its first pass over the frame pairs, else None."""
+        if not run.frame_pairs or not run.solves_started or run.solves_started > run.frame_pairs:
+            return None
+        return run.solves_started, run.frame_pairs
+
+    def _rows(self, run) -> list[tuple[str, str, str]]:
+        """(name, value, note) per line: progress while it runs, the outcome after; each number named once."""
+        rows = []
+        cols = run.columns
+        if run.replayed:
+            rows.append(("problem", problem_words(run.problem_info), ""))
+            rows.append(("ran on", f"{run.backend_used}", settings_words(run.options)))
+        if run.is_active:
+            pairs = self._frame_pair(run)
+            if pairs is not None:
+                rows.append(("frame pair", f"{pairs[0]:,} of {pairs[1]:,}", ""))
+            elif run.frame_pairs and run.solves_started:
+                rows.append(("gating", f"solve {run.solves_started - run.frame_pairs:,}",
+                             "re-solving frame pairs with long links"))
+            current = run.current_iteration
+            if current is not None and not run.frame_pairs:
+                rows.append(("iteration", f"{current:,}", ""))
+            if cols.n:
+                active = last_reported(cols.column("active")[-256:])  # solvers may skip costly counts
+                if active is not None:
+                    rows.append(("active", f"{active:,}", ""))
+                values = cols.column("value")[-256:]
+                finite = values[np.isfinite(values)]
+                if finite.size:
+                    rows.append(("value", f"{finite[-1]:.6g}", ""))
+                rows.append(("phase", run.recorder.iterations[cols.n - 1].phase, ""))
+        elif run.status == "finished":
+            if run.track is not None:
+                acc = getattr(run.track, "accuracy", None)
+                frames = getattr(run.track, "frame_stats", None) or []
+                rows.append(("tracked", plural(len(frames), "frame pair"),
+                             f"accuracy {acc:.2%}" if isinstance(acc, float) and not math.isnan(acc) else ""))
+            else:
+                value = run.result.value if run.result is not None else (run.recorded_summary or {}).get("value")
+                if value is not None:
+                    rows.append(("value", f"{float(value):.6g}", ""))
+            if run.iterations is not None:  # the solver's own count (a tracking run: its assignment solves)
+                noun = "solves" if run.track is not None else "iterations"
+                rows.append((noun, f"{run.iterations:,}", f"{plural(run.n_reports, 'telemetry report')}"
+                             if run.n_reports else ""))
+            if run.solver_seconds is not None:
+                rows.append(("solver", duration(run.solver_seconds), "the algorithm only"))
+            if not run.replayed:
+                rows.append(("wall", duration(run.wall_seconds), "incl. certifying"))
+                if run.warmup_seconds > 0.05:
+                    rows.append(("warm-up", duration(run.warmup_seconds), "compiling, untimed"))
         if run.error and run.status != "finished":
-            lines.append(run.error)
-        self.live.setText("\n".join(lines))
+            rows.append(("", run.error, ""))
+        return rows
+
+
+def rows_html(rows: list[tuple[str, str, str]]) -> str:
+    """A small table: name, value, and a muted note that explains it (wrapped, never cut)."""
+    if not rows:
+        return ""
+    cells = []
+    for name, value, note in rows:
+        cells.append(f"<tr><td style='padding-right:8px'>{html.escape(name)}</td>"
+                     f"<td style='padding-right:8px'><b>{html.escape(value)}</b></td>"
+                     f"<td style='color:#888'>{html.escape(note)}</td></tr>")
+    return "<table cellspacing='0' cellpadding='0'>" + "".join(cells) + "</table>"
 
 
 def last_reported(active: np.ndarray) -> int | None:
@@ -259,10 +423,3 @@ def last_reported(active: np.ndarray) -> int | None:
     known = np.flatnonzero(active >= 0)
     return int(active[known[-1]]) if known.size else None
 
-
-def _duration(seconds: float) -> str:
-    if seconds < 1:
-        return f"{seconds * 1e3:.1f} ms"
-    if seconds < 120:
-        return f"{seconds:.2f} s"
-    return f"{int(seconds // 60)} min {seconds % 60:.0f} s"
