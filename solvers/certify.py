@@ -26,10 +26,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 
 import numpy as np
 from numba import njit
 
+from .exact import float_sum, float_sum_up, int_sum
 from .problems import BipartiteGraph, CostMatrix, FlowNetwork, SparseCosts
 from .result import Certificate, Solution
 
@@ -350,6 +352,24 @@ def certify_flow(network: FlowNetwork, flow) -> Certificate:
 # Both problem classes are handed to the kernels as a CSR of costs: SparseCosts as is, CostMatrix as
 # ``dense`` rows of length n_cols (row_ptr = i * n_cols, no column index array, inf = forbidden), so
 # a large dense matrix is never copied.
+#
+# Exactness. Float64 costs are binary fractions, so the proof is checked exactly, not within a
+# rounding allowance: u_i = min_j (c_ij - v_j) is rounded *down* per entry (TwoSum gives the exact
+# error of each difference), so u_i + v_j <= c_ij holds exactly, and that is verified exactly
+# again; the gap cost - (sum u + sum v) is an exact sum (math.fsum) rounded up. A dual found
+# by float search is thus a proven lower bound on the optimum, whatever rounding went into it.
+# ``tolerance`` is then only the optimality claim's allowance for the solvers' own rounding:
+# ROUNDING * (pairs + 1) * machine epsilon * S, where S sums the magnitudes the proof adds up
+# (twice the assigned costs for the solver's duals, which the certificate does not trust to set
+# its own allowance; the assigned costs and the derived potentials otherwise). It scales with the
+# data at every magnitude, 1e-300 and 1e300 alike, and an offset shared by all costs (1e6 plus
+# noise of 1e-3) cannot swallow the differences that matter.
+
+ROUNDING = 16
+EPS = float(np.finfo(np.float64).eps)
+SPFA_RELATIVE = 4 * EPS  # a shortest-path distance drops only by more than this share of the terms
+SPFA_RETRIES = 4  # a cycle that float sums made negative (exactly it is not): retry 256x coarser
+
 
 class _CostRows:
     def __init__(self, problem):
@@ -411,21 +431,56 @@ def _max_dual_violation(row_ptr, col_ind, dense, cost, u, v):
 
 
 @njit(cache=True)
-def _row_min_reduced(row_ptr, col_ind, dense, cost, v):
-    """min over allowed j of c_ij - v_j per row (inf for a row with no allowed pair)."""
+def _difference_down(c, v):
+    """The largest float <= c - v exactly (TwoSum: the rounded difference plus its exact error)."""
+    d = c - v
+    back = d - c
+    error = (c - (d - back)) + (-v - back)
+    if error < 0.0:
+        return np.nextafter(d, -np.inf)
+    return d
+
+
+@njit(cache=True)
+def _sum_exceeds(a, b, c):
+    """Whether a + b > c exactly. Rounding to nearest is monotone, so a rounded sum other than c
+    decides; an equal one is decided by the sign of the sum's exact error (TwoSum)."""
+    s = a + b
+    if s != c:
+        return s > c
+    back = s - a
+    return (a - (s - back)) + (b - back) > 0.0
+
+
+@njit(cache=True)
+def _row_min_down(row_ptr, col_ind, dense, cost, v):
+    """u_i = the largest float with u_i <= c_ij - v_j exactly for every allowed j (inf for a row
+    with no allowed pair), then every pair checked exactly: returns (u, i, j) with (i, j) the first
+    pair where u_i + v_j > c_ij, (-1, -1) when there is none (as there must not be)."""
     n = row_ptr.size - 1
     out = np.full(n, np.inf)
     for i in range(n):
         best = np.inf
         for k in range(row_ptr[i], row_ptr[i + 1]):
             c = cost[k]
-            if not np.isfinite(c):
+            if c == np.inf:
                 continue
             j = k - row_ptr[i] if dense else col_ind[k]
-            if c - v[j] < best:
-                best = c - v[j]
+            if c - v[j] <= best:  # a rounded difference above best cannot round down below it
+                d = _difference_down(c, v[j])
+                if d < best:
+                    best = d
         out[i] = best
-    return out
+        if best == np.inf:
+            continue
+        for k in range(row_ptr[i], row_ptr[i + 1]):
+            c = cost[k]
+            if c == np.inf:
+                continue
+            j = k - row_ptr[i] if dense else col_ind[k]
+            if _sum_exceeds(best, v[j], c):
+                return out, i, j
+    return out, -1, -1
 
 
 @njit(cache=True)
@@ -439,7 +494,19 @@ def _push(b, queue, queued, qhead, size):
 
 
 @njit(cache=True)
-def _spfa_potentials(n_cols, row_ptr, col_ind, dense, cost, row_match, col_match, mate_cost, delta):
+def _cycle_node(pred, b, n_nodes):
+    """Follow the predecessors from b n_nodes times: a node on a cycle of them (so the tentative
+    paths loop), or (-1, path length) when they end first."""
+    x = b
+    for steps in range(n_nodes):
+        x = pred[x]
+        if x < 0:
+            return -1, steps + 1
+    return x, n_nodes
+
+
+@njit(cache=True)
+def _spfa_potentials(n_cols, row_ptr, col_ind, dense, cost, row_match, col_match, mate_cost, relative):
     """Shortest distances by SPFA (FIFO Bellman-Ford) on the residual graph of a complete assignment.
 
     Nodes: rows 0..n-1, cols n..n+m-1 and a hub. Arcs: row i -> col j (c_ij) for every allowed pair
@@ -447,16 +514,21 @@ def _spfa_potentials(n_cols, row_ptr, col_ind, dense, cost, row_match, col_match
     -> hub (0), which pins free columns to the hub and every other column at or below it. Rows >
     cols: every row -> hub (0) and hub -> free row (0), the mirror image. Every node but an assigned
     row starts at 0 (a virtual source); an assigned row's only in-arc comes from its column, so its
-    pair ends up tight. A distance only drops by more than ``delta``, so float round-off cannot
-    cycle. (A distance-ordered heap was tried: faster on some dense instances, much slower on
-    sparse ones.) Returns (dist, ok); ok False means a negative cycle: a tentative shortest path
-    through every node.
+    pair ends up tight. A distance only drops by more than ``relative`` times the magnitudes summed,
+    so float round-off rarely cycles. (A distance-ordered heap was tried: faster on some dense
+    instances, much slower on sparse ones.)
+
+    Returns (dist, ok, node, pred, pred_cost): ok False means the tentative paths loop, and node
+    lies on that loop of predecessors (pred_cost[x]: the cost of the arc pred[x] -> x), which the
+    caller sums exactly: negative, a cheaper assignment exists; else float round-off made it.
     """
     n, m = row_match.size, n_cols
     n_nodes = n + m + 1
     hub = n + m
     dist = np.zeros(n_nodes)
     arcs = np.zeros(n_nodes, dtype=np.int64)  # arcs on the current tentative path
+    pred = np.full(n_nodes, -1, dtype=np.int64)
+    pred_cost = np.zeros(n_nodes)
     queue = np.empty(n_nodes, dtype=np.int64)
     queued = np.zeros(n_nodes, dtype=np.bool_)
     qhead, size = 0, 0
@@ -482,14 +554,19 @@ def _spfa_potentials(n_cols, row_ptr, col_ind, dense, cost, row_match, col_match
             for k in range(row_ptr[a], row_ptr[a + 1]):
                 c = cost[k]
                 j = k - row_ptr[a] if dense else col_ind[k]
-                if j == mate or not np.isfinite(c):
+                if j == mate or c == np.inf:
                     continue
                 b = n + j
-                if da + c < dist[b] - delta:
-                    dist[b] = da + c
+                cand = da + c
+                if cand < dist[b] - relative * (abs(da) + abs(c)):
+                    dist[b] = cand
+                    pred[b], pred_cost[b] = a, c
                     arcs[b] = arcs[a] + 1
                     if arcs[b] >= n_nodes:
-                        return dist, False
+                        x, length = _cycle_node(pred, b, n_nodes)
+                        if x >= 0:
+                            return dist, False, x, pred, pred_cost
+                        arcs[b] = length
                     size = _push(b, queue, queued, qhead, size)
             # the row's remaining out-arc: to the hub when rows > cols
             targets_lo, targets_hi, step = hub, hub + 1 if n > m else hub, 0.0
@@ -506,13 +583,28 @@ def _spfa_potentials(n_cols, row_ptr, col_ind, dense, cost, row_match, col_match
         for b in range(targets_lo, targets_hi):
             if a == hub and n > m and row_match[b] >= 0:
                 continue  # the hub leads to free rows only
-            if da + step < dist[b] - delta:
-                dist[b] = da + step
+            cand = da + step
+            if cand < dist[b] - relative * (abs(da) + abs(step)):
+                dist[b] = cand
+                pred[b], pred_cost[b] = a, step
                 arcs[b] = arcs[a] + 1
                 if arcs[b] >= n_nodes:
-                    return dist, False
+                    x, length = _cycle_node(pred, b, n_nodes)
+                    if x >= 0:
+                        return dist, False, x, pred, pred_cost
+                    arcs[b] = length
                 size = _push(b, queue, queued, qhead, size)
-    return dist, True
+    return dist, True, -1, pred, pred_cost
+
+
+def _cycle_costs(pred: np.ndarray, pred_cost: np.ndarray, node: int) -> np.ndarray:
+    """The arc costs around the loop of predecessors through ``node``."""
+    costs, x = [], node
+    while True:
+        costs.append(pred_cost[x])
+        x = int(pred[x])
+        if x == node:
+            return np.array(costs)
 
 
 def _parse_duals(duals, n: int, m: int):
@@ -531,54 +623,71 @@ def _parse_duals(duals, n: int, m: int):
 
 def _check_duals(cr: _CostRows, u, v, rows, mates, pair_cost, primal, tol):
     """Complementary slackness within tol: u_i + v_j <= c_ij on allowed pairs, = on assigned
-    pairs, sign conditions of the rectangular LP, dual objective = primal. Returns (ok, why)."""
+    pairs, sign conditions of the rectangular LP, dual objective = primal. Returns (ok, why).
+    Only says whether the solver's duals are right as given; the proof never rests on it."""
     n, m = cr.n_rows, cr.n_cols
-    dual = float(u.sum() + v.sum())
-    worst, wi, wj = _max_dual_violation(*cr.args(), u, v)
-    if worst > tol:
-        return False, f"u[{wi}] + v[{wj}] exceeds c[{wi},{wj}] by {worst:g}"
-    assigned = np.flatnonzero(rows >= 0)
-    slack = np.abs(pair_cost[assigned] - u[assigned] - v[rows[assigned]])
-    if slack.size and slack.max() > tol:
-        i = int(assigned[np.argmax(slack)])
-        return False, f"assigned pair ({i}, {int(rows[i])}) is not tight (slack {slack.max():g})"
-    for side, pot, free, applies in (("col", v, mates < 0, n < m), ("row", u, rows < 0, n > m)):
-        if not applies:
-            continue
-        if pot.size and pot.max() > tol:
-            return False, f"{side} potential {int(np.argmax(pot))} is positive ({pot.max():g})"
-        loose = np.flatnonzero(free & (np.abs(pot) > tol))
-        if loose.size:
-            return False, f"unassigned {side} {int(loose[0])} has nonzero potential {pot[loose[0]]:g}"
-    if abs(primal - dual) > tol:
-        return False, f"dual objective {dual:g} differs from the cost {primal:g}"
+    with np.errstate(all="ignore"):  # duals may be huge: overflow here just means "not tight"
+        dual = float_sum(u, v)
+        worst, wi, wj = _max_dual_violation(*cr.args(), u, v)
+        if not worst <= tol:
+            return False, f"u[{wi}] + v[{wj}] exceeds c[{wi},{wj}] by {worst:g}"
+        assigned = np.flatnonzero(rows >= 0)
+        slack = np.abs(pair_cost[assigned] - u[assigned] - v[rows[assigned]])
+        if slack.size and not slack.max() <= tol:
+            i = int(assigned[np.argmax(slack)])
+            return False, f"assigned pair ({i}, {int(rows[i])}) is not tight (slack {slack.max():g})"
+        for side, pot, free, applies in (("col", v, mates < 0, n < m), ("row", u, rows < 0, n > m)):
+            if not applies:
+                continue
+            if pot.size and pot.max() > tol:
+                return False, f"{side} potential {int(np.argmax(pot))} is positive ({pot.max():g})"
+            loose = np.flatnonzero(free & (np.abs(pot) > tol))
+            if loose.size:
+                return False, f"unassigned {side} {int(loose[0])} has nonzero potential {pot[loose[0]]:g}"
+        if not abs(primal - dual) <= tol:
+            return False, f"dual objective {dual:g} differs from the cost {primal:g}"
     return True, ""
 
 
 def _feasible_duals(cr: _CostRows, v):
-    """A dual-feasible (u, v) built from any column potentials v: v shifted <= 0 when rows < cols,
-    u_i = min_j (c_ij - v_j) (capped at 0 when rows > cols). Its objective is a proven lower bound."""
+    """An exactly feasible dual (u, v) from any column potentials v: v shifted <= 0 when rows <
+    cols, u_i = min_j (c_ij - v_j) rounded down (capped at 0 when rows > cols), or None. Its
+    objective is a proven lower bound on the optimum."""
     n, m = cr.n_rows, cr.n_cols
+    v = np.asarray(v, dtype=np.float64)
     if n < m and v.size:
-        v = v - max(0.0, float(v.max()))
-    u = _row_min_reduced(*cr.args(), v)
+        with np.errstate(over="ignore", invalid="ignore"):
+            v = v - max(0.0, float(v.max()))  # v_j - max v rounds to <= 0: the sign survives rounding
+    if not np.all(np.isfinite(v)):
+        return None
+    u, bad_row, _ = _row_min_down(*cr.args(), v)
     if n > m:
         u = np.minimum(u, 0.0)
-    if not np.all(np.isfinite(u)):
+    if bad_row >= 0 or not np.all(np.isfinite(u)):
         return None
-    return u, v, float(u.sum() + v.sum())
+    return u, v
 
 
-def _derived_columns(cr: _CostRows, rows, mates, pair_cost, tol):
+def _derived_columns(cr: _CostRows, rows, mates, pair_cost):
     """Column potentials by SPFA on the residual graph of the complete assignment ``rows``:
-    (columns, True), or (partial columns, False) when a negative cycle shows a cheaper assignment."""
+    (columns, None), or (partial columns, arc costs of a cycle of exactly negative cost: a cheaper
+    assignment exists), or (None, None) when float round-off defeats the search."""
     n, m = cr.n_rows, cr.n_cols
     assigned = rows >= 0
     mate_cost = np.zeros(m)
     mate_cost[rows[assigned]] = pair_cost[assigned]
-    delta = tol / (4.0 * (n + m + 1))  # per-arc slack of the derived potentials, well inside tol
-    dist, no_negative_cycle = _spfa_potentials(m, *cr.args(), rows, mates, mate_cost, delta)
-    return dist[n:n + m] - dist[n + m], no_negative_cycle
+    relative = SPFA_RELATIVE
+    for _ in range(SPFA_RETRIES):
+        dist, no_loop, node, pred, pred_cost = _spfa_potentials(m, *cr.args(), rows, mates, mate_cost, relative)
+        with np.errstate(invalid="ignore"):
+            columns = dist[n:n + m] - dist[n + m]
+        if no_loop:
+            return columns, None
+        cycle = _cycle_costs(pred, pred_cost, node)
+        if float_sum_up(cycle) < 0:  # exactly negative: not an artefact of rounding
+            return columns, cycle
+        relative *= 256
+    return None, None
 
 
 def _reference_assignment(problem) -> np.ndarray | None:
@@ -597,10 +706,13 @@ def _reference_assignment(problem) -> np.ndarray | None:
             if cost.size == 0 or not np.all(np.isfinite(cost)):
                 return None
             # every complete assignment has min(n, m) pairs, so a constant shift keeps the optimum;
-            # it makes every weight positive (scipy reads a stored zero as no edge)
-            shifted = cost - float(cost.min()) + 1.0
-            r, c = min_weight_full_bipartite_matching(
-                csr_matrix((shifted, problem.col_ind, problem.row_ptr), shape=(n, m)))
+            # it makes every weight positive (scipy reads a stored zero as no edge), at the costs' scale
+            low, high = float(cost.min()), float(cost.max())
+            shifted = (cost - low) + max(high - low, float(np.finfo(np.float64).tiny))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # scipy warns of explicit zeros it drops: there are none
+                r, c = min_weight_full_bipartite_matching(
+                    csr_matrix((shifted, problem.col_ind, problem.row_ptr), shape=(n, m)))
     except (ValueError, MemoryError):
         return None
     row_match = np.full(n, -1, dtype=np.int64)
@@ -608,7 +720,7 @@ def _reference_assignment(problem) -> np.ndarray | None:
     return row_match
 
 
-def _reference_columns(problem, cr: _CostRows, tol):
+def _reference_columns(problem, cr: _CostRows):
     """Column potentials proving an independently found optimal assignment optimal, or None."""
     ref = _reference_assignment(problem)
     if ref is None:
@@ -618,8 +730,13 @@ def _reference_columns(problem, cr: _CostRows, tol):
         return None
     ref_mates = np.full(cr.n_cols, -1, dtype=np.int64)
     ref_mates[ref[ref >= 0]] = np.flatnonzero(ref >= 0)
-    columns, ok = _derived_columns(cr, ref, ref_mates, ref_cost, tol)
-    return columns if ok else None
+    columns, cycle = _derived_columns(cr, ref, ref_mates, ref_cost)
+    return columns if columns is not None and cycle is None else None
+
+
+def rounding_tolerance(pairs: int, magnitude: float) -> float:
+    """The optimality claim's allowance: ROUNDING * (pairs + 1) * epsilon * magnitude."""
+    return ROUNDING * (pairs + 1) * EPS * magnitude
 
 
 def certify_assignment(problem: CostMatrix | SparseCosts, row_match, col_match=None, duals=None,
@@ -627,10 +744,11 @@ def certify_assignment(problem: CostMatrix | SparseCosts, row_match, col_match=N
     """Min-cost assignment. Valid: allowed pairs, each row/col at most once, min(rows, cols) pairs.
 
     Optimal: column potentials v (the solver's, else derived here by shortest paths) are turned
-    into an exactly feasible dual (u_i = min_j c_ij - v_j, with the rectangular sign conditions),
-    whose objective D is a lower bound on the optimum; gap = cost - D. Proven optimal when gap <=
-    tol = 1e-9 * max(1, max|c|) * max(rows, cols), or, for integer costs, when gap < 1 (less the
-    arithmetic's rounding), which is what an epsilon-run with n * epsilon < 1 leaves.
+    into an exactly feasible dual (u_i = min_j c_ij - v_j rounded down, with the rectangular sign
+    conditions), whose objective D is a lower bound on the optimum; gap = cost - D, summed exactly
+    and rounded up. Proven optimal when gap <= tolerance (see the section comment: it scales with
+    the magnitudes summed), or, for integer costs, when gap < 1 (every assignment costs an integer),
+    which is what an epsilon-run with n * epsilon < 1 leaves.
 
     Not proven optimal: the gap is the smallest cost - D over every feasible dual built, including
     (for at most REFERENCE_CELLS entries) the potentials of an independently found optimal
@@ -654,77 +772,104 @@ def certify_assignment(problem: CostMatrix | SparseCosts, row_match, col_match=N
     if mates is None:
         return Certificate(kind, False, False, details=why)
     assigned = rows >= 0
-    primal = float(pair_cost[assigned].sum())
-    tol = TOLERANCE_SCALE * max(1.0, cr.max_abs) * max(n, m, 1)
-    count, needed = int(assigned.sum()), min(n, m)
-    if count < needed:
-        return Certificate(kind, False, False, tolerance=tol, witness={"value": primal},
-                           details=f"incomplete assignment: {count} of {needed} pairs")
+    assigned_costs = pair_cost[assigned]
+    primal = float_sum(assigned_costs)
+    magnitude = float_sum(np.abs(assigned_costs))
+    pairs = min(n, m)
+    strict_tol = rounding_tolerance(pairs, 2.0 * magnitude)
+    count = int(assigned.sum())
+    if count < pairs:
+        return Certificate(kind, False, False, tolerance=strict_tol, witness={"value": primal},
+                           details=f"incomplete assignment: {count} of {pairs} pairs")
 
     claimed = max(n, m) * float(epsilon) if epsilon > 0 else 0.0
     notes = [f"epsilon {epsilon:g}, declared bound n*epsilon = {claimed:g}"] if epsilon > 0 else []
-    bounds = []  # (dual objective, u, v) of every feasible dual built
+    bounds = []  # (gap, tol, u, v) of every feasible dual built
 
-    def attempt(v, how):
-        """A certificate if the feasible dual built from v proves optimality, else None."""
+    def attempt(v, how, reason, trusted):
+        """A certificate if the exactly feasible dual built from v proves optimality, else None.
+        ``trusted``: the potentials are the certificate's own, so their magnitudes may widen
+        the rounding allowance (a solver's could inflate it at will)."""
         feasible = _feasible_duals(cr, v)
         if feasible is None:
             return None
-        fu, fv, dual = feasible
-        bounds.append((dual, fu, fv))
-        gap = primal - dual
-        if cr.integer:
-            # every assignment costs an integer, so a gap below 1 is no gap; allow for rounding in D
-            summed = np.abs(fu).sum() + np.abs(fv).sum() + np.abs(pair_cost[assigned]).sum()
-            rounding = 2 * (n + m + 1) * np.finfo(np.float64).eps * summed
-            if not gap < 1.0 - rounding:
-                return None
-            # every assignment costs an integer, so cost - optimum < 1 means cost = optimum
-            reason = f"{how}: integer costs and dual gap {gap:.3g} < 1, so gap 0"
+        fu, fv = feasible
+        gap = float_sum_up(assigned_costs, -fu, -fv)  # >= cost - D exactly
+        tol = strict_tol
+        if trusted:
+            tol = rounding_tolerance(pairs, magnitude + float_sum(np.abs(fu)) + float_sum(np.abs(fv)))
+        bounds.append((gap, tol, fu, fv))
+        if gap <= tol:
+            note = f"{how}: cost - dual = {gap:.3g} <= tol {tol:.3g}"
+        elif cr.integer and gap < 1.0:
+            note = f"{how}: integer costs and dual gap {gap:.3g} < 1, so gap 0"
+            reason += "; with integer costs a dual gap below 1 is no gap"
             gap = 0.0
-        elif gap <= tol:
-            reason = f"{how}: cost - dual = {gap:.3g} <= tol"
         else:
             return None
-        return Certificate(kind, True, True, max(gap, 0.0), tol, "; ".join(notes + [reason]),
-                           {"value": primal, "u": fu, "v": fv, "dual_objective": dual}, claimed)
+        return Certificate(kind, True, True, max(gap, 0.0), tol, "; ".join(notes + [note]),
+                           {"value": primal, "u": fu, "v": fv, "dual_objective": float_sum(fu, fv)}, claimed,
+                           reason)
 
+    solver_note = ""
     if duals is not None:
         u, v, why = _parse_duals(duals, n, m)
         if u is None:
             notes.append(f"solver duals rejected: {why}")
+            solver_note = "the solver's own duals were unusable"
         else:
-            slack_ok, why = _check_duals(cr, u, v, rows, mates, pair_cost, primal, tol)
+            slack_ok, why = _check_duals(cr, u, v, rows, mates, pair_cost, primal, strict_tol)
             if not slack_ok:
                 notes.append(f"solver duals break complementary slackness: {why}")
-            cert = attempt(v, "solver duals verified" if slack_ok else "solver duals made feasible")
+            how = "solver duals verified" if slack_ok else "solver duals made feasible"
+            reason = ("the solver's dual potentials prove it" if slack_ok else
+                      "the solver's dual potentials, made exactly feasible, prove it")
+            cert = attempt(v, how, reason, trusted=False)
             if cert is not None:
                 return cert
             notes.append("solver duals rejected: they do not prove optimality")
+            solver_note = ("the solver's own prices were only epsilon-optimal" if epsilon > 0 else
+                           "the solver's own duals did not prove it")
 
-    columns, no_negative_cycle = _derived_columns(cr, rows, mates, pair_cost, tol)
-    if no_negative_cycle:
-        cert = attempt(columns, "potentials derived by shortest paths")
+    columns, cycle = _derived_columns(cr, rows, mates, pair_cost)
+    reason = "dual potentials derived independently by shortest paths prove it"
+    if solver_note:
+        reason += f"; {solver_note}"
+    cheaper = cycle is not None
+    if columns is not None and not cheaper:
+        cert = attempt(columns, "potentials derived by shortest paths", reason, trusted=True)
         if cert is not None:
             return cert
         notes.append("derived potentials leave a gap")
+    elif cheaper:
+        notes.append(f"the residual graph has a negative cycle of {len(cycle)} arcs: a cheaper assignment "
+                     "exists")
+        attempt(np.where(np.isfinite(columns), columns, 0.0), "", "", trusted=True)  # only for the bound
     else:
-        notes.append("the residual graph has a negative cycle: a cheaper assignment exists")
-        attempt(np.where(np.isfinite(columns), columns, 0.0), "")  # only for the bound
+        notes.append("float round-off defeated the shortest-path search for potentials")
     if n * m <= REFERENCE_CELLS:
-        reference = _reference_columns(problem, cr, tol)
+        reference = _reference_columns(problem, cr)
         if reference is not None:
-            cert = attempt(reference, "potentials of an independent optimal assignment")
-            if cert is not None:
+            cert = attempt(reference, "potentials of an independent optimal assignment",
+                           "the potentials of an independently computed optimal assignment prove it", trusted=True)
+            if cert is not None:  # cheaper by at most the rounding allowance, if a negative cycle was found
                 return cert
             notes.append("gap measured against an independent optimal assignment")
     witness = {"value": primal}
-    gap = math.inf
+    gap, tol = math.inf, strict_tol
     if bounds:
-        dual, u, v = max(bounds, key=lambda b: b[0])
-        gap = max(primal - dual, 0.0)
-        witness.update(u=u, v=v, dual_objective=dual)
+        gap, tol, u, v = min(bounds, key=lambda b: b[0])
+        gap = max(gap, 0.0)
+        witness.update(u=u, v=v, dual_objective=float_sum(u, v))
+    within = claimed > 0 and gap <= claimed + tol
     if claimed > 0:
-        notes.append(f"proven gap {gap:.6g} is within the claimed {claimed:g}" if gap <= claimed + tol
+        notes.append(f"proven gap {gap:.6g} is within the claimed {claimed:g}" if within
                      else f"proven gap {gap:.6g} exceeds the claimed {claimed:g}")
-    return Certificate(kind, True, False, gap, tol, "; ".join(notes), witness, claimed)
+    if within:
+        reason = "proven by " + ("potentials derived by shortest paths" if columns is not None and not cheaper
+                                 else "dual potentials")
+    elif cheaper:
+        reason = "a cheaper assignment exists"
+    else:
+        reason = "no dual potentials found close the gap"
+    return Certificate(kind, True, False, gap, tol, "; ".join(notes), witness, claimed, reason)

@@ -16,6 +16,8 @@ class Certificate:
     ``bound``: the gap the run itself claims: 0 for a run that claims an optimum, n * epsilon for an
     epsilon-optimal auction run (epsilon-complementary slackness leaves at most that).
     ``witness`` holds the proof's arrays (König cover, cut side, dual potentials).
+    ``reason``: what proves it (or why it is not proven), in a few plain words for people;
+    ``details`` keeps the technical notes (which duals were tried, and why they failed).
 
     Certified (``certified``): valid, and either proven optimal, or, for a run that claims only a
     gap (bound > 0), proven within that claim: gap <= bound + tolerance. ``status`` names which:
@@ -30,6 +32,7 @@ class Certificate:
     details: str = ""
     witness: dict = field(default_factory=dict)
     bound: float = 0.0
+    reason: str = ""
 
     @property
     def within_bound(self) -> bool:
@@ -62,7 +65,8 @@ class Certificate:
                 state += f" (more than the {self.bound:g} the run claims)"
         else:
             state = "INVALID"
-        return f"{self.kind}: {state}" + (f" ({self.details})" if self.details else "")
+        why = self.reason or self.details
+        return f"{self.kind}: {state}" + (f" ({why})" if why else "")
 
 
 @dataclass(frozen=True)

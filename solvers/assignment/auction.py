@@ -15,8 +15,9 @@ Minimisation: persons (rows) bid for objects (columns) with benefit -cost. One p
 Epsilon-scaling: epsilon falls from (cost range)/eps_factor by eps_factor per phase, prices carry
 over. Integer costs are scaled by (n + 1) and the last phase runs at epsilon = 1, i.e.
 epsilon = 1/(n+1) < 1/n on the original costs: the assignment is optimal, and prices stay integers
-(exact in float64). Real costs finish at eps (option) or, by default, 2.5e-10 * max|c|, so the
-certified gap primal - dual <= n * epsilon lies inside the certificate's tolerance.
+(exact in float64). Real costs are scaled by a power of two (exact) that brings max|c| to order 1,
+and finish at eps (option) or, by default, 2.5e-10 times the cost range (at least 1e-13 * max|c|,
+where prices stop moving): the claim gap <= n * epsilon is relative to the data at any magnitude.
 
 Rectangular problems are transposed so persons <= objects and padded with dummy persons of benefit
 0, which keeps epsilon-CS meaningful for the objects left unassigned (the plain asymmetric auction
@@ -63,7 +64,7 @@ ALGORITHMS = [
 GS_THRESHOLD = 64   # at or below this many unassigned persons the single-block Gauss-Seidel tail bids
 GS_BUDGET = 8192    # bids per tail launch before the host looks again (telemetry, cancellation)
 ROUNDS_PER_READ = 4  # Jacobi rounds launched between two counter readbacks
-REAL_EPS = 2.5e-10  # default final epsilon for real costs, relative to max|c|
+REAL_EPS = 2.5e-10  # default final epsilon for real costs, relative to the cost range
 MIN_EPS = 1e-13     # smallest epsilon relative to max|c| (below it prices stop moving in float64)
 
 
@@ -81,11 +82,23 @@ def complete_assignment_exists(allowed: np.ndarray) -> bool:
 
 
 def epsilon_schedule(view, eps: float, scaling: str, factor: float) -> tuple[float, list[float], float]:
-    """(scale, epsilons in scaled units, cap): benefits are -scale * cost."""
-    max_abs = max(1.0, view.stats.max_abs)
+    """(scale, epsilons in scaled units, cap): benefits are -scale * cost.
+
+    Integer costs: scale n + 1 and a last epsilon of 1 (exact). Real costs: scale is the power of
+    two that brings max|c| into [1/2, 1) (exact: it only shifts exponents), and the last epsilon is
+    REAL_EPS times the cost range, at least MIN_EPS times max|c| (below that a price no longer
+    moves in float64), at most the range itself: costs of 1e-20 and 1e300 get the same schedule."""
     exact = view.exact_integer and eps == 0.0
-    scale = float(view.n + 1) if exact else 1.0
-    final = 1.0 if exact else max(eps if eps > 0 else REAL_EPS * max_abs, MIN_EPS * max_abs)
+    if exact:
+        scale, final = float(view.n + 1), 1.0
+    else:
+        scale = power_of_two_scale(view.stats.max_abs)
+        top, span = scale * view.stats.max_abs, scale * view.stats.span
+        final = max(eps * scale if eps > 0 else REAL_EPS * span, MIN_EPS * top)
+        if span > 0:
+            final = min(final, span)  # a larger epsilon claims no more: any assignment is that close
+        if not final > 0:
+            final = 1.0  # every cost is 0
     span = scale * view.stats.span
     epsilons = []
     if scaling == "on":
@@ -96,6 +109,16 @@ def epsilon_schedule(view, eps: float, scaling: str, factor: float) -> tuple[flo
     epsilons.append(final)
     cap = span + epsilons[0]  # raise for a person with a single allowed object (no second best)
     return scale, epsilons, cap
+
+
+def power_of_two_scale(max_abs: float) -> float:
+    """2^-e with max_abs = f * 2^e, f in [1/2, 1): multiplying by it is exact (no rounding), and
+    brings the largest |cost| to order 1 (the exponent is kept within +-1000 so the scale itself
+    is a normal float)."""
+    if not max_abs > 0 or not math.isfinite(max_abs):
+        return 1.0
+    _, exponent = math.frexp(max_abs)
+    return math.ldexp(1.0, -min(max(exponent, -1000), 1000))
 
 
 class _Auction:

@@ -35,8 +35,8 @@ InfeasibleError; so does a row or column with no allowed pair at the initial red
 
 Exactness: integer costs are handled exactly (float64 duals of integers; on the GPU an integer
 matrix with |c| < 2^24 is stored as float32, still exact, halving the memory traffic). Real costs
-use a zero-slack tolerance of 16 * n * machine epsilon * max|c| for the rounding that dual steps
-accumulate. Returned duals are those of the original problem: u_i + v_j <= c_ij on allowed pairs,
+use a zero-slack tolerance of 16 * n * machine epsilon * max|c| (relative to the data: no floor at 1)
+for the rounding that dual steps accumulate. Returned duals are those of the original problem: u_i + v_j <= c_ij on allowed pairs,
 equality on assigned pairs, and, for rectangular problems, potentials <= 0 on the larger side and 0
 on its unassigned vertices (the dummy rows' common dual is shifted into u and v).
 """
@@ -209,10 +209,11 @@ def device_costs(launcher, view: CostView, compact_integers: bool) -> tuple[obje
 
 
 def zero_tolerance(view: CostView) -> float:
-    """0 for exact integer costs; else a bound on the rounding the dual steps accumulate."""
+    """0 for exact integer costs; else a bound on the rounding the dual steps accumulate, relative
+    to the costs' own scale (costs of 1e-20 get a tolerance of about 1e-33, not 1e-13)."""
     if view.exact_integer:
         return 0.0
-    return 16.0 * view.n * np.finfo(np.float64).eps * max(1.0, view.stats.max_abs)
+    return 16.0 * view.n * np.finfo(np.float64).eps * view.stats.max_abs
 
 
 def empty_solution(problem: CostMatrix) -> Solution:

@@ -56,10 +56,7 @@ def run_lapjvsp(problem: SparseCosts, backend: str, tel) -> Solution:
         tel.iteration(0, "start", active=min(problem.shape))
     if problem.n_edges == 0 and min(problem.shape) > 0:
         raise _infeasible(problem, ValueError("no allowed pairs"))
-    # scipy drops explicit zeros (and so would drop zero-cost pairs): shift every cost to >= 1.
-    # Every complete assignment has min(rows, cols) pairs, so a constant shift keeps the optimum.
-    shift = 1.0 - float(problem.cost.min()) if problem.n_edges else 0.0
-    shifted = csr_matrix((problem.cost + shift, problem.col_ind, problem.row_ptr), shape=problem.shape)
+    shifted = csr_matrix((positive_weights(problem.cost), problem.col_ind, problem.row_ptr), shape=problem.shape)
     try:
         rows, cols = min_weight_full_bipartite_matching(shifted)
     except ValueError as exc:  # scipy: "no full matching exists"
@@ -69,6 +66,19 @@ def run_lapjvsp(problem: SparseCosts, backend: str, tel) -> Solution:
     if tel.enabled:
         tel.iteration(1, "done", active=0, value=value)
     return _solution(problem.shape, rows, cols, value)
+
+
+def positive_weights(cost: np.ndarray) -> np.ndarray:
+    """Costs shifted to be positive at their own scale: scipy drops explicit zeros (and so would
+    drop zero-cost pairs). Every complete assignment has min(rows, cols) pairs, so a constant shift
+    keeps the optimum; the weights become (c - min) + (max - min), in [span, 2 span]: the shift is
+    at the differences' own scale (a shift to 1 erases costs of 1e-20, and 1 - min erases the
+    minimum of costs near 1e300)."""
+    if not cost.size:
+        return cost
+    low, high = float(cost.min()), float(cost.max())
+    floor = max(high - low, float(np.finfo(np.float64).tiny))
+    return (cost - low) + floor
 
 
 def _pair_costs(problem: SparseCosts, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
