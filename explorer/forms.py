@@ -26,10 +26,11 @@ _PARTIAL_NUMBER = re.compile(r"^[+-]?(\d*\.?\d*)([eE][+-]?\d*)?$")
 
 
 def short_float(value: float) -> str:
-    """0.5, 5, 1e-20, 1e+300, inf: the shortest text that reads back as (nearly) the same number."""
+    """0.5, 5, 1e-20, 1e+300, inf: the shortest text that reads back as the same number."""
     if math.isinf(value):
         return "inf" if value > 0 else "-inf"
-    return f"{value:.15g}"
+    text = repr(float(value))  # the shortest text that reads back as exactly this double
+    return text[:-2] if text.endswith(".0") else text
 
 
 class FloatSpinBox(QtWidgets.QDoubleSpinBox):

@@ -246,10 +246,12 @@ class MainWindow(QtWidgets.QMainWindow):
         self.act_reset_layout = self._action("Reset Layout", self.reset_layout)
         # one entry per tab, Ctrl+1..Ctrl+5 in tab order
         self.view_actions = []
+        self.view_group = QtGui.QActionGroup(self)  # exclusive: the shown tab is the checked entry
         for index, view in enumerate(self.views):
             action = self._action(f"{view.title} View", lambda v=view: self.show_view(v), f"Ctrl+{index + 1}",
                                   None, f"Show the {view.title} tab")
             action.setCheckable(True)
+            self.view_group.addAction(action)
             self.view_actions.append(action)
         self.act_about = self._action("About", self.about)
 
@@ -390,7 +392,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.busy_bar.setVisible(bool(text))
         if done is not None and total:
             self.busy_bar.setRange(0, 1000)
-            self.busy_bar.setValue(int(1000 * min(1.0, done / total)))
+            self.busy_bar.setValue(round(1000 * min(1.0, done / total)))
         else:
             self.busy_bar.setRange(0, 0)
 

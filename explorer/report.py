@@ -8,12 +8,13 @@ from pathlib import Path
 from solvers.io_util import atomic_write_text
 
 from . import export
+from .wording import certificate_short, duration, settings_words, value_words
 
 
 def _fmt(value) -> str:
     if isinstance(value, float):
         return "—" if math.isnan(value) else f"{value:.6g}"
-    return str(value)
+    return "—" if value is None else value_words(value)
 
 
 def write_report(window, path) -> Path:
@@ -26,24 +27,34 @@ def write_report(window, path) -> Path:
     assets.mkdir(parents=True, exist_ok=True)
     lines = [f"# matchscope run report: {run.algorithm}", ""]
     if session.problem is not None:
-        lines += ["## Dataset", "", f"Source: `{session.path or getattr(session.problem, 'source', None) or 'generated'}`", ""]
+        source = session.path or (f"generated: {session.generator[0]} ({settings_words(session.generator[1])})"
+                                  if getattr(session, "generator", None) else "unnamed dataset")
+        lines += ["## Dataset", "", f"Source: `{source}`", ""]
         lines += [export.markdown_table(["property", "value"], [[k, _fmt(v)] for k, v in
                                                                 session.problem.describe().items()])]
     lines += ["## Run", ""]
     rows = [["algorithm", run.algorithm], ["backend requested", run.backend],
-            ["options", ", ".join(f"{k}={v}" for k, v in run.options.items()) or "defaults"],
-            ["status", run.status], ["iterations recorded", run.n_iterations],
-            ["snapshots recorded", len(run.recorder.snapshots)]]
+            ["options", settings_words(run.options)], ["status", run.status],
+            ["iterations", "—" if run.iterations is None else run.iterations],  # the solver's own count
+            ["telemetry reports", run.n_reports], ["snapshots recorded", len(run.recorder.snapshots)]]
+    if run.certificate_status is not None:
+        rows.append(["outcome", certificate_short(run.certificate_status,
+                                                  getattr(getattr(run.result, "certificate", None), "gap", 0.0))])
+    if run.solver_seconds is not None:
+        rows.append(["solver time", duration(run.solver_seconds)])
+    if not run.replayed and run.status == "finished":
+        rows.append(["wall time (incl. certifying)", duration(run.wall_seconds)])
     if run.result is not None:
         r = run.result
-        rows += [["backend", r.backend], ["value", _fmt(r.value)], ["solver iterations", r.iterations],
-                 ["seconds", _fmt(r.seconds)], ["certificate", r.certificate.summary()]]
+        rows += [["backend", r.backend], ["value", _fmt(r.value)], ["certificate", r.certificate.summary()]]
         rows += [[f"stat: {k}", _fmt(v)] for k, v in r.summary().get("stats", {}).items()]
     elif run.track is not None:
         rows += [["accuracy", _fmt(getattr(run.track, "accuracy", math.nan))],
-                 ["frame pairs", len(getattr(run.track, "links", []) or [])]]
+                 ["frame pairs", len(getattr(run.track, "links", []) or [])],
+                 ["certificate", run.certificate_text]]
     elif run.recorded_summary:
-        rows += [[k, _fmt(v)] for k, v in run.recorded_summary.items() if not isinstance(v, dict)]
+        rows += [[k, _fmt(v)] for k, v in run.recorded_summary.items()
+                 if not isinstance(v, dict) and k not in ("iterations",)]
     if run.error:
         rows.append(["message", run.error])
     lines += [export.markdown_table(["", ""], rows)]

@@ -1,0 +1,591 @@
+"""The explorer's window shell: what a newcomer tripped over (issue 11, GUI part A). Exports that
+apply and write what their extension names, reading a file as another problem, controls in sight,
+one iteration count, progress, plain words, option checks in the form, short outcomes, and the state
+across datasets and replays."""
+from __future__ import annotations
+
+import csv
+import json
+import math
+import re
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from test_gui_fakes import (configure_qt_platform, fake_algorithms, flush_deleted_widgets,  # noqa: F401
+                            save_shot, small_graph, wait_loaded, wait_run, window)
+
+configure_qt_platform()
+
+import solvers  # noqa: E402
+from PySide6 import QtCore, QtWidgets  # noqa: E402
+from solvers import registry  # noqa: E402
+from solvers.problems import BipartiteGraph  # noqa: E402
+from solvers.result import Solution  # noqa: E402
+
+pytestmark = pytest.mark.gui
+RUNNER_MODULE = __name__
+PYTHON_INTERNALS = ("{", "}", "PosixPath", "<options>", "FlowNetwork", "BipartiteGraph", "CostMatrix",
+                    "PointSeries", "1 iterations", "1 frames")
+
+
+def run_fake_short(problem: BipartiteGraph, backend, tel, found=1):
+    """Claims a matching of ``found`` pairs (fewer than the optimum): the certificate must refute it."""
+    row = np.full(problem.n_rows, -1, dtype=np.int64)
+    col = np.full(problem.n_cols, -1, dtype=np.int64)
+    rows, cols = problem.edges()
+    taken = 0
+    for r, c in zip(rows, cols):
+        if taken < found and row[r] < 0 and col[c] < 0:
+            row[r], col[c] = c, r
+            taken += 1
+    if tel.enabled:
+        tel.iteration(0, "done", value=float(taken))
+    return Solution(float(taken), 1, row, col)
+
+
+FAKE_SHORT = registry.Algorithm("fake-short", ("matching",), (BipartiteGraph,), ("cpu",),
+                                f"{RUNNER_MODULE}:run_fake_short", (registry.Option("found", 1, low=0),),
+                                summary="test stand-in returning a non-maximum matching")
+
+
+def open_graph(qtbot, win, tmp_path, seed=1, n=60, name=None, square=True):
+    graph = small_graph(seed, n)
+    path = tmp_path / (name or f"graph{seed}.mtx")
+    solvers.save(graph, str(path))
+    win.open_path(path)
+    wait_loaded(qtbot, win)
+    return graph, path
+
+
+def run_now(qtbot, win, algorithm, **options):
+    win.solver_panel.select_algorithm(algorithm)
+    for key, value in options.items():
+        win.solver_panel.set_option(key, value)
+    run = win.start_run()
+    assert run is not None, win.errors
+    wait_run(qtbot, run)
+    assert run.status == "finished", run.error
+    QtWidgets.QApplication.processEvents()  # the queued finish reaches the panel
+    return run
+
+
+def log_lines(win) -> list[str]:
+    return [message for _, message in win.log_panel.entries]
+
+
+def assert_plain(text: str) -> None:
+    for bad in PYTHON_INTERNALS:
+        assert bad not in text, f"{bad!r} in user text: {text}"
+    assert not re.search(r"'[^' ]*'", text), f"a quoted repr in user text: {text}"
+
+
+def tiny_particles(tmp_path, frames=4, n=8):
+    series = solvers.generate("particles", n=n, frames=frames, seed=3)
+    path = tmp_path / "particles.npz"
+    solvers.save(series, str(path))
+    return series, path
+
+
+# ---- 1. exports ---------------------------------------------------------------------------------
+
+def test_3d_export_is_disabled_and_refused_without_a_point_series(window, qtbot, tmp_path, fake_algorithms):
+    win = window
+    open_graph(qtbot, win, tmp_path)
+    run_now(qtbot, win, "fake-pr", steps=5)
+    win.export_menu.aboutToShow.emit()
+    assert not win.act_export_3d.isEnabled()
+    target = tmp_path / "view3d.png"
+    assert win._guarded("exported the 3D view", win.export_3d, target) is None
+    assert not target.exists(), "a blank picture must not be written"
+    assert win.errors[-1] == "exported the 3D view: the 3D view shows a point series; this dataset has none"
+    win.error_box.close()
+    # Export Current View follows what the current tab holds
+    win.show_view(win.tracks_view)
+    assert not win.act_export_view.isEnabled()
+    win.show_view(win.activity_view)
+    assert win.act_export_view.isEnabled()
+
+
+def test_export_actions_enable_only_when_they_can_write(window, qtbot, tmp_path, fake_algorithms):
+    win = window
+    win.export_menu.aboutToShow.emit()
+    for action in (win.act_export_solution, win.act_export_3d, win.act_export_dataset, win.act_export_compare,
+                   win.act_export_report, win.act_save_dataset):
+        assert not action.isEnabled(), action.text()
+    open_graph(qtbot, win, tmp_path)
+    win.export_menu.aboutToShow.emit()
+    assert win.act_export_dataset.isEnabled() and win.act_save_dataset.isEnabled()
+    assert not win.act_export_solution.isEnabled() and not win.act_export_compare.isEnabled()
+    run_now(qtbot, win, "fake-pr", steps=5)
+    win.export_menu.aboutToShow.emit()
+    assert win.act_export_solution.isEnabled() and win.act_export_report.isEnabled()
+
+
+def test_tracks_export_as_track_csv_and_track_json_by_extension(window, qtbot, tmp_path):
+    win = window
+    series, path = tiny_particles(tmp_path)
+    win.open_path(path)
+    wait_loaded(qtbot, win)
+    run = run_now(qtbot, win, "lsa")
+    assert run.track is not None
+    win.export_solution(tmp_path / "tracks.json")
+    record = json.loads((tmp_path / "tracks.json").read_text())  # JSON, not CSV text
+    assert {"summary", "frame_stats", "tracks"} <= set(record)
+    assert len(record["frame_stats"]) == series.n_frames - 1
+    win.export_solution(tmp_path / "tracks.csv")
+    with open(tmp_path / "tracks.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert list(rows[0])[:6] == ["track", "frame", "index", "x", "y", "z"]
+    # every point of the series once, at its coordinates (the README's Track CSV)
+    seen = sorted((int(r["frame"]), int(r["index"])) for r in rows)
+    assert seen == [(t, i) for t in range(series.n_frames) for i in range(series.frames[t].shape[0])]
+    for r in rows[:20]:
+        point = series.frames[int(r["frame"])][int(r["index"])]
+        assert np.allclose([float(r["x"]), float(r["y"]), float(r["z"])], point)
+    # the same bytes as solvers.save (what `matchscope solve --out` writes)
+    solvers.save(run.track, str(tmp_path / "reference.csv"))
+    assert (tmp_path / "tracks.csv").read_bytes() == (tmp_path / "reference.csv").read_bytes()
+    with pytest.raises(solvers.InputError) as refused:
+        win.export_solution(tmp_path / "tracks.txt")
+    assert str(refused.value).startswith(f"{tmp_path / 'tracks.txt'}: tracks cannot be written as tracks.txt; "
+                                         "choose one of *.csv")
+    assert not (tmp_path / "tracks.txt").exists()
+
+
+def test_solution_export_refuses_an_unknown_extension_in_one_line(window, qtbot, tmp_path, fake_algorithms):
+    win = window
+    open_graph(qtbot, win, tmp_path)
+    run_now(qtbot, win, "fake-pr", steps=5)
+    for name in ("m.txt", "m.npy", "m.mtx.zip"):
+        assert win._guarded("exported the solution", win.export_solution, tmp_path / name) is None
+        assert not (tmp_path / name).exists()
+        message = win.errors[-1]
+        assert "\n" not in message and "cannot be written as" in message and "*.json" in message
+        assert_plain(message.replace(str(tmp_path), ""))
+    win.export_solution(tmp_path / "plain")  # no extension: CSV, like `solve --out`
+    assert (tmp_path / "plain").read_text().startswith("row,col")
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+# ---- 2. read as ---------------------------------------------------------------------------------
+
+def max_flow_oracle(network) -> int:
+    g = nx.DiGraph()
+    for t, h, c in zip(network.tail.tolist(), network.head.tolist(), network.capacity.tolist()):
+        if g.has_edge(t, h):
+            g[t][h]["capacity"] += c
+        else:
+            g.add_edge(t, h, capacity=c)
+    if network.source_vertex not in g or network.sink_vertex not in g:
+        return 0
+    return int(nx.maximum_flow_value(g, network.source_vertex, network.sink_vertex))
+
+
+def test_a_square_mtx_can_be_read_as_flow_and_solved_by_dinic(window, qtbot, tmp_path):
+    win = window
+    rng = np.random.default_rng(4)
+    n = 12
+    rows, cols = rng.integers(0, n, 50), rng.integers(0, n, 50)
+    vals = rng.integers(1, 9, 50)
+    path = tmp_path / "graph.mtx"
+    path.write_text("%%MatrixMarket matrix coordinate integer general\n"
+                    f"{n} {n} {len(rows)}\n" + "".join(f"{r + 1} {c + 1} {v}\n" for r, c, v in zip(rows, cols, vals)))
+    win.open_path(path)
+    wait_loaded(qtbot, win)
+    assert win.session.problem.kind == "matching"
+    assert win.dataset_panel.read_as_row.isVisibleTo(win.dataset_panel)
+    combo = win.dataset_panel.read_as_combo
+    assert [combo.itemData(i) for i in range(combo.count())] == ["matching", "assignment", "flow"]
+    assert "dinic" not in win.solver_panel.available_names()
+    # Dataset ▸ Read as: flow reads the file again
+    combo.setCurrentIndex(combo.findData("flow"))
+    combo.activated.emit(combo.currentIndex())
+    qtbot.waitUntil(lambda: win.session.problem.kind == "flow" and not win.host.busy, timeout=20_000)
+    assert win.session.path == str(path) and win.session.dataset_name == "graph.mtx as flow"
+    assert {"dinic", "edmonds-karp"} <= set(win.solver_panel.available_names())
+    run = run_now(qtbot, win, "dinic")
+    assert run.result.value == max_flow_oracle(solvers.load(str(path), problem="flow"))
+    assert run.label.endswith("· graph.mtx as flow")
+
+
+def test_read_as_dialog_and_the_gui_default_reading(qtbot, tmp_path):
+    from explorer.app import build_parser, reading_for
+    from explorer.dialogs import ReadAsDialog
+    path = tmp_path / "g.mtx"
+    solvers.save(small_graph(1, 10), str(path))
+    dialog = ReadAsDialog("g.mtx", ("matching", "assignment", "flow"))
+    qtbot.addWidget(dialog)
+    assert dialog.chosen() == "matching"
+    assert "dinic" in dialog.buttons["flow"].text() and "(default)" in dialog.buttons["matching"].text()
+    dialog.choose("flow")
+    assert dialog.chosen() == "flow"
+    # `matchscope gui graph.mtx --algo dinic` reads it as a flow network, as `matchscope solve` does
+    assert reading_for(str(path), None, "dinic") == "flow"
+    assert reading_for(str(path), None, "gpr") is None  # the format's default already fits
+    assert reading_for(str(path), "assignment", "dinic") == "assignment"
+    assert build_parser().parse_args([str(path), "--problem", "flow"]).problem == "flow"
+
+
+# ---- 3. controls in sight -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("size", [(1440, 900), (1024, 700)])
+def test_run_stop_progress_and_results_stay_in_sight(window, qtbot, tmp_path, fake_algorithms, size):
+    win = window
+    win.resize(*size)
+    win.fit_docks()
+    open_graph(qtbot, win, tmp_path)
+    run_now(qtbot, win, "fake-pr", steps=5)
+    win.solver_panel.select_algorithm("gpr")  # the longest options form
+    win.session.set_current_run(None)
+    win.session.set_current_run(win.session.runs[-1])
+    QtWidgets.QApplication.processEvents()
+    dock = win.solver_dock
+    panel = win.solver_panel
+    assert win.size() == QtCore.QSize(*size)
+    visible = QtCore.QRect(QtCore.QPoint(0, 0), dock.size())
+    for widget in (panel.run_button, panel.stop_button, panel.progress, panel.elapsed, panel.live,
+                   panel.certificate):
+        assert widget.isVisible(), widget
+        box = QtCore.QRect(widget.mapTo(dock, QtCore.QPoint(0, 0)), widget.size())
+        assert visible.contains(box), f"{widget} at {box} outside the dock {visible}"
+        if isinstance(widget, QtWidgets.QLabel):  # a wrapped label gets the height its lines need: not cut
+            assert box.height() >= widget.heightForWidth(box.width()), widget.text()
+        elif isinstance(widget, QtWidgets.QPushButton):
+            assert box.height() >= widget.minimumSizeHint().height()
+    assert panel.options_box.isVisibleTo(panel)
+    save_shot(win, f"shell-solver-{size[0]}x{size[1]}.png")
+
+
+# ---- 4. one iteration count, labelled times ------------------------------------------------------
+
+def test_iterations_are_the_solvers_own_count_everywhere(window, qtbot, tmp_path):
+    win = window
+    open_graph(qtbot, win, tmp_path)
+    run = run_now(qtbot, win, "hopcroft-karp")
+    solver_count = run.result.iterations
+    assert run.n_reports != solver_count  # the case the newcomer met: 1 iteration, 2 reports
+    rows = {name: (value, note) for name, value, note in win.solver_panel.rows}
+    assert rows["iterations"] == (f"{solver_count:,}", f"{run.n_reports} telemetry reports")
+    assert rows["solver"][1] == "the algorithm only" and rows["wall"][1] == "incl. certifying"
+    outcome = log_lines(win)[-1]
+    assert f"{solvers.text.plural(solver_count, 'iteration')}," in outcome
+    win.session.compare_with([run])
+    headers, table = win.compare_view.table_rows()
+    assert table[0][headers.index("iterations")] == solver_count
+    report = win.export_report(tmp_path / "report.md").read_text()
+    assert f"| iterations | {solver_count} |" in report
+    assert f"| telemetry reports | {run.n_reports} |" in report
+
+
+def test_durations_use_readable_units(window, qtbot, tmp_path):
+    from explorer.session import RunState
+    graph = small_graph(2, 20)
+    run = RunState("hopcroft-karp", "cpu", {}, "matching", problem=graph, dataset="g")
+    run.result = solvers.solve(graph, "hopcroft-karp", backend="cpu")
+    run.status = "finished"
+    run.wall_seconds = 210.1122
+    run.warmup_seconds = 3.2
+    window.solver_panel.show_live(run)
+    rows = {name: value for name, value, _ in window.solver_panel.rows}
+    assert rows["wall"] == "3 min 30 s" and rows["warm-up"] == "3.20 s"
+    assert "ms" not in rows["wall"]
+
+
+# ---- 5. progress ----------------------------------------------------------------------------------
+
+def test_loading_reports_bytes_and_the_bar_is_determinate(window, qtbot, tmp_path):
+    win = window
+    graph = small_graph(3, 400)
+    path = tmp_path / "big.mtx"
+    solvers.save(graph, str(path))
+    seen = []
+    win.host.worker.jobLoadProgress.connect(lambda job, done, total: seen.append((done, total)))
+    win.open_path(path)
+    wait_loaded(qtbot, win)
+    size = path.stat().st_size
+    assert seen and seen[-1] == (size, size) and all(t == size for _, t in seen)
+    job = win.host.submit(__import__("explorer.worker", fromlist=["Job"]).Job("load", {"path": str(path)}))
+    win._job_load_progress(job, size // 2, size)
+    assert (win.busy_bar.minimum(), win.busy_bar.maximum()) == (0, 1000)
+    assert win.busy_bar.value() == round(1000 * (size // 2) / size)
+    assert "50%" in win.busy_label.text()
+    wait_loaded(qtbot, win)
+
+
+def test_tracking_shows_frame_pair_k_of_n(window, qtbot, tmp_path):
+    from explorer.session import RunState
+    from explorer.worker import ForwardingObserver
+    series, path = tiny_particles(tmp_path, frames=5)
+    window.open_path(path)
+    wait_loaded(qtbot, window)
+    run = RunState("lsa", "cpu", {}, "points", problem=series, dataset="particles")
+    run.frame_pairs = 4
+    run.status = "running"
+    observer = ForwardingObserver(run, __import__("threading").Event(), lambda: None)
+    info = solvers.telemetry.RunInfo("lsa", "cpu", "assignment")
+    panel = window.solver_panel
+    for k in (1, 2, 3, 4):
+        observer.on_start(info)
+        panel.show_live(run)
+        assert ("frame pair", f"{k} of 4", "") in panel.rows
+        assert (panel.progress.maximum(), panel.progress.value()) == (4, k - 1)
+    observer.on_start(info)  # the gate re-solves a pair with a long link
+    panel.show_live(run)
+    assert ("gating", "solve 1", "re-solving frame pairs with long links") in panel.rows
+    # a real tracking run counts its solves through the same observer
+    real = run_now(qtbot, window, "lsa")
+    assert real.solves_started == real.iterations >= 4
+    rows = {name: value for name, value, _ in panel.rows}
+    assert rows["tracked"] == "4 frame pairs" and rows["solves"] == str(real.iterations)
+
+
+# ---- 6. plain words --------------------------------------------------------------------------------
+
+def test_user_text_has_no_python_internals(window, qtbot, tmp_path, fake_algorithms):
+    win = window
+    _, path = open_graph(qtbot, win, tmp_path, n=30)
+    run = run_now(qtbot, win, "pr-seq", k=0.5)
+    win.export_view(win.dataset_panel, tmp_path / "dataset.png")
+    win._guarded("exported the dataset view", win.export_view, win.dataset_panel, tmp_path / "d.png")
+    lines = log_lines(win)
+    assert any(line == "loaded graph1.mtx: matching: 30 rows, 30 cols, 90 edges" for line in lines), lines
+    assert f"run #{run.id}: pr-seq on auto backend, k=0.5, init=cheap, on graph1.mtx" in lines
+    assert lines[-1] == f"exported the dataset view: {tmp_path / 'd.png'}"
+    for line in lines:
+        assert_plain(line.replace(str(tmp_path), ""))
+    assert_plain(win.status_label.text().replace(str(tmp_path), ""))
+    with pytest.raises(solvers.InputError) as bad:
+        win.solver_panel.set_backend("nope")
+    assert str(bad.value) == "pr-seq has no backend nope; choose from auto, cpu"
+    with pytest.raises(solvers.InputError) as bad:
+        win.solver_panel.select_algorithm("dinic")
+    assert str(bad.value).startswith("dinic cannot run on matching problems (read the file as flow to run it")
+    win.generate("random-bipartite", {"rows": 5, "cols": 5, "degree": 1})
+    qtbot.waitUntil(lambda: win.session.path is None and not win.host.busy, timeout=20_000)
+    assert log_lines(win)[-2] == "generating random-bipartite (rows=5, cols=5, degree=1)"
+    assert log_lines(win)[-1] == "generated random-bipartite 5 × 5: matching: 5 rows, 5 cols, 5 edges"
+
+
+def test_problem_words_for_every_kind():
+    from explorer.wording import problem_words
+    cases = [
+        (solvers.generate("washington-rlg", rows=3, cols=3, seed=1), "flow: "),
+        (solvers.generate("dense-lap", n=4, seed=1), "assignment: 4 rows, 4 cols, costs "),
+        (solvers.generate("sparse-lap", rows=4, cols=4, degree=2, seed=1), "assignment: 4 rows, 4 cols, 8 edges"),
+        (solvers.generate("particles", n=3, frames=2, seed=1), "points: 2 frames, "),
+        (small_graph(1, 1, 1), "matching: 1 row, 1 col, 1 edge"),
+    ]
+    for problem, start in cases:
+        text = problem_words(problem.describe())
+        assert text.startswith(start), text
+        assert_plain(text)
+
+
+# ---- 7. options checked in the form -----------------------------------------------------------------
+
+def open_costs(qtbot, win, tmp_path):
+    path = tmp_path / "costs.npy"
+    solvers.save(solvers.generate("dense-lap", n=5, seed=2), str(path))
+    win.open_path(path)
+    wait_loaded(qtbot, win)
+
+
+def type_into(qtbot, widget, text):
+    edit = widget.lineEdit()
+    edit.selectAll()
+    edit.del_()
+    qtbot.keyClicks(edit, text)
+
+
+def test_an_invalid_option_is_marked_and_run_stays_disabled(window, qtbot, tmp_path):
+    win = window
+    open_costs(qtbot, win, tmp_path)
+    panel = win.solver_panel
+    panel.select_algorithm("auction")
+    factor = panel.option_widgets["eps_factor"]
+    assert (factor.minimum(), factor.maximum()) == (1.0, 1e6)  # the declared range
+    type_into(qtbot, factor, "1")  # in the spin box's range, but the bound is open
+    assert panel.invalid_reason() == "option eps_factor must be > 1 and <= 1e+06, not 1"
+    assert not panel.run_button.isEnabled() and not win.act_run.isEnabled()
+    assert panel.invalid_label.isVisible() and panel.invalid_label.text() == panel.invalid_reason()
+    assert "d64541" in factor.styleSheet()
+    runs = len(win.session.runs)
+    assert win.start_run() is None and len(win.session.runs) == runs  # nothing is queued, nothing listed
+    type_into(qtbot, factor, "-1e15")
+    assert panel.invalid_reason() == "option eps_factor must be > 1 and <= 1e+06, not -1e15"
+    eps = panel.option_widgets["eps"]
+    type_into(qtbot, factor, "4")
+    assert panel.invalid_reason() == "" and panel.run_button.isEnabled() and win.act_run.isEnabled()
+    type_into(qtbot, eps, "-1")
+    assert panel.invalid_reason() == "option eps must be 0 to 1e+300, not -1"
+    type_into(qtbot, eps, "1e-20")  # tiny epsilons are legal for tiny costs: no rounding to 6 places
+    assert panel.invalid_reason() == "" and panel.options()["eps"] == 1e-20
+    save_shot(win, "shell-options.png")
+
+
+def test_every_numeric_option_gets_its_declared_range(window, qtbot):
+    from explorer.forms import option_widget
+    for algo in solvers.algorithms().values():
+        for opt in algo.options:
+            widget = option_widget(opt)
+            if opt.kind == "float":
+                assert widget.minimum() == (-math.inf if opt.low is None else opt.low), opt
+                assert widget.maximum() == (math.inf if opt.high is None else opt.high), opt
+            elif opt.kind == "int":
+                assert widget.minimum() == (opt.low if opt.low is not None else -(2**31 - 1)), opt
+                assert widget.maximum() == min(opt.high if opt.high is not None else 2**31 - 1, 2**31 - 1), opt
+            widget.deleteLater()
+
+
+def declared_verdict(option, value: float) -> bool:
+    """Is ``value`` allowed, worked out from the declaration by hand (the oracle for the form)."""
+    if math.isnan(value):
+        return False
+    if math.isinf(value) and not (value > 0 and option.high is not None and math.isinf(option.high)):
+        return False
+    if option.low is not None and (value < option.low or (option.low_open and value == option.low)):
+        return False
+    return option.high is None or value <= option.high
+
+
+@settings(max_examples=120, deadline=None)
+@given(value=st.one_of(st.floats(allow_nan=False), st.sampled_from([0.0, 1.0, 1e6, 1e300, -1.0, 1e-300, 1.0000001,
+                                                                     math.inf, -math.inf])),
+       name=st.sampled_from([("auction", "eps"), ("auction", "eps_factor"), ("gpr", "k"), ("pr-seq", "k")]))
+def test_the_form_refuses_exactly_what_the_declaration_refuses(qapp, value, name):
+    from explorer.forms import option_widget, short_float, widget_text
+    algo = solvers.algorithms()[name[0]]
+    option = next(o for o in algo.options if o.name == name[1])
+    widget = option_widget(option)
+    widget.lineEdit().setText(short_float(value))
+    text = widget_text(widget)
+    assert float(text) == value  # nothing rounded: 1e-300 and 1.7976931348623157e308 read back exactly
+    try:
+        option.parse(text)
+        form_ok = True
+    except solvers.InputError:
+        form_ok = False
+    assert form_ok == declared_verdict(option, float(text))
+    widget.deleteLater()
+
+
+# ---- 8. short outcome in the status bar, the certificate in full elsewhere ---------------------------
+
+def test_status_bar_says_certified_or_not_and_the_certificate_is_not_cut(window, qtbot, tmp_path, monkeypatch):
+    win = window
+    monkeypatch.setitem(solvers.algorithms(), "fake-short", FAKE_SHORT)
+    open_graph(qtbot, win, tmp_path)
+    good = run_now(qtbot, win, "hopcroft-karp")
+    assert win.status_label.text() == f"run #{good.id} hopcroft-karp: value {good.result.value:g} · certified optimal"
+    bad = run_now(qtbot, win, "fake-short")
+    assert not bad.result.certified
+    assert win.status_label.text() == f"run #{bad.id} fake-short: value 1 · NOT certified (not proven optimal)"
+    certificate = bad.result.certificate.summary()
+    assert win.solver_panel.certificate.text() == certificate and win.solver_panel.certificate.wordWrap()
+    assert log_lines(win)[-1].endswith(f"Certificate: {certificate}")
+    assert win.log_panel.entries[-1][0] == "warning"
+
+
+# ---- 9. state across datasets ------------------------------------------------------------------------
+
+def test_runs_are_named_by_dataset_and_a_new_dataset_clears_the_views(window, qtbot, tmp_path, fake_algorithms):
+    win = window
+    open_graph(qtbot, win, tmp_path, seed=1)
+    first = run_now(qtbot, win, "fake-pr", steps=5)
+    assert first.label == f"#{first.id} fake-pr [cpu] · graph1.mtx"
+    win.refresh_all()
+    assert win.labels_view.has_content()
+    win.generate("random-bipartite", {"rows": 40, "cols": 50, "degree": 2})
+    qtbot.waitUntil(lambda: win.session.path is None and not win.host.busy, timeout=20_000)
+    win.refresh_all()
+    assert win.session.current_run is None and first in win.session.runs
+    assert not win.labels_view.has_content() and not win.activity_view.has_content()
+    assert win.solver_panel.live_text() == "" and win.solver_panel.elapsed.text() == "—"
+    assert win.solver_panel.progress.value() == 0
+    # the header says what was generated
+    assert win.dataset_panel.source_label.text() == "<b>generated: random-bipartite</b>"
+    form = win.dataset_panel.form
+    facts = {form.itemAt(i, QtWidgets.QFormLayout.ItemRole.LabelRole).widget().text():
+             form.itemAt(i, QtWidgets.QFormLayout.ItemRole.FieldRole).widget().text() for i in range(form.rowCount())}
+    assert facts["parameters:"] == "rows=40, cols=50, degree=2"
+    second = run_now(qtbot, win, "fake-pr", steps=5)
+    assert second.label.endswith("· random-bipartite 40 × 50")
+    assert win.windowTitle() == "matchscope explorer — random-bipartite 40 × 50"
+
+
+def test_save_dataset_as_writes_the_format_its_extension_names(window, qtbot, tmp_path):
+    win = window
+    graph, _ = open_graph(qtbot, win, tmp_path, n=25)
+    for name in ("copy.mtx", "copy.txt", "copy.tsv", "copy.mtx.gz"):
+        win.save_dataset(tmp_path / name)
+        again = solvers.load(str(tmp_path / name))
+        assert again.kind == "matching" and again.shape == graph.shape
+        assert sorted(zip(*again.edges())) == sorted(zip(*graph.edges()))
+    assert win._guarded("saved the dataset", win.save_dataset, tmp_path / "copy.npy") is None
+    assert not (tmp_path / "copy.npy").exists()
+    assert win.errors[-1].startswith(f"saved the dataset: {tmp_path / 'copy.npy'}: a matching problem cannot be "
+                                     "written as copy.npy; choose one of *.mtx")
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_view_menu_lists_the_tabs_with_shortcuts(window):
+    win = window
+    view_menu = next(a.menu() for a in win.menuBar().actions() if a.text() == "&View")
+    entries = [a for a in view_menu.actions() if a in win.view_actions]
+    assert [a.text() for a in entries] == [f"{v.title} View" for v in win.views]
+    assert [a.shortcut().toString() for a in entries] == [f"Ctrl+{i}" for i in range(1, 6)]
+    for action, view in zip(entries, win.views):
+        action.trigger()
+        assert win.current_view() is view and action.isChecked()
+        assert sum(a.isChecked() for a in entries) == 1
+
+
+def test_generate_dialog_shows_plain_help(window, qtbot):
+    from explorer.dialogs import GenerateDialog
+    from solvers.generators import KINDS
+    dialog = GenerateDialog(window)
+    qtbot.addWidget(dialog)
+    for name in KINDS:
+        dialog.set_kind(name)
+        assert "`" not in dialog.summary.text()
+        for widget in dialog.widgets.values():
+            assert "`" not in widget.toolTip()
+    dialog.set_kind("random-bipartite")
+    assert "joined to degree distinct" in dialog.summary.text()
+
+
+def test_a_replayed_record_in_a_fresh_window_shows_what_it_holds(window, qtbot, tmp_path, fake_algorithms):
+    from explorer.main_window import MainWindow
+    win = window
+    open_graph(qtbot, win, tmp_path)
+    run = run_now(qtbot, win, "fake-pr", steps=8)
+    win.save_run(tmp_path / "run.npz")
+    fresh = MainWindow(settings=QtCore.QSettings(str(tmp_path / "fresh.ini"), QtCore.QSettings.Format.IniFormat),
+                       interactive=False)
+    qtbot.addWidget(fresh)
+    fresh.show()
+    fresh.open_path(tmp_path / "run.npz")
+    qtbot.waitUntil(lambda: fresh.session.current_run is not None and not fresh.host.busy, timeout=20_000)
+    replay = fresh.session.current_run
+    fresh.refresh_all()
+    panel = fresh.dataset_panel
+    assert not panel.showing_message, "not 'No dataset': the record's own description"
+    assert panel.source_label.text().startswith("<b>run record: run.npz</b>")
+    form = panel.form
+    facts = {form.itemAt(i, QtWidgets.QFormLayout.ItemRole.LabelRole).widget().text():
+             form.itemAt(i, QtWidgets.QFormLayout.ItemRole.FieldRole).widget().text() for i in range(form.rowCount())}
+    assert facts["algorithm:"] == "fake-pr" and facts["backend:"] == "cpu"
+    assert facts["problem:"] == "matching: 60 rows, 60 cols, 180 edges"
+    assert facts["certificate:"] == run.result.certificate.summary()
+    assert fresh.solver_panel.elapsed.text() == "replay · certified optimal"
+    rows = {name: value for name, value, _ in fresh.solver_panel.rows}
+    assert rows["iterations"] == str(run.result.iterations) and rows["value"] == f"{run.result.value:g}"
+    assert replay.label == f"#{replay.id} fake-pr [cpu] · replay of run.npz"
+    save_shot(fresh, "shell-replay.png")
+    fresh.close()
+    from explorer.app import dispose
+    dispose(fresh)
