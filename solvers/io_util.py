@@ -1,9 +1,17 @@
 """Small I/O helpers: atomic writes (exports never leave a half-written file), size guards and
-JSON-able values."""
+JSON-able values.
+
+Two guards keep a file's memory in proportion to its bytes: check_allocation refuses a declared
+size beyond half of physical memory before anything is allocated, and check_declared_beyond_data
+refuses sizes far beyond what the data present can fill (a 75-byte matrix that declares
+100000000 x 100000000).
+"""
 from __future__ import annotations
 
+import errno
 import math
 import os
+import stat
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -12,14 +20,34 @@ from .errors import InputError
 
 
 def atomic_write_bytes(path, data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temporary file in the same folder and an atomic rename."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    """Write ``data`` to ``path`` via a temporary file in the same folder and an atomic rename.
+
+    Replacing a file behaves like writing into it, which a bare rename would not: a file the user
+    may not write, or one marked read-only (no write bit for anyone, which even root respects, as
+    ``rm`` asks before removing one), is refused with PermissionError; a replaced file keeps its
+    permission bits (and, for root, its owner); a symbolic link is followed, so its target is
+    replaced rather than the link. A new file gets the mode a plain open() would (0666 minus the
+    umask). Every OSError (a name too long, no such folder, a full disk) reaches the caller.
+    """
+    path = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
     try:
-        # mkstemp creates 0600; give the file the mode a plain open() would (0666 minus the umask)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)
+        existing = os.stat(path)
+    except FileNotFoundError:
+        existing = None
+    if existing is not None and stat.S_ISREG(existing.st_mode) and (
+            not existing.st_mode & 0o222 or not os.access(path, os.W_OK)):
+        raise PermissionError(errno.EACCES, "the file is read-only", str(path))
+    # a short temporary name: the target's own name may already be as long as the system allows
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:32]}.", suffix=".tmp", dir=path.parent)
+    try:
+        if existing is not None and stat.S_ISREG(existing.st_mode):
+            os.fchmod(fd, stat.S_IMODE(existing.st_mode))
+            if os.geteuid() == 0 and (existing.st_uid, existing.st_gid) != (0, 0):
+                os.fchown(fd, existing.st_uid, existing.st_gid)
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.fchmod(fd, 0o666 & ~umask)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
@@ -47,9 +75,30 @@ def physical_memory_bytes() -> int:
 def check_allocation(n_bytes: int, what: str, path=None, line: int | None = None) -> None:
     """Refuse, before allocating, a declared size that needs more than half of physical memory."""
     limit = physical_memory_bytes() // 2
-    if n_bytes < 0 or n_bytes > limit:
+    if n_bytes < 0:  # a caller's arithmetic on a malformed size, never a real request
+        raise InputError(f"{what} has a malformed (negative) size", None if path is None else str(path), line)
+    if n_bytes > limit:
         raise InputError(f"{what} would need {n_bytes / 2**30:.1f} GiB, more than this machine allows "
                          f"({limit / 2**30:.1f} GiB)", None if path is None else str(path), line)
+
+
+EMPTY_ALLOWANCE = 1 << 22  # 4,194,304 rows, columns or vertices that no entry of a file touches
+
+
+def check_declared_beyond_data(declared: int, reachable: int, what: str, unit: str, path=None,
+                               line: int | None = None, allowance: int = EMPTY_ALLOWANCE) -> None:
+    """Refuse a declared count (``what`` declares ``declared`` ``unit``) that exceeds what the data
+    present can fill (``reachable``: rows and columns the entries can touch, frames the points can
+    be in) by more than ``allowance`` empty ones: they would cost memory and time without data.
+
+    This is the rule by which memory follows the bytes present rather than a header: an empty row,
+    vertex or frame is legal, but only a bounded number of them beyond the data.
+    """
+    empty = declared - reachable
+    if empty > allowance:
+        raise InputError(f"{what}; the data can fill at most {reachable:,} {unit}, and more than "
+                         f"{allowance:,} empty ones are refused (they would take memory without holding "
+                         "anything: is the size right?)", None if path is None else str(path), line)
 
 
 def jsonable(value):

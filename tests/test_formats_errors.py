@@ -250,7 +250,7 @@ def test_npz_faults(tmp_path):
         "no_ptr.npz": (npz(points=good_points), "no 'frame_ptr'"),
         "bad_ptr.npz": (npz(points=good_points, frame_ptr=np.array([0, 2])), "rise from 0"),
         "float_ptr.npz": (npz(points=good_points, frame_ptr=np.array([0.0, 3.0])), "integer"),
-        "bad_points.npz": (npz(points=np.zeros((3, 2)), frame_ptr=np.array([0, 3])), "(N, 3)"),
+        "bad_points.npz": (npz(points=np.zeros((3, 2)), frame_ptr=np.array([0, 3])), "rows of 3 coordinates"),
         "bad_ids.npz": (npz(points=good_points, frame_ptr=np.array([0, 3]), ids=np.arange(2)), "'ids'"),
         "repeat_ids.npz": (npz(points=good_points, frame_ptr=np.array([0, 3]), ids=np.array([1, 1, 2])),
                            "not unique"),
@@ -282,7 +282,7 @@ def test_ply_wrong_properties(tmp_path, props, fragment):
                     + "\n")
     with pytest.raises(InputError) as caught:
         load(path)
-    assert (caught.value.path, caught.value.line) == (str(path), None)
+    assert (caught.value.path, caught.value.line) == (str(path), 3)  # the 'element vertex' line
     assert fragment in caught.value.message
 
 
@@ -298,27 +298,29 @@ def test_ply_short_data(tmp_path):
     path = tmp_path / "p.ply"
     props = "property float x\nproperty float y\nproperty float z\n"
     path.write_text(PLY_HEADER.format(n=3, props=props) + "1 2 3\n")
-    with pytest.raises(InputError, match="bad PLY data"):
+    with pytest.raises(InputError, match="element 'vertex' declares 3 rows") as caught:
         load(path)
+    assert caught.value.line == 3
 
 
 # ----------------------------------------------------------------------------- absurd declared sizes
 
 ABSURD = [
-    ("f.max", "c huge\np max 1000000000000 10000000000000\n", None, 2),
-    ("a.asn", "p asn 1000000000000 10000000000000\n", None, 1),
+    ("f.max", "c huge\np max 1000000000000 10000000000000\n", None, 2, "would need"),
+    ("a.asn", "p asn 1000000000000 10000000000000\n", None, 1, "would need"),
     ("m.mtx", "%%MatrixMarket matrix coordinate real general\n1000000000000 1000000000000 10000000000000\n"
-              "1 1 1\n", None, 2),
-    ("g.txt", "0 1\n1 999999999999999\n2 0\n", None, 2),
-    ("k.tsv", "% bip unweighted\n% 1 1000000000000 1000000000000\n1 1\n", None, 2),
-    ("h.txt", "# matchscope bipartite graph: rows 1000000000000 cols 2 edges 1\n0 1\n", None, 1),
-    ("p.csv", "frame,x,y,z\n0,0,0,0\n999999999999,1,1,1\n", None, 3),
-    ("p.ply", PLY_HEADER.format(n=10**13, props="property float x\nproperty float y\nproperty float z\n"), None, 3),
+              "1 1 1\n", None, 2, "would need"),
+    ("g.txt", "0 1\n1 999999999999999\n2 0\n", None, 2, "would need"),
+    ("k.tsv", "% bip unweighted\n% 1 1000000000000 1000000000000\n1 1\n", None, 2, "would need"),
+    ("h.txt", "# matchscope bipartite graph: rows 1000000000000 cols 2 edges 1\n0 1\n", None, 1, "would need"),
+    ("p.csv", "frame,x,y,z\n0,0,0,0\n999999999999,1,1,1\n", None, 3, "empty ones are refused"),
+    ("p.ply", PLY_HEADER.format(n=10**13, props="property float x\nproperty float y\nproperty float z\n"), None, 3,
+     "only 0 bytes of the file remain"),
 ]
 
 
-@pytest.mark.parametrize("name, content, problem, line", ABSURD, ids=[a[0] for a in ABSURD])
-def test_absurd_sizes_are_refused_before_allocating(tmp_path, name, content, problem, line):
+@pytest.mark.parametrize("name, content, problem, line, fragment", ABSURD, ids=[a[0] for a in ABSURD])
+def test_absurd_sizes_are_refused_before_allocating(tmp_path, name, content, problem, line, fragment):
     path = tmp_path / name
     path.write_text(content)
     tracemalloc.start()
@@ -328,7 +330,7 @@ def test_absurd_sizes_are_refused_before_allocating(tmp_path, name, content, pro
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert "would need" in caught.value.message
+    assert fragment in caught.value.message
     assert (caught.value.path, caught.value.line) == (str(path), line)
     assert peak < 64 << 20
 

@@ -3,7 +3,12 @@
 Files are read in blocks of whole lines (never the whole file as Python objects). A block's data
 lines are handed to numpy's C parser (``np.loadtxt``) in one call, so large files load at numpy
 speed; only when numpy rejects a block is it scanned line by line in Python, to name the exact
-1-based line at fault. gzip input is recognised by its magic bytes.
+1-based line at fault. gzip input is recognised by its magic bytes, and a UTF-8 byte-order mark
+before the first line is skipped (editors on Windows write one).
+
+Memory follows what the file holds, never what it claims: blocks are bounded, and a line longer
+than MAX_LINE_BYTES (no format has rows that long) is refused with its number as soon as the
+reader has seen that much of it, so a small .gz that inflates to one endless line costs a block.
 """
 from __future__ import annotations
 
@@ -21,9 +26,11 @@ from typing import Callable, Iterator
 import numpy as np
 
 from ..errors import InputError
-from ..io_util import atomic_write_bytes
+from ..io_util import atomic_write_bytes, check_allocation
 
 BLOCK_BYTES = 1 << 24
+MAX_LINE_BYTES = 1 << 24  # 16 MiB: a dense CSV row of a million cells; any other format's lines are short
+UTF8_BOM = b"\xef\xbb\xbf"
 DATA, COMMENT, BLANK = 0, 1, 2
 _NEWLINE, _CR, _SPACE, _TAB = 10, 13, 32, 9
 
@@ -50,7 +57,8 @@ def read_progress(callback: Callable[[int, int], None] | None):
 
 
 def open_binary(path):
-    """Open ``path`` for binary reading, transparently gunzipping; unreadable -> InputError."""
+    """Open ``path`` for binary reading, transparently gunzipping and past a UTF-8 byte-order mark;
+    unreadable -> InputError."""
     name = str(path)
     try:
         raw = open(Path(path), "rb")
@@ -62,7 +70,14 @@ def open_binary(path):
     except OSError as e:
         raw.close()
         raise InputError(f"cannot read file: {e.strerror or e}", name) from None
-    return gzip.GzipFile(fileobj=raw, mode="rb") if magic == b"\x1f\x8b" else raw
+    fh = gzip.GzipFile(fileobj=raw, mode="rb") if magic == b"\x1f\x8b" else raw
+    try:
+        if read_bytes(fh, len(UTF8_BOM), path) != UTF8_BOM:
+            fh.seek(0)
+    except BaseException:
+        close_binary(fh)
+        raise
+    return fh
 
 
 def read_bytes(fh, n: int, path) -> bytes:
@@ -89,14 +104,16 @@ def report_read(fh) -> None:
 
 def read_all(path) -> bytes:
     """The whole (decompressed) file: for formats whose data must fit in memory anyway (read in
-    blocks, so a progress bar moves)."""
+    blocks, so a progress bar moves; a .gz that inflates beyond what memory allows is refused)."""
     fh = open_binary(path)
     try:
-        chunks = []
+        chunks, total = [], 0
         while True:
             chunk = read_bytes(fh, BLOCK_BYTES, path)
             if not chunk:
                 return b"".join(chunks)
+            total += len(chunk)
+            check_allocation(2 * total, "the file's text", path)
             chunks.append(chunk)
     finally:
         close_binary(fh)
@@ -110,7 +127,11 @@ def close_binary(fh) -> None:
 
 
 class Block:
-    """A run of whole lines from a file, indexed by numpy arrays of line start/end offsets."""
+    """A run of whole lines from a file, indexed by numpy arrays of line start/end offsets.
+
+    Everything per line is computed by numpy, never in a Python loop over lines: a file may hold a
+    billion comment or whitespace lines.
+    """
 
     def __init__(self, data: bytes, first_line: int):
         if not data.endswith(b"\n"):
@@ -119,11 +140,16 @@ class Block:
         self.first_line = first_line
         self.buf = np.frombuffer(data, dtype=np.uint8)
         self.newlines = np.flatnonzero(self.buf == _NEWLINE)
-        self.starts = np.concatenate(([0], self.newlines[:-1] + 1))
-        ends = self.newlines.copy()
-        has_cr = (ends > self.starts) & (self.buf[np.maximum(ends - 1, 0)] == _CR)
-        ends[has_cr] -= 1
-        self.ends = ends
+        self.starts = np.empty_like(self.newlines)
+        self.starts[0] = 0
+        self.starts[1:] = self.newlines[:-1] + 1
+        if b"\r" in data:
+            ends = self.newlines.copy()
+            has_cr = (ends > self.starts) & (self.buf[np.maximum(ends - 1, 0)] == _CR)
+            ends[has_cr] -= 1
+            self.ends = ends
+        else:
+            self.ends = self.newlines  # shared, never written
 
     @property
     def n_lines(self) -> int:
@@ -134,24 +160,29 @@ class Block:
 
     def first_bytes(self) -> np.ndarray:
         """First byte of every line (0 for an empty line)."""
-        nonempty = self.ends > self.starts
-        return np.where(nonempty, self.buf[np.minimum(self.starts, self.buf.size - 1)], 0)
+        first = self.buf[self.starts]  # a copy; every start is inside the buffer, which ends in a newline
+        first[self.ends == self.starts] = 0
+        return first
+
+    def first_visible(self, first: np.ndarray | None = None) -> np.ndarray:
+        """First byte after any leading spaces and tabs of every line (0 for a blank line);
+        ``first``: first_bytes(), when the caller has it."""
+        first = self.first_bytes() if first is None else first.copy()
+        indented = np.flatnonzero((first == _SPACE) | (first == _TAB))
+        if indented.size:
+            visible = np.flatnonzero((self.buf != _SPACE) & (self.buf != _TAB))  # includes every newline
+            at = visible[np.searchsorted(visible, self.starts[indented])]
+            first[indented] = np.where(at < self.ends[indented], self.buf[at], 0)
+        return first
 
     def classify(self, comment: bytes) -> np.ndarray:
         """DATA / COMMENT / BLANK per line. A comment line starts with a byte of ``comment``,
         possibly after whitespace; a blank line holds only whitespace."""
-        first = self.first_bytes()
+        first = self.first_visible()
         kinds = np.full(self.n_lines, DATA, dtype=np.int8)
         kinds[first == 0] = BLANK
         for c in comment:
             kinds[first == c] = COMMENT
-        # rare: lines that begin with whitespace are settled in Python
-        for i in np.flatnonzero((first == _SPACE) | (first == _TAB)):
-            stripped = self.text(int(i)).strip()
-            if not stripped:
-                kinds[i] = BLANK
-            elif ord(stripped[0]) in comment:
-                kinds[i] = COMMENT
         return kinds
 
     def count_byte(self, byte: int, sel: np.ndarray) -> np.ndarray:
@@ -175,7 +206,7 @@ class Block:
 
 def iter_blocks(path, block_bytes: int | None = None) -> Iterator[Block]:
     """Whole-line blocks of ``path`` (about ``block_bytes`` each, default BLOCK_BYTES) with their
-    first line numbers; an empty file -> InputError."""
+    first line numbers; an empty file or a line longer than MAX_LINE_BYTES -> InputError."""
     block_bytes = block_bytes or BLOCK_BYTES
     fh = open_binary(path)
     try:
@@ -188,10 +219,12 @@ def iter_blocks(path, block_bytes: int | None = None) -> Iterator[Block]:
                 break
             seen_any = True
             data = carry + chunk
-            cut = data.rfind(b"\n") + 1
-            if cut == 0:  # one line longer than a block: keep reading
+            if data.find(b"\n", 0, MAX_LINE_BYTES + 1) < 0:  # a line longer than a block: read on, to the bound
+                if len(data) > MAX_LINE_BYTES:
+                    raise _line_too_long(data, line, path)
                 carry = data
                 continue
+            cut = data.rfind(b"\n") + 1
             carry = data[cut:]
             block = Block(data[:cut], line)
             line += block.n_lines
@@ -202,6 +235,14 @@ def iter_blocks(path, block_bytes: int | None = None) -> Iterator[Block]:
             raise InputError("file is empty", str(path))
     finally:
         close_binary(fh)
+
+
+def _line_too_long(data: bytes, line: int, path) -> InputError:
+    if b"\r" in data[:MAX_LINE_BYTES]:  # lines that end in a bare carriage return (classic Mac OS)
+        return InputError("lines end in a bare carriage return; convert the file to Unix (LF) or Windows "
+                          "(CRLF) line ends", str(path), line)
+    return InputError(f"the line is longer than {MAX_LINE_BYTES >> 20} MiB, too long for a row of any "
+                      "format (is this the right file?)", str(path), line)
 
 
 def parse_fields(block: Block, mask: np.ndarray, kinds: str, path, *, skip: int = 0,
@@ -235,16 +276,23 @@ def parse_fields(block: Block, mask: np.ndarray, kinds: str, path, *, skip: int 
     return [np.ascontiguousarray(table[f"f{j}"]) for j in used], lines
 
 
+def shown(text: str, limit: int = 40) -> str:
+    """``text`` quoted for a message: cut to ``limit`` characters, unprintable characters as '?'."""
+    cut = text if len(text) <= limit else text[:limit] + "..."
+    return "'" + "".join(c if c.isprintable() else "?" for c in cut) + "'"
+
+
 def token_error(token: str, kind: str) -> str | None:
     """Why ``token`` is not a valid field of ``kind``, or None."""
     if kind == "i":
         if not _INT_TOKEN.match(token):
-            return f"expected an integer, found {token!r}"
-        if not _INT64.min <= int(token) <= _INT64.max:
-            return f"integer {token} is out of range"
+            return f"expected an integer, found {shown(token)}"
+        # by length first: int() refuses strings of more than 4300 digits
+        if len(token.lstrip("+-").lstrip("0")) > 19 or not _INT64.min <= int(token) <= _INT64.max:
+            return f"integer {shown(token)} is out of range"
         return None
     if not _FLOAT_TOKEN.match(token):
-        return f"expected a number, found {token!r}"
+        return f"expected a number, found {shown(token)}"
     return None
 
 
@@ -276,8 +324,8 @@ def locate_bad_line(block: Block, sel: np.ndarray, kinds: str, path, skip: int,
 
 def first_bad(mask: np.ndarray) -> int | None:
     """Index of the first True in ``mask``, or None."""
-    hits = np.flatnonzero(mask)
-    return int(hits[0]) if hits.size else None
+    at = int(np.argmax(mask)) if mask.size else 0  # argmax of booleans stops at the first True
+    return at if mask.size and mask[at] else None
 
 
 def require_integral(values: np.ndarray, lines: np.ndarray, what: str, path) -> np.ndarray:

@@ -13,8 +13,8 @@ import numpy as np
 from ..errors import InputError
 from ..problems import CostMatrix, SparseCosts
 from ..io_util import atomic_write_bytes
-from ._npy import load_npy, npy_bytes
-from ._text import DATA, Block, first_bad, format_rows, read_all, token_error, write_file
+from ._npy import load_npy, npy_bytes, shape_text
+from ._text import DATA, Block, first_bad, format_rows, iter_blocks, shown, token_error, write_file
 
 _EMPTY_CELL = re.compile(r"(^|,)[ \t]*(?=,|$)", re.M)
 
@@ -29,10 +29,10 @@ def read_npy(path, problem=None) -> CostMatrix:
     name = str(path)
     a = load_npy(path, "cost matrix")
     if a.ndim != 2:
-        raise InputError(f"a cost matrix must be 2-D, the array has shape {a.shape}", name)
+        raise InputError(f"a cost matrix must be 2-D, the array has shape {shape_text(a.shape)}", name)
     if not (np.issubdtype(a.dtype, np.integer) or np.issubdtype(a.dtype, np.floating)
             or a.dtype == np.bool_):
-        raise InputError(f"costs must be real numbers, the array holds {a.dtype}", name)
+        raise InputError(f"costs must be real numbers, the array holds {a.dtype.name} values", name)
     return CostMatrix.from_array(a, source=name)
 
 
@@ -51,21 +51,19 @@ def _locate_bad_cell(block: Block, rows: np.ndarray, n_cols: int, path) -> Input
             return InputError(f"expected {n_cols} cells, found {len(cells)}", str(path), line)
         for j, cell in enumerate(cells):
             if cell and token_error(cell, "f"):
-                return InputError(f"non-numeric cell {cell!r} in column {j + 1}", str(path), line)
+                return InputError(f"non-numeric cell {shown(cell)} in column {j + 1}", str(path), line)
     return InputError("cannot parse the matrix", str(path))
 
 
-def read_csv(path, problem=None) -> CostMatrix:
-    name = str(path)
-    data = read_all(path)
-    if not data.strip():
-        raise InputError("file is empty", name)
-    block = Block(data, 1)
+def _block_rows(block: Block, n_cols: int | None, path) -> tuple[np.ndarray | None, int | None]:
+    """The matrix rows of one block of lines (None when it holds only comments), and the width
+    (set by the first row of the file)."""
     is_row = block.classify(b"#") == DATA
     rows = np.flatnonzero(is_row)
     if rows.size == 0:
-        raise InputError("the file holds no matrix rows", name)
-    n_cols = len(block.text(int(rows[0])).split(","))
+        return None, n_cols
+    if n_cols is None:
+        n_cols = len(block.text(int(rows[0])).split(","))
     joined = block.join(is_row).decode("latin-1")
     text = _EMPTY_CELL.sub(r"\1inf", joined[:-1])  # without the final newline: no empty last "line"
     try:
@@ -78,12 +76,24 @@ def read_csv(path, problem=None) -> CostMatrix:
     bad = first_bad(np.isnan(costs).any(axis=1))
     if bad is not None:
         raise InputError(f"cost in column {int(np.flatnonzero(np.isnan(costs[bad]))[0]) + 1} is NaN",
-                         name, int(lines[bad]))
+                         str(path), int(lines[bad]))
     bad = first_bad(np.isneginf(costs).any(axis=1))
     if bad is not None:
         raise InputError("a cost of -inf is not allowed (use inf or an empty cell to forbid a pair)",
-                         name, int(lines[bad]))
-    return CostMatrix.from_array(costs, source=name)
+                         str(path), int(lines[bad]))
+    return costs, n_cols
+
+
+def read_csv(path, problem=None) -> CostMatrix:
+    """Streamed a block of lines at a time (bounded lines, see _text), each block parsed by numpy."""
+    parts, n_cols = [], None
+    for block in iter_blocks(path):
+        costs, n_cols = _block_rows(block, n_cols, path)
+        if costs is not None:
+            parts.append(costs)
+    if not parts:
+        raise InputError("the file holds no matrix rows", str(path))
+    return CostMatrix.from_array(parts[0] if len(parts) == 1 else np.concatenate(parts), source=str(path))
 
 
 def write_csv(obj, path) -> None:

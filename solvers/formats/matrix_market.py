@@ -8,6 +8,14 @@ ones a matchscope-written file names). A symmetric file is expanded to both tria
 The data is parsed with our streaming reader rather than scipy.io.mmread: mmread (scipy 1.17)
 silently accepts trailing garbage ("1 1 1.5abc", extra fields) and truncates "1.5" to 1 in an
 integer file, and bad input must be named by its line. Writing uses scipy.io.mmwrite.
+
+The size line is checked before anything is built: against memory (check_allocation), and
+against the entries it declares, which the file must then hold (no more, no fewer). Rows and
+columns without an entry are legal, but every one costs memory in the problem, so a size line
+whose rows and columns exceed what its entries can touch by more than io_util.EMPTY_ALLOWANCE is
+refused at that line (a 75-byte file declaring 100000000 x 100000000 would otherwise take
+gigabytes). Only the first HEADER_COMMENTS comment lines are kept (the one a matchscope flow
+file needs is the second line); any number of comment lines costs no more than a block.
 """
 from __future__ import annotations
 
@@ -19,14 +27,17 @@ import scipy.io
 import scipy.sparse as sp
 
 from ..errors import InputError
-from ..io_util import check_allocation
+from ..io_util import check_allocation, check_declared_beyond_data
 from ..problems import BipartiteGraph, CostMatrix, FlowNetwork, SparseCosts
-from ._text import DATA, first_bad, iter_blocks, parse_fields, refuse_repeated_pairs, require_integral, write_file
+from ..text import plural
+from ._text import (COMMENT, DATA, first_bad, iter_blocks, parse_fields, refuse_repeated_pairs, require_integral,
+                    shown, token_error, write_file)
 
 _BANNER = re.compile(r"%%MatrixMarket\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*$", re.I)
 _FLOW_ENDS = re.compile(r"%\s*matchscope flow: source=(\d+) sink=(\d+)")
 _FIELD_KINDS = {"pattern": "ii", "integer": "iii", "real": "iif"}
 _BYTES_PER_ENTRY = 64  # parse columns, line numbers, symmetric mirror and the problem's arrays
+HEADER_COMMENTS = 50
 
 
 class _Matrix:
@@ -36,18 +47,18 @@ class _Matrix:
         self.path = str(path)
         self.field = self.symmetry = None
         self.size = self.size_line = None
-        self.comments: list[str] = []
+        self.comments: list[tuple[int, str]] = []  # (line, text) of the first HEADER_COMMENTS comments
         chunks, line_chunks = [], []
         seen = 0
         for block in iter_blocks(path):
-            start = 0
+            kinds = block.classify(b"%")
+            data = kinds == DATA
             if self.size is None:
-                start = self._read_header(block)
+                start = self._read_header(block, kinds)
                 if start is None:
                     continue
+                data[:start] = False
             n_rows, n_cols, n_entries = self.size
-            data = block.classify(b"%") == DATA
-            data[:start] = False
             cols, lines = parse_fields(block, data, _FIELD_KINDS[self.field], path)
             if seen + lines.size > n_entries:
                 raise InputError(f"more entries than the {n_entries} the size line (line {self.size_line}) "
@@ -70,20 +81,21 @@ class _Matrix:
         self.columns = [np.concatenate([c[j] for c in chunks]) if chunks else empty[j] for j in range(width)]
         self.lines = np.concatenate(line_chunks) if line_chunks else np.empty(0, np.int64)
 
-    def _read_header(self, block) -> int | None:
-        """Banner, comments and size line (in Python: they are few); the index of the first data line."""
-        for i in range(block.n_lines):
-            line, text = block.first_line + i, block.text(i)
-            if line == 1:
-                self._read_banner(text)
-            elif not text.strip():
-                continue
-            elif text.lstrip().startswith("%"):
-                self.comments.append(text)
-            else:
-                self._read_size(text, line)
-                return i + 1
-        return None
+    def _read_header(self, block, kinds: np.ndarray) -> int | None:
+        """Banner, leading comments and size line; the index of the line after the size line, or
+        None when the block holds only comments (found by numpy: there may be a billion of them)."""
+        if block.first_line == 1:
+            self._read_banner(block.text(0))
+        size_at = first_bad(kinds == DATA)
+        before = block.n_lines if size_at is None else size_at
+        if len(self.comments) < HEADER_COMMENTS:
+            for i in np.flatnonzero(kinds[:before] == COMMENT)[:HEADER_COMMENTS - len(self.comments)]:
+                if block.first_line + int(i) > 1:
+                    self.comments.append((block.first_line + int(i), block.text(int(i))))
+        if size_at is None:
+            return None
+        self._read_size(block.text(size_at), block.first_line + size_at)
+        return size_at + 1
 
     def _read_banner(self, text: str) -> None:
         m = _BANNER.match(text)
@@ -92,32 +104,32 @@ class _Matrix:
                              "'%%MatrixMarket matrix coordinate FIELD SYMMETRY'", self.path, 1)
         obj, fmt, field, symmetry = (g.lower() for g in m.groups())
         if obj != "matrix":
-            raise InputError(f"Matrix Market object {obj!r} is not supported (only 'matrix')", self.path, 1)
+            raise InputError(f"Matrix Market object {shown(obj)} is not supported (only 'matrix')", self.path, 1)
         if fmt != "coordinate":
-            raise InputError(f"Matrix Market format {fmt!r} is not supported (only 'coordinate'; "
+            raise InputError(f"Matrix Market format {shown(fmt)} is not supported (only 'coordinate'; "
                              "use .npy or .csv for dense costs)", self.path, 1)
         if field not in _FIELD_KINDS:
-            raise InputError(f"Matrix Market field {field!r} is not supported (pattern, integer or real)",
+            raise InputError(f"Matrix Market field {shown(field)} is not supported (pattern, integer or real)",
                              self.path, 1)
         if symmetry not in ("general", "symmetric"):
-            raise InputError(f"Matrix Market symmetry {symmetry!r} is not supported (general or symmetric)",
+            raise InputError(f"Matrix Market symmetry {shown(symmetry)} is not supported (general or symmetric)",
                              self.path, 1)
         self.field, self.symmetry = field, symmetry
 
     def _read_size(self, text: str, line: int) -> None:
         fields = text.split()
-        try:
-            size = tuple(int(f) for f in fields)
-        except ValueError:
-            size = ()
-        if len(size) != 3 or min(size) < 0:
-            raise InputError(f"expected the size line 'ROWS COLS ENTRIES', found {text.strip()[:60]!r}",
-                             self.path, line)
+        if len(fields) != 3 or any(token_error(f, "i") or f.startswith("-") for f in fields):
+            raise InputError(f"expected the size line 'ROWS COLS ENTRIES' (three counts), found "
+                             f"{shown(text.strip(), 60)}", self.path, line)
+        size = tuple(int(f) for f in fields)
         if self.symmetry == "symmetric" and size[0] != size[1]:
             raise InputError(f"a symmetric matrix must be square, this one is {size[0]} x {size[1]}",
                              self.path, line)
         check_allocation(16 * (size[0] + size[1] + 2) + _BYTES_PER_ENTRY * size[2],
                          f"a {size[0]} x {size[1]} matrix with {size[2]} entries", self.path, line)
+        check_declared_beyond_data(size[0] + size[1], min(size[0], size[2]) + min(size[1], size[2]),
+                                   f"the size line declares a {size[0]} x {size[1]} matrix with "
+                                   f"{plural(size[2], 'entry', 'entries')}", "rows and columns", self.path, line)
         self.size, self.size_line = size, line
 
     def entries(self):
@@ -135,10 +147,16 @@ class _Matrix:
 
 
 def read(path, problem=None, source: int | None = None, sink: int | None = None):
+    name = str(path)
+    if problem not in (None, "matching", "assignment", "flow"):
+        raise InputError(f"a Matrix Market file cannot hold a {problem} problem", name)
+    if problem != "flow" and (source is not None or sink is not None):
+        given = " and ".join(o for o, v in (("source", source), ("sink", sink)) if v is not None)
+        raise InputError(f"the option {given} applies to a flow network (problem flow); this file is read "
+                         f"as a {problem or 'matching'} problem", name)
     matrix = _Matrix(path)
     n_rows, n_cols, _ = matrix.size
     rows, cols, values, lines = matrix.entries()
-    name = str(path)
     if problem in (None, "matching"):
         return BipartiteGraph.from_edges(rows, cols, n_rows, n_cols, source=name)
     if problem == "assignment":
@@ -149,9 +167,22 @@ def read(path, problem=None, source: int | None = None, sink: int | None = None)
             raise InputError(f"cost {float(values[bad])} is not a finite number", name, int(lines[bad]))
         refuse_repeated_pairs(rows, cols, lines, path, "entry", base=1)
         return SparseCosts.from_edges(rows, cols, values, n_rows, n_cols, source=name)
-    if problem == "flow":
-        return _flow(matrix, rows, cols, values, lines, source, sink)
-    raise InputError(f"a Matrix Market file cannot hold a {problem!r} problem", name)
+    return _flow(matrix, rows, cols, values, lines, source, sink)
+
+
+def _vertex(value, what: str, n: int, path, line: int | None = None) -> int:
+    """A 0-based source or sink vertex (an option, or the matchscope comment at ``line``) checked
+    against the ``n`` vertices."""
+    try:
+        vertex = int(value)
+        valid = vertex == value and not isinstance(value, bool)
+    except (TypeError, ValueError, OverflowError):
+        valid = False
+    if not valid:
+        raise InputError(f"the {what} must be a vertex number, not {shown(str(value))}", str(path), line)
+    if not 0 <= vertex < n:
+        raise InputError(f"the {what} {vertex} is not one of the vertices 0..{n - 1} (0-based)", str(path), line)
+    return vertex
 
 
 def _flow(matrix: _Matrix, rows, cols, values, lines, source, sink) -> FlowNetwork:
@@ -159,6 +190,9 @@ def _flow(matrix: _Matrix, rows, cols, values, lines, source, sink) -> FlowNetwo
     if n != n_cols:
         raise InputError(f"a flow network needs a square matrix, this one is {n} x {n_cols}", matrix.path,
                          matrix.size_line)
+    if n < 2:
+        raise InputError(f"a flow network needs at least two vertices (a source and a sink); this matrix is "
+                         f"{n} x {n}", matrix.path, matrix.size_line)
     if values is None:
         capacity = np.ones(rows.size, dtype=np.int64)
     else:
@@ -167,13 +201,17 @@ def _flow(matrix: _Matrix, rows, cols, values, lines, source, sink) -> FlowNetwo
         bad = first_bad(capacity < 0)
         if bad is not None:
             raise InputError(f"negative capacity {capacity[bad]}", matrix.path, int(lines[bad]))
-    for comment in matrix.comments:
+    source = None if source is None else _vertex(source, "source", n, matrix.path)
+    sink = None if sink is None else _vertex(sink, "sink", n, matrix.path)
+    for line, comment in matrix.comments:
         m = _FLOW_ENDS.match(comment.strip())
         if m:
-            source = int(m.group(1)) if source is None else source
-            sink = int(m.group(2)) if sink is None else sink
+            source = _vertex(int(m.group(1)), "source", n, matrix.path, line) if source is None else source
+            sink = _vertex(int(m.group(2)), "sink", n, matrix.path, line) if sink is None else sink
     source = 0 if source is None else source
     sink = n - 1 if sink is None else sink
+    if source == sink:
+        raise InputError(f"the source and the sink are the same vertex ({source})", matrix.path)
     return FlowNetwork.from_edges(n, rows, cols, capacity, source, sink, source=matrix.path)
 
 
@@ -202,5 +240,5 @@ def write(obj, path) -> None:
         data = _mm_bytes(matrix, "integer", f"matchscope flow: source={obj.source_vertex} "
                                             f"sink={obj.sink_vertex} (0-based)")
     else:
-        raise InputError(f"a {type(obj).__name__} cannot be saved as Matrix Market", str(path))
+        raise InputError("only a graph, costs or a flow network can be saved as Matrix Market", str(path))
     write_file(path, data)

@@ -16,13 +16,16 @@ import io
 import numpy as np
 
 from ..errors import InputError
-from ..io_util import atomic_write_bytes, check_allocation
+from ..io_util import atomic_write_bytes, check_declared_beyond_data
 from ..problems import PointSeries
-from ._npy import load_npz
-from ._text import (DATA, close_binary, first_bad, format_rows, iter_blocks, open_binary, read_bytes,
-                    read_table, write_file)
+from ..text import plural
+from ._npy import load_npz, shape_text
+from ._ply import read_layout, read_vertices
+from ._text import DATA, first_bad, format_rows, iter_blocks, read_table, shown, write_file
 
-_BYTES_PER_FRAME = 512  # two small arrays and their Python objects
+# Frames without points are legal (every point left the view), but each costs Python objects and
+# a frame-pair solve: beyond the frames the points can fill, at most this many empty ones.
+EMPTY_FRAMES = 1 << 16
 
 
 def _where(lines, index: int):
@@ -46,8 +49,11 @@ def _series(xyz: np.ndarray, frame, ids, lines, path) -> PointSeries:
         line, prefix = _where(lines, bad)
         raise InputError(f"{prefix}frame {int(frame[bad])} is negative", name, line)
     n_frames = int(frame.max()) + 1 if frame.size else 1
-    line, _ = _where(lines, int(np.argmax(frame))) if frame.size else (None, "")
-    check_allocation(_BYTES_PER_FRAME * n_frames, f"{n_frames} frames", name, line)
+    if frame.size:
+        line, prefix = _where(lines, int(np.argmax(frame)))
+        check_declared_beyond_data(n_frames, xyz.shape[0], f"{prefix}frame {n_frames - 1} makes a series of "
+                                   f"{plural(n_frames, 'frame')} for {plural(xyz.shape[0], 'point')}", "frames",
+                                   name, line, allowance=EMPTY_FRAMES)
     if ids is not None:
         by_pair = np.lexsort((np.arange(ids.size), ids, frame))  # file order within equal (frame, id)
         same = (frame[by_pair][1:] == frame[by_pair][:-1]) & (ids[by_pair][1:] == ids[by_pair][:-1])
@@ -101,7 +107,7 @@ def _csv_layout(header: str, line: int, path) -> tuple[str, dict[str, int]]:
     for j, n in enumerate(names):
         if n in _COLUMNS:
             if n in where:
-                raise InputError(f"column {n!r} appears twice in the header", str(path), line)
+                raise InputError(f"column {shown(n)} appears twice in the header", str(path), line)
             where[n] = j
     missing = [c for c in "xyz" if c not in where]
     if missing:
@@ -152,58 +158,32 @@ def looks_like_points_csv(path) -> bool:
 
 # ----------------------------------------------------------------------------- .ply
 
-def _ply_vertex_count(path) -> tuple[int, int] | None:
-    """(count, header line) of 'element vertex N', read before plyfile allocates anything."""
-    fh = open_binary(path)
-    try:
-        head = read_bytes(fh, 1 << 16, path)
-    finally:
-        close_binary(fh)
-    if not head:
-        raise InputError("file is empty", str(path))
-    for number, raw in enumerate(head.split(b"\n"), start=1):
-        fields = raw.split()
-        if fields[:1] == [b"end_header"]:
-            return None
-        if fields[:2] == [b"element", b"vertex"] and len(fields) == 3 and fields[2].isdigit():
-            return int(fields[2]), number
-    return None
-
-
 def read_ply(path, problem=None) -> PointSeries:
     import plyfile
 
     name = str(path)
-    counted = _ply_vertex_count(path)
-    if counted is not None:
-        check_allocation(40 * counted[0], f"{counted[0]} vertices", name, counted[1])
-    try:
-        ply = plyfile.PlyData.read(name)
-    except plyfile.PlyHeaderParseError as e:
-        raise InputError(f"bad PLY header: {e.message}", name, e.line) from None
-    except plyfile.PlyElementParseError as e:
-        where = f" (vertex {e.row})" if e.row is not None else ""
-        raise InputError(f"bad PLY data{where}: {e.message}", name) from None
-    except (FileNotFoundError, IsADirectoryError, PermissionError) as e:
-        raise InputError(f"cannot read file: {e.strerror}", name) from None
-    except Exception as e:  # plyfile raises assorted types (struct, unicode, index...) on corrupt data
-        raise InputError(f"malformed PLY file: {e}", name) from None
-    if "vertex" not in ply:
+    layout = read_layout(path)  # refuses counts the file cannot hold, before anything is allocated
+    vertex = layout.element("vertex")
+    if vertex is None:
         raise InputError("the PLY file has no 'vertex' element", name)
-    vertex = ply["vertex"]
     props = {p.name: p for p in vertex.properties}
     for axis in "xyz":
         if axis not in props or isinstance(props[axis], plyfile.PlyListProperty):
-            raise InputError(f"PLY vertices need a scalar '{axis}' property (have: {', '.join(props)})", name)
+            raise InputError(f"PLY vertices need a scalar '{axis}' property (have: {', '.join(props) or 'none'})",
+                             name, vertex.line)
     for key in ("frame", "id"):
         if key in props and (isinstance(props[key], plyfile.PlyListProperty)
                              or not np.issubdtype(np.dtype(props[key].val_dtype), np.integer)):
-            raise InputError(f"the PLY vertex property '{key}' must be an integer scalar", name)
-    data = vertex.data
+            raise InputError(f"the PLY vertex property '{key}' must be an integer scalar", name, vertex.line)
+    lists = [p.name for p in vertex.properties if isinstance(p, plyfile.PlyListProperty)]
+    if lists:
+        raise InputError(f"PLY vertices with list properties ({', '.join(lists)}) are not supported", name,
+                         vertex.line)
+    data, lines = read_vertices(path, layout)
     xyz = np.column_stack([np.asarray(data[a], dtype=np.float64) for a in "xyz"])
     frame = np.asarray(data["frame"], dtype=np.int64) if "frame" in props else None
     ids = np.asarray(data["id"], dtype=np.int64) if "id" in props else None
-    return _series(xyz, frame, ids, None, path)
+    return _series(xyz, frame, ids, lines, path)
 
 
 def write_ply(series: PointSeries, path) -> None:
@@ -227,21 +207,32 @@ def write_ply(series: PointSeries, path) -> None:
 
 # ----------------------------------------------------------------------------- .npz
 
+def _check_npz_member(key: str, shape: tuple, dtype: np.dtype, arrays: dict, path) -> None:
+    """Each member's header, before its data is read (so a header cannot make us allocate)."""
+    name = str(path)
+    found = f"found {dtype.name} values of shape {shape_text(shape)}"
+    if key == "points":
+        if len(shape) != 2 or shape[1] != 3 or not np.issubdtype(dtype, np.number):
+            raise InputError(f"'points' must be a numeric array of N rows of 3 coordinates, {found}", name)
+        return
+    n_points = arrays["points"].shape[0]
+    if key == "frame_ptr":
+        if len(shape) != 1 or shape[0] < 2 or not np.issubdtype(dtype, np.integer):
+            raise InputError(f"'frame_ptr' must be an integer array of T+1 frame starts with T >= 1, {found}", name)
+        check_declared_beyond_data(shape[0] - 1, n_points, f"'frame_ptr' declares {plural(shape[0] - 1, 'frame')} "
+                                   f"for {plural(n_points, 'point')}", "frames", name, allowance=EMPTY_FRAMES)
+    elif key == "ids" and (shape != (n_points,) or not np.issubdtype(dtype, np.integer)):
+        raise InputError(f"'ids' must be an integer array of one id per point ({n_points}), {found}", name)
+
+
 def read_npz(path, problem=None) -> PointSeries:
     name = str(path)
-    arrays = load_npz(path, ("points", "frame_ptr"), ("ids",))
+    arrays = load_npz(path, ("points", "frame_ptr"), ("ids",),
+                      check=lambda key, shape, dtype, arrays: _check_npz_member(key, shape, dtype, arrays, path))
     points, ptr = arrays["points"], arrays["frame_ptr"]
-    if points.ndim != 2 or points.shape[1] != 3 or not np.issubdtype(points.dtype, np.number):
-        raise InputError(f"'points' must be a numeric (N, 3) array, found {points.dtype} {points.shape}", name)
-    if ptr.ndim != 1 or ptr.size < 2 or not np.issubdtype(ptr.dtype, np.integer):
-        raise InputError(f"'frame_ptr' must be an integer (T+1,) array with T >= 1, found {ptr.dtype} "
-                         f"{ptr.shape}", name)
     if ptr[0] != 0 or ptr[-1] != points.shape[0] or np.any(np.diff(ptr) < 0):
         raise InputError(f"'frame_ptr' must rise from 0 to the {points.shape[0]} points", name)
     ids = arrays.get("ids")
-    if ids is not None and (ids.shape != (points.shape[0],) or not np.issubdtype(ids.dtype, np.integer)):
-        raise InputError(f"'ids' must be an integer ({points.shape[0]},) array, found {ids.dtype} {ids.shape}",
-                         name)
     frames = [points[ptr[t]:ptr[t + 1]] for t in range(ptr.size - 1)]
     id_frames = None if ids is None else [ids[ptr[t]:ptr[t + 1]] for t in range(ptr.size - 1)]
     return PointSeries.from_frames(frames, id_frames, source=name)
