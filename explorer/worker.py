@@ -106,7 +106,8 @@ def classify(exc: BaseException) -> tuple[str, str]:
         return "input", str(exc)
     if isinstance(exc, MemoryError):
         return "error", "out of memory"
-    return "error", f"{type(exc).__name__}: {exc}"
+    # a bug of ours: said plainly; the traceback goes to the log (Worker.execute)
+    return "error", f"internal error: {str(exc) or 'no message'} (the log has the details)"
 
 
 class Worker(QtCore.QObject):

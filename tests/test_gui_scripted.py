@@ -133,3 +133,18 @@ def test_scripted_gpr_run_populates_every_chart(tmp_path):
     SHOTS.mkdir(parents=True, exist_ok=True)
     for p in [out, *views.glob("*.png")]:
         (SHOTS / f"scripted-gpr-{p.name}").write_bytes(p.read_bytes())
+
+
+def test_scripted_dinic_reads_a_square_mtx_as_a_flow_network(tmp_path):
+    """`matchscope gui graph.mtx --algo dinic --run` reads the file as a flow network, as `matchscope
+    solve` does; `--problem` chooses the reading explicitly (a flow algorithm on a matching is refused)."""
+    path = tmp_path / "graph.mtx"
+    path.write_text("%%MatrixMarket matrix coordinate integer general\n4 4 4\n1 2 3\n2 4 2\n1 3 1\n3 4 5\n")
+    out = tmp_path / "window.png"
+    proc = explorer(str(path), "--algo", "dinic", "--run", "--screenshot", str(out), "--quit", home=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert load_png(out).shape[:2] == (900, 1440)
+    proc = explorer(str(path), "--problem", "matching", "--algo", "dinic", "--run", "--quit", home=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1].startswith(
+        "error: dinic cannot run on matching problems (read the file as flow to run it")

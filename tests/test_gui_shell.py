@@ -47,6 +47,12 @@ def run_fake_short(problem: BipartiteGraph, backend, tel, found=1):
     return Solution(float(taken), 1, row, col)
 
 
+def run_fake_broken(problem: BipartiteGraph, backend, tel):
+    raise KeyError("rows")  # a bug in a solver, not the user's input
+
+
+FAKE_BROKEN = registry.Algorithm("fake-broken", ("matching",), (BipartiteGraph,), ("cpu",),
+                                 f"{RUNNER_MODULE}:run_fake_broken", summary="test stand-in with a bug")
 FAKE_SHORT = registry.Algorithm("fake-short", ("matching",), (BipartiteGraph,), ("cpu",),
                                 f"{RUNNER_MODULE}:run_fake_short", (registry.Option("found", 1, low=0),),
                                 summary="test stand-in returning a non-maximum matching")
@@ -589,3 +595,17 @@ def test_a_replayed_record_in_a_fresh_window_shows_what_it_holds(window, qtbot, 
     fresh.close()
     from explorer.app import dispose
     dispose(fresh)
+
+
+def test_an_internal_error_is_said_plainly_and_the_traceback_goes_to_the_log(window, qtbot, tmp_path, monkeypatch):
+    win = window
+    monkeypatch.setitem(solvers.algorithms(), "fake-broken", FAKE_BROKEN)
+    open_graph(qtbot, win, tmp_path, n=10)
+    win.solver_panel.select_algorithm("fake-broken")
+    run = win.start_run()
+    wait_run(qtbot, run)
+    assert run.status == "failed" and run.error_category == "error"
+    assert win.error_box.text() == run.error == "internal error: 'rows' (the log has the details)"
+    assert "KeyError" not in win.error_box.text()
+    qtbot.waitUntil(lambda: any("Traceback" in m for m in log_lines(win)), timeout=5_000)
+    assert win.status_label.text() == f"run #{run.id} fake-broken failed (see the log)"

@@ -50,7 +50,7 @@ def problem_facts(problem) -> list[tuple[str, str]]:
         pts = np.concatenate(problem.frames) if problem.frames else np.zeros((0, 3))
         if pts.size:
             lo, hi = pts.min(0), pts.max(0)
-            facts.append(("bounds", " · ".join(f"{a}∈[{l:.3g}, {h:.3g}]" for a, l, h in zip("xyz", lo, hi))))
+            facts += [(f"{axis} range", f"{low:.4g} to {high:.4g}") for axis, low, high in zip("xyz", lo, hi)]
     return facts
 
 

@@ -412,8 +412,8 @@ def rows_html(rows: list[tuple[str, str, str]]) -> str:
         return ""
     cells = []
     for name, value, note in rows:
-        cells.append(f"<tr><td style='padding-right:8px'>{html.escape(name)}</td>"
-                     f"<td style='padding-right:8px'><b>{html.escape(value)}</b></td>"
+        cells.append(f"<tr><td style='padding-right:8px; white-space:nowrap'>{html.escape(name)}</td>"
+                     f"<td style='padding-right:8px; white-space:nowrap'><b>{html.escape(value)}</b></td>"
                      f"<td style='color:#888'>{html.escape(note)}</td></tr>")
     return "<table cellspacing='0' cellpadding='0'>" + "".join(cells) + "</table>"
 
