@@ -1,16 +1,25 @@
-"""Activity: active-vertex count and the objective (matching size / cost / flow) per iteration, with the
-steps other than the main one (global relabels, dual updates, ε-scaling...) marked as events."""
+"""Activity: active-vertex count and the objective (matching size / cost / flow) per report, with the
+steps other than the main one (global relabels, dual updates, ε-scaling...) marked as events.
+
+A run made of several solves (tracking: one or more per frame pair) restarts its iteration counter and
+clock at each: the x axis then counts reports across the solves, each solve's start is marked (with
+its frame pair where the tracking result tells it), and curves are not joined across solves. A
+solver that runs as one call (the scipy-backed ones) reports only its start and end: the view says
+so instead of drawing a lone point.
+"""
 from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtWidgets
+from PySide6 import QtCore, QtWidgets
 
 from ..theme import PHASE_COLORS, faint, series_color
-from .base import View, add_plot, cursor_line, new_layout_widget, set_axis_label, set_points, set_title, step_path
+from .base import (ENDPOINT_PHASES, View, add_plot, add_side_legend, cursor_line, new_layout_widget,
+                   reports_intermediate_state, set_axis_label, set_points, set_title, step_path, time_unit)
 
 VALUE_NAMES = {"matching": "matching size", "flow": "flow value", "assignment": "cost", "points": "cost"}
-MAX_EVENT_LINES = 400  # beyond this, events are drawn as markers only (thousands of lines hide the data)
+MAX_EVENT_LINES = 40  # beyond this, events are drawn as markers only (hundreds of lines hide the data)
+MAX_SOLVE_LABELS = 30  # frame-pair labels over the solve boundaries; beyond this every k-th
 # extras that are an amount per event, not a state: drawn point to point; every other extra (max_level,
 # epsilon, unreachable, ...) holds its value until it is next reported, so it is drawn as steps
 EVENT_EXTRAS = frozenset({"delta", "paths"})
@@ -21,6 +30,34 @@ def event_segments(x: np.ndarray, y_low: float, y_high: float) -> tuple[np.ndarr
     xs = np.repeat(x, 2)
     ys = np.tile([y_low, y_high], x.size)
     return xs, ys
+
+
+def solve_starts(columns, n: int | None = None) -> np.ndarray:
+    """Report indices where a new solve begins (its clock or iteration counter went back), after the first."""
+    m = columns.n if n is None else min(n, columns.n)
+    if m < 2:
+        return np.zeros(0, dtype=np.int64)
+    elapsed, its = columns.column("elapsed", m), columns.column("iteration", m)
+    return np.flatnonzero((np.diff(elapsed) < 0) | (np.diff(its) < 0)) + 1
+
+
+def solve_frame_pairs(track, n_solves: int) -> list[tuple[int, bool]] | None:
+    """(frame pair, gated re-solve?) of each solve of a tracking run, in the order they ran, or None
+    when the tracking result cannot tell (several gate rounds, or a count that does not add up).
+    tracking.track solves every pair once in order, then re-solves gated pairs in order (auto gate);
+    with a fixed gate or none, each pair's solves come one after another."""
+    stats = list(getattr(track, "frame_stats", None) or [])
+    if not stats:
+        return None
+    solves = [int(f.get("solves", 0)) if isinstance(f, dict) else 0 for f in stats]
+    gating = getattr(track, "gating", "off")
+    if gating == "auto":
+        if int((getattr(track, "summary", {}) or {}).get("gate_rounds", 0)) > 1:
+            return None
+        order = [(t, False) for t in range(len(stats))] + [(t, True) for t, k in enumerate(solves) for _ in range(k - 1)]
+    else:
+        order = [(t, gating == "fixed") for t, k in enumerate(solves) for _ in range(k)]
+    return order if len(order) == n_solves else None
 
 
 class ActivityView(View):
@@ -34,11 +71,12 @@ class ActivityView(View):
         bar = QtWidgets.QHBoxLayout()
         self.x_mode = QtWidgets.QComboBox()
         self.x_mode.addItem("iteration", "iteration")
-        self.x_mode.addItem("elapsed time (ms)", "time")
+        self.x_mode.addItem("elapsed time", "time")
         self.log_scale = QtWidgets.QCheckBox("Log scale")
         self.extra_combo = QtWidgets.QComboBox()
         self.extra_combo.addItem("(none)", None)
         self.events_label = QtWidgets.QLabel()
+        self.events_label.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
         bar.addWidget(QtWidgets.QLabel("x axis"))
         bar.addWidget(self.x_mode)
         bar.addWidget(self.log_scale)
@@ -56,9 +94,11 @@ class ActivityView(View):
         self.active_plot = add_plot(lay, 0, 0, "Active vertices", "", "active", integer_x=True)
         self.value_plot = add_plot(lay, 1, 0, "Objective", "iteration", "value", integer_x=True)
         self.extra_plot = add_plot(lay, 2, 0, "", "iteration", "", integer_x=True)
+        self.legend = add_side_legend(lay, 0, 1, rowspan=3)
         self.value_plot.setXLink(self.active_plot)
         self.extra_plot.setXLink(self.active_plot)
-        for p in (self.active_plot, self.value_plot, self.extra_plot):
+        self.plots = (self.active_plot, self.value_plot, self.extra_plot)
+        for p in self.plots:
             p.setDownsampling(auto=True, mode="peak")
             p.setClipToView(True)
         self.active_curve = self.active_plot.plot(pen=pg.mkPen(series_color(0), width=1.5), name="active")
@@ -66,12 +106,20 @@ class ActivityView(View):
         self.extra_curve = self.extra_plot.plot(pen=pg.mkPen(series_color(4), width=1.5))
         self.extra_marks = self.extra_plot.plot(pen=None, symbol="o", symbolSize=5, symbolPen=None,
                                                 symbolBrush=series_color(4))  # where a step was reported
-        self.legend = self.active_plot.addLegend(offset=(-10, 10), labelTextSize="8pt")
-        self.legend.addItem(self.active_curve, "active")
+        self.legend.addItem(self.active_curve, "active vertices")
+        self.legend.addItem(self.value_curve, "objective")
+        # where each solve of a several-solve run (tracking) starts, and which frame pair it is
+        self.solve_pen = pg.mkPen("#888", width=1, style=QtCore.Qt.PenStyle.DashLine)
+        self.solve_lines = []
+        for plot in self.plots:
+            line = pg.PlotDataItem([], [], pen=self.solve_pen)
+            plot.addItem(line, ignoreBounds=True)  # they span the chart's height: never widen its range
+            self.solve_lines.append(line)
+        self.solve_labels: list[pg.TextItem] = []
         self.event_items: dict = {}  # phase -> (markers, lines)
         self._pinned = None
         self.cursors = [cursor_line() for _ in range(3)]
-        for plot, line in zip((self.active_plot, self.value_plot, self.extra_plot), self.cursors):
+        for plot, line in zip(self.plots, self.cursors):
             plot.addItem(line, ignoreBounds=True)
         self.extra_plot.hide()
         self._table: dict = {}
@@ -120,35 +168,44 @@ class ActivityView(View):
         n = self.session.visible_length(run)
         if cols.n == 0:
             self._table = {}
-            state = "waiting for the first iteration…" if run.is_active else "this run reported no iterations."
+            state = "waiting for the first report…" if run.is_active else "this run sent no telemetry reports."
             self.show_message(f"{run.label}: {state}")
+            return
+        if not run.is_active and not reports_intermediate_state(cols):
+            self._table = {}
+            self.show_message(f"{run.label}: this solver reports no intermediate state.\n\n"
+                              f"{run.algorithm} runs as one call and reports only its start and its end, so "
+                              "there is no activity to draw;\nits result is in the log and the Compare table.")
             return
         self.show_message(None)
         x_mode = self.x_mode.currentData()
-        x_all = cols.column("time") * 1e3 if x_mode == "time" else cols.x()
+        several = not cols.monotone  # several solves (tracking): the count axis is reports, in order
+        factor, unit = time_unit(float(cols.column("time")[-1]))
+        x_all = cols.column("time") * factor if x_mode == "time" else cols.x()
         x = x_all[:n]
-        x_label = "elapsed time (ms)" if x_mode == "time" else ("iteration" if cols.monotone else "step")
+        count_name = "report (across solves)" if several else "iteration"
+        x_label = f"elapsed time ({unit})" if x_mode == "time" else count_name
         active = cols.column("active", n).astype(np.float64)
         active[active < 0] = np.nan
         value = cols.column("value", n)
         log = self.log_scale.isChecked()
         for p in (self.active_plot, self.extra_plot):
             p.setLogMode(x=False, y=log)
-        for p in (self.active_plot, self.value_plot, self.extra_plot):
+        for p in self.plots:
             p.getAxis("bottom").set_integer(x_mode != "time")
         set_axis_label(self.active_plot, "bottom", "")
         set_axis_label(self.value_plot, "bottom", x_label)
         set_axis_label(self.extra_plot, "bottom", x_label)
         value_name = VALUE_NAMES.get(run.problem_kind, "value")
-        set_title(self.value_plot, f"Objective: {value_name}")
+        set_title(self.value_plot, f"Objective: {value_name}" + (" of each solve" if several else ""))
         set_axis_label(self.value_plot, "left", value_name)
         set_title(self.active_plot, f"Active vertices — {run.label}")
-        set_points(self.active_curve, x, _log_safe(active, log))
-        set_points(self.value_curve, x, value)
+        starts = solve_starts(cols, n)
+        set_points(self.active_curve, x, _log_safe(active, log), starts)
+        set_points(self.value_curve, x, value, starts)
 
         self._sync_extra_keys(sorted(cols.extras))
         extra_key = self.extra_combo.currentData()
-        extra = None
         if extra_key:
             extra = cols.column(f"extra.{extra_key}", n)
             self.extra_plot.show()
@@ -167,7 +224,11 @@ class ActivityView(View):
         else:
             self.extra_plot.hide()
 
-        self._draw_events(cols, x, active, value, n)
+        self._draw_events(cols, x, active, value, n, ignore=ENDPOINT_PHASES if several else frozenset())
+        active_all = cols.column("active").astype(np.float64)
+        active_all[active_all < 0] = np.nan
+        extra_all = cols.column(f"extra.{extra_key}") if extra_key else None
+        self._draw_solves(run, x_all, solve_starts(cols), (active_all, cols.column("value"), extra_all), log)
         self._pin_ranges(x_all, cols, log)
         cursor_on = self.session.cursor is not None and n > 0
         for line in self.cursors:
@@ -181,7 +242,37 @@ class ActivityView(View):
         for key in sorted(cols.extras):
             self._table[f"extra.{key}"] = cols.column(f"extra.{key}", n)
 
-    def _draw_events(self, cols, x, active, value, n) -> None:
+    def _draw_solves(self, run, x_all: np.ndarray, starts: np.ndarray, values: tuple, log: bool) -> None:
+        """Dashed lines where each solve after the first starts; over them, the frame pair it solved."""
+        for label in self.solve_labels:
+            self.active_plot.removeItem(label)
+        self.solve_labels = []
+        if not starts.size:
+            for line in self.solve_lines:
+                line.setData([], [])
+            return
+        # a boundary halfway between the last report of one solve and the first of the next
+        edges = (x_all[starts - 1] + x_all[starts]) / 2
+        for line, y, logged in zip(self.solve_lines, values, (log, False, log)):
+            lo, hi = _extent(y, logged)
+            line.setLogMode(False, logged)
+            line.setData(*event_segments(edges, lo, hi), connect="pairs")
+        pairs = solve_frame_pairs(run.track, starts.size + 1) if run.track is not None else None
+        if pairs is None:
+            return
+        top = _extent(values[0], log)[1]
+        top = np.log10(top) if log else top  # a TextItem sits in the view's coordinates
+        bounds = np.concatenate([[x_all[0]], edges])
+        step = max(1, int(np.ceil(len(pairs) / MAX_SOLVE_LABELS)))
+        for k in range(0, len(pairs), step):
+            t, gated = pairs[k]
+            text = pg.TextItem(f"{t}→{t + 1}" + ("*" if gated else ""), color="#888", anchor=(0, 0))
+            text.setToolTip(f"frames {t} and {t + 1}" + (", solved again within the gate" if gated else ""))
+            text.setPos(float(bounds[k]), top)
+            self.active_plot.addItem(text, ignoreBounds=True)
+            self.solve_labels.append(text)
+
+    def _draw_events(self, cols, x, active, value, n, ignore=frozenset()) -> None:
         """Markers (active plot) and vertical lines (objective plot) per non-main phase. The items
         are kept and only their data changes, so scrubbing does not rebuild the scene."""
         main = cols.main_phase()
@@ -191,7 +282,7 @@ class ActivityView(View):
         finite_value = full_value[np.isfinite(full_value)]
         texts, shown = [], []
         for code, phase in enumerate(cols.phases):
-            if phase == main:
+            if phase == main or phase in ignore:
                 continue
             color = PHASE_COLORS[len(shown) % len(PHASE_COLORS)]
             shown.append(phase)
@@ -206,7 +297,8 @@ class ActivityView(View):
                 marker_y = np.where(marker_y > 0, marker_y, positive.min() if positive.size else 1.0)
             scatter.setLogMode(False, log)
             scatter.setData(ex, marker_y)
-            if where.size <= MAX_EVENT_LINES and finite_value.size:
+            total = int(np.count_nonzero(cols.column("phase") == code))
+            if total <= MAX_EVENT_LINES and finite_value.size:  # the whole run's count: no flicker while scrubbing
                 lo, hi = float(finite_value.min()), float(finite_value.max())
                 if hi == lo:
                     lo, hi = lo - 0.5, hi + 0.5
@@ -240,7 +332,7 @@ class ActivityView(View):
         replay = self.session.cursor is not None
         if not replay:
             if self._pinned:
-                for p in (self.active_plot, self.value_plot, self.extra_plot):
+                for p in self.plots:
                     p.enableAutoRange()
                 self._pinned = None
             return
@@ -266,6 +358,18 @@ class ActivityView(View):
                 if logged:
                     lo, hi = np.log10(lo), np.log10(hi)
                 plot.setYRange(lo, hi if hi > lo else lo + 1, padding=0.05)
+
+
+def _extent(values, log: bool) -> tuple[float, float]:
+    """The finite (positive, on a log axis) range of ``values``; (0, 1) when there is none."""
+    if values is None:
+        return (1.0, 10.0) if log else (0.0, 1.0)
+    v = _log_safe(np.asarray(values, dtype=np.float64), log)
+    v = v[np.isfinite(v)]
+    if not v.size:
+        return (1.0, 10.0) if log else (0.0, 1.0)
+    lo, hi = float(v.min()), float(v.max())
+    return (lo, hi) if hi > lo else ((lo / 2, lo * 2) if log else (lo - 0.5, hi + 0.5))
 
 
 def _log_safe(values: np.ndarray, log: bool) -> np.ndarray:

@@ -111,9 +111,102 @@ def add_plot(layout: pg.GraphicsLayout, row: int, col: int, title: str, x_label:
     plot.setTitle(title, size="10pt")
     plot.setLabel("bottom", x_label)
     plot.setLabel("left", y_label)
+    no_si_prefix(plot)
     plot.showGrid(x=True, y=True, alpha=0.15)
     plot.setMenuEnabled(True)
     return plot
+
+
+def no_si_prefix(plot: pg.PlotItem) -> None:
+    """Axes show the numbers themselves: pyqtgraph's automatic SI prefix turns a count axis into
+    "launch (x0.001)" or "degree (k)". Axes that carry a unit name it in their label instead."""
+    for name in ("left", "bottom", "right", "top"):
+        plot.getAxis(name).enableAutoSIPrefix(False)
+
+
+ENDPOINT_PHASES = frozenset({"start", "done"})  # what a solver that runs as one call reports around it
+
+
+def reports_intermediate_state(columns) -> bool:
+    """Whether a run reported anything between its start and its end (the scipy-backed solvers run as
+    one call and report only "start" and "done", in each of their solves)."""
+    return any(phase not in ENDPOINT_PHASES for phase in columns.phases)
+
+
+def time_unit(largest_seconds: float) -> tuple[float, str]:
+    """(factor, unit) that shows seconds up to ``largest_seconds`` as plain numbers: s, ms or µs."""
+    if largest_seconds >= 1.0:
+        return 1.0, "s"
+    if largest_seconds >= 1e-3:
+        return 1e3, "ms"
+    return 1e6, "µs"
+
+
+def log_scale_wanted(values, spread: float = 100.0) -> bool:
+    """A log axis reads better when the positive values spread widely: max / median > ``spread``
+    (power-law degrees, counts that fall from 10^5 to 1). Non-positive and non-finite values are ignored."""
+    v = np.asarray(values, dtype=np.float64)
+    v = v[np.isfinite(v) & (v > 0)]
+    if v.size < 2:
+        return False
+    return float(v.max()) > spread * float(np.median(v))
+
+
+class SideLegend(pg.LegendItem):
+    """A legend that takes its own cell of the chart layout (beside or above the plots) instead of
+    floating over the data: every entry is visible, and none covers a curve, box or whisker."""
+
+    def __init__(self, columns: int = 1):
+        super().__init__(offset=None, labelTextSize="8pt", colCount=columns, verSpacing=-4)
+        self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Fixed, QtWidgets.QSizePolicy.Policy.Fixed)
+
+    def updateSize(self):  # noqa: N802 - pyqtgraph's name; the layout places it, we only say how big
+        width = height = 0.0
+        for row in range(self.layout.rowCount()):
+            row_width = row_height = 0.0
+            for col in range(self.layout.columnCount()):
+                item = self.layout.itemAt(row, col)
+                if item:
+                    hint = item.effectiveSizeHint(QtCore.Qt.SizeHint.PreferredSize)
+                    row_width += hint.width() + 3
+                    row_height = max(row_height, hint.height())
+            width, height = max(width, row_width), height + row_height
+        width, height = max(width, 1.0) + 6, max(height, 1.0) + 4
+        self.setMinimumSize(width, height)
+        self.setMaximumSize(width, height)
+        self.setPreferredSize(width, height)
+        self.updateGeometry()
+
+
+def add_side_legend(layout: pg.GraphicsLayout, row: int, col: int, rowspan: int = 1, colspan: int = 1,
+                    columns: int = 1) -> SideLegend:
+    legend = SideLegend(columns)
+    layout.addItem(legend, row=row, col=col, rowspan=rowspan, colspan=colspan)
+    layout.layout.setAlignment(legend, QtCore.Qt.AlignmentFlag.AlignTop | QtCore.Qt.AlignmentFlag.AlignLeft)
+    return legend
+
+
+class EmptyNote:
+    """A note in the middle of a chart with nothing to draw ("no launch reported"), with its axes
+    hidden: an empty graph says why it is empty instead of showing a meaningless axis."""
+
+    def __init__(self, plot: pg.PlotItem):
+        self.plot = plot
+        self.label = pg.LabelItem("", size="10pt", color="#888")
+        self.label.setParentItem(plot.getViewBox())
+        self.label.anchor(itemPos=(0.5, 0.5), parentPos=(0.5, 0.5))
+        self.label.hide()
+        self.text: str | None = None
+
+    def set(self, text: str | None) -> None:
+        if text == self.text:
+            return
+        self.text = text
+        self.label.setText(text or "", color="#888")
+        self.label.setVisible(bool(text))
+        for name in ("left", "bottom"):
+            self.plot.getAxis(name).setStyle(showValues=not text)
+        self.plot.showGrid(x=not text, y=not text, alpha=0.15)
 
 
 def cursor_line() -> pg.InfiniteLine:
@@ -126,9 +219,10 @@ def cursor_line() -> pg.InfiniteLine:
 SYMBOLS_BELOW = 200  # sparse series get a marker per point, so lone values stay visible
 
 
-def set_points(curve: pg.PlotDataItem, x: np.ndarray, y: np.ndarray) -> None:
+def set_points(curve: pg.PlotDataItem, x: np.ndarray, y: np.ndarray, breaks: np.ndarray | None = None) -> None:
     """Draw only the reported points: iterations that did not report this quantity (NaN) are skipped,
-    not drawn as gaps, and a sparse series gets markers."""
+    not drawn as gaps, and a sparse series gets markers. ``breaks``: indices (into x, y) where a new
+    segment starts; points on both sides of one are not joined (several solves in one run)."""
     ok = np.isfinite(y)
     xs, ys = x[ok], y[ok]
     pen = curve.opts["pen"]
@@ -140,7 +234,12 @@ def set_points(curve: pg.PlotDataItem, x: np.ndarray, y: np.ndarray) -> None:
         curve.setSymbolPen(None)
     else:
         curve.setSymbol(None)
-    curve.setData(xs, ys)
+    if breaks is None or not len(breaks) or xs.size < 2:
+        curve.setData(xs, ys)
+        return
+    segment = np.searchsorted(np.asarray(breaks), np.flatnonzero(ok), side="right")
+    connect = np.append(segment[:-1] == segment[1:], False)
+    curve.setData(xs, ys, connect=connect)
 
 
 def set_title(plot: pg.PlotItem, text: str, size: str = "10pt") -> None:

@@ -1,5 +1,12 @@
 """Compare: several algorithm configurations on the loaded problem, run one after another, with a table
-(algorithm, backend, seconds, iterations, value, certified) and their activity / workload overlaid."""
+(algorithm, backend, time, iterations, reports, value, certified) and their activity / workload overlaid.
+
+"iterations" is the solver's own count (``Result.iterations``); "reports" is how many telemetry reports
+the run sent (what the charts can draw). They differ (a Hungarian run reports its dual updates too),
+so both are named as what they are, and the charts' count axis is the reports'. Runs of very
+different lengths share the charts through the x axis choice: progress (each run from 0 to 100 %
+of its own time), elapsed time or report number, each optionally logarithmic.
+"""
 from __future__ import annotations
 
 import math
@@ -8,23 +15,56 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from solvers.text import duration
+
 from ..theme import series_color
-from .base import View, add_plot, new_layout_widget, set_axis_label, set_points
+from .base import EmptyNote, View, add_plot, add_side_legend, new_layout_widget, reports_intermediate_state, \
+    set_axis_label, set_points, time_unit
 from .workload import draw_boxes, run_mode, set_launch_axis, workload_series
 
-TABLE_HEADERS = ("run", "algorithm", "backend", "seconds", "iterations", "value", "certified", "status", "options")
+# the table as exported (CSV / Markdown): raw numbers, seconds in seconds
+TABLE_HEADERS = ("run", "algorithm", "backend", "seconds", "iterations", "reports", "value", "certified", "status",
+                 "options")
+RIGHT_ALIGNED = ("run", "seconds", "iterations", "reports", "value")
+X_MODES = (("progress", "progress (% of each run's time)"), ("time", "elapsed time"), ("reports", "report number"))
 
 
-def format_cell(key: str, value) -> str:
+def format_cell(key: str, value, time_factor: float = 1e3) -> str:
+    """A table cell; "seconds" is shown in the column's one unit (``time_factor`` per second)."""
     if value is None:
         return "—"
     if key == "seconds":
-        return "—" if math.isnan(value) else (f"{value * 1e3:.2f} ms" if value < 1 else f"{value:.3f} s")
+        return "—" if math.isnan(value) else f"{value * time_factor:.{time_decimals(time_factor)}f}"
     if key == "value":
         return "—" if math.isnan(value) else f"{value:.6g}"
     if key == "certified":
         return "yes" if value else "NO"
+    if key in ("iterations", "reports"):
+        return f"{value:,}"
+    if key == "options":
+        return value or "defaults"
     return str(value)
+
+
+def time_decimals(factor: float) -> int:
+    return {1.0: 3, 1e3: 2, 1e6: 1}.get(factor, 3)
+
+
+def run_x(run, mode: str) -> tuple[np.ndarray, float]:
+    """x of each report of ``run`` for an x-axis mode, and the seconds-to-axis factor for "time"."""
+    cols = run.columns
+    n = cols.n
+    if mode == "reports":
+        return np.arange(1, n + 1, dtype=np.float64), 1.0
+    t = cols.column("time").astype(np.float64)
+    if mode == "time":
+        return t, 1.0
+    span = float(t[-1] - t[0]) if n else 0.0
+    if n == 1:
+        return np.array([100.0]), 1.0
+    if not span > 0:  # every report at the same instant: spread them evenly
+        return np.linspace(0.0, 100.0, n), 1.0
+    return 100.0 * (t - t[0]) / span, 1.0
 
 
 class CompareView(View):
@@ -68,7 +108,6 @@ class CompareView(View):
         right = QtWidgets.QGroupBox("Results")
         rl = QtWidgets.QVBoxLayout(right)
         self.result_table = QtWidgets.QTableWidget(0, len(TABLE_HEADERS))
-        self.result_table.setHorizontalHeaderLabels(list(TABLE_HEADERS))
         self.result_table.verticalHeader().setVisible(False)
         self.result_table.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
         self.result_table.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectionBehavior.SelectRows)
@@ -83,19 +122,37 @@ class CompareView(View):
             table.verticalHeader().setDefaultSectionSize(22)
             table.setAlternatingRowColors(True)
 
+        bottom = QtWidgets.QWidget()
+        bl = QtWidgets.QVBoxLayout(bottom)
+        bl.setContentsMargins(0, 0, 0, 0)
+        bar = QtWidgets.QHBoxLayout()
+        self.x_mode = QtWidgets.QComboBox()
+        for key, text in X_MODES:
+            self.x_mode.addItem(text, key)
+        self.x_mode.setToolTip("Progress puts runs of any length side by side: each goes from 0 to 100 % of its "
+                               "own time")
+        self.log_x = QtWidgets.QCheckBox("Log x")
+        self.log_x.setToolTip("A logarithmic x axis (a report at 0 has no place on it and is left out)")
+        bar.addWidget(QtWidgets.QLabel("x axis"))
+        bar.addWidget(self.x_mode)
+        bar.addWidget(self.log_x)
+        bar.addStretch(1)
+        bl.addLayout(bar)
         self.charts = new_layout_widget()
+        bl.addWidget(self.charts, 1)
         lay = self.charts.ci
-        self.active_plot = add_plot(lay, 0, 0, "Active vertices", "iteration", "active", integer_x=True)
-        self.value_plot = add_plot(lay, 0, 1, "Objective", "iteration", "value", integer_x=True)
+        self.active_plot = add_plot(lay, 0, 0, "Active vertices", "", "active")
+        self.value_plot = add_plot(lay, 0, 1, "Objective", "", "value")
         self.work_plot = add_plot(lay, 1, 0, "Per-warp work ÷ mean, per launch", "launch", "work / mean", colspan=2)
+        self.legend = add_side_legend(lay, 0, 2, rowspan=2)
         for p in (self.active_plot, self.value_plot):
             p.setDownsampling(auto=True, mode="peak")
             p.setClipToView(True)
-        self.active_legend = self.active_plot.addLegend(offset=(-10, 10), labelTextSize="8pt")
-        self.work_legend = self.work_plot.addLegend(offset=(-10, 10), labelTextSize="8pt")
+        self.active_note, self.value_note = EmptyNote(self.active_plot), EmptyNote(self.value_plot)
         self.items: list = []
+        self._legend_items: list = []  # samples for the legend (runs without curves get one too)
         body.addWidget(top)
-        body.addWidget(self.charts)
+        body.addWidget(bottom)
         body.setStretchFactor(0, 2)
         body.setStretchFactor(1, 3)
         body.setSizes([290, 430])
@@ -106,7 +163,8 @@ class CompareView(View):
         self.run_button.clicked.connect(lambda: self.runRequested.emit(list(self.configs)))
         self.stop_button.clicked.connect(self.stopRequested)
         self.result_table.itemSelectionChanged.connect(self._select_run)
-        self._rows: list[dict] = []
+        self.x_mode.currentIndexChanged.connect(lambda *_: self.refresh(force=True))
+        self.log_x.toggled.connect(lambda *_: self.refresh(force=True))
         self._update_buttons()
 
     # ---- configurations ---------------------------------------------------------------------
@@ -140,7 +198,16 @@ class CompareView(View):
 
     # ---- results ----------------------------------------------------------------------------
     def rows(self) -> list[dict]:
-        return [r.summary() for r in self.session.comparison]
+        """One dict per compared run: the session's summary, with "iterations" the solver's own count
+        (None until known) and "reports" the telemetry reports the charts draw."""
+        out = []
+        for run in self.session.comparison:
+            run.sync()
+            row = dict(run.summary())
+            row["iterations"] = solver_iterations(run)
+            row["reports"] = int(run.columns.n)
+            out.append(row)
+        return out
 
     def _select_run(self) -> None:
         rows = self.result_table.selectionModel().selectedRows()
@@ -154,8 +221,9 @@ class CompareView(View):
         return self.charts.ci
 
     def table_rows(self) -> tuple[list[str], list[list]]:
+        """Headers and rows as exported: raw numbers ("seconds" in seconds, "iterations" the solver's)."""
         rows = self.rows()
-        return list(TABLE_HEADERS), [[row[h] for h in TABLE_HEADERS] for row in rows]
+        return list(TABLE_HEADERS), [[row.get(h) for h in TABLE_HEADERS] for row in rows]
 
     def tables(self) -> dict:
         headers, rows = self.table_rows()
@@ -163,7 +231,9 @@ class CompareView(View):
         for run in self.session.comparison:
             run.sync()
             if run.columns.n:
-                out[f"run{run.id}-activity"] = {"iteration": run.columns.column("iteration"),
+                out[f"run{run.id}-activity"] = {"report": np.arange(1, run.columns.n + 1),
+                                                "iteration": run.columns.column("iteration"),
+                                                "elapsed_s": run.columns.column("time"),
                                                 "active": run.columns.column("active"),
                                                 "value": run.columns.column("value")}
         return out
@@ -174,66 +244,144 @@ class CompareView(View):
         for plot, item in self.items:
             plot.removeItem(item)
         self.items = []
-        self.active_legend.clear()
-        self.work_legend.clear()
+        self.legend.clear()
+        self._legend_items = []
         runs = self.session.comparison
-        if self.session.problem is None:
+        if self.session.problem is None and not runs:
             self.show_message("Open or generate a problem, then add configurations to compare.")
             return
         self.show_message(None)
+        mode = self.x_mode.currentData()
+        log_x = self.log_x.isChecked()
+        factor, unit = time_unit(max((float(r.columns.column("time")[-1]) for r in runs if r.columns.n),
+                                     default=0.0))
         with_work = [r for r in runs if r.snapshots("workload")]
         width = 0.7 / max(len(with_work), 1)
+        drew_active = drew_value = False
         for i, run in enumerate(runs):
             run.sync()
             color = series_color(i)
-            name = f"#{run.id} {run.algorithm}"
+            pen = pg.mkPen(color, width=1.5)
             cols = run.columns
             if cols.n:
+                x, _ = run_x(run, mode)
+                if mode == "time":
+                    x = x * factor
                 active = cols.column("active").astype(float)
                 active[active < 0] = np.nan
-                x = cols.x()
-                c1 = self.active_plot.plot(pen=pg.mkPen(color, width=1.5), name=name)
-                c2 = self.value_plot.plot(pen=pg.mkPen(color, width=1.5))
-                set_points(c1, x, active)
-                set_points(c2, x, cols.column("value"))
-                self.items += [(self.active_plot, c1), (self.value_plot, c2)]
+                value = cols.column("value")
+                if not reports_intermediate_state(cols):  # start and end only: a line between them is made up
+                    active, value = end_only(active), end_only(value)
+                for plot, y in ((self.active_plot, active), (self.value_plot, value)):
+                    if np.isfinite(y).any():
+                        curve = plot.plot(pen=pen)
+                        set_points(curve, x, y)
+                        if np.count_nonzero(np.isfinite(y)) == 1:
+                            curve.setSymbolSize(9)
+                        self.items.append((plot, curve))
+                drew_active |= bool(np.isfinite(active).any())
+                drew_value |= bool(np.isfinite(value).any())
             if run in with_work:
                 k = with_work.index(run)
-                st = workload_series(run)
-                mode = run_mode(run)
-                label = name + (f" mode={mode}" if mode else "")
-                its = draw_boxes(self.work_plot, st, color, (k - (len(with_work) - 1) / 2) * width, width * 0.85)
+                its = draw_boxes(self.work_plot, workload_series(run), color, (k - (len(with_work) - 1) / 2) * width,
+                                 width * 0.85)
                 self.items += [(self.work_plot, it) for it in its]
-                if its:
-                    self.work_legend.addItem(its[1], label)
-        x_name = "iteration" if all(r.columns.monotone for r in runs) else "step"  # restarted solves: ordinals
-        set_axis_label(self.active_plot, "bottom", x_name)
-        set_axis_label(self.value_plot, "bottom", x_name)
+            sample = pg.PlotDataItem([], [], pen=pg.mkPen(color, width=4))
+            self._legend_items.append(sample)
+            self.legend.addItem(sample, self.legend_name(run))
+        x_label = {"progress": "progress (% of each run's time)", "time": f"elapsed time ({unit})",
+                   "reports": "report number"}[mode]
+        for plot in (self.active_plot, self.value_plot):
+            plot.setLogMode(x=log_x, y=False)
+            set_axis_label(plot, "bottom", x_label + (", log scale" if log_x else ""))
+            plot.enableAutoRange()
+        if not runs:
+            waiting = "Add configurations and Run comparison:\nthe runs are drawn here side by side."
+            self.active_note.set(waiting)
+            self.value_note.set(" ")
+        else:
+            self.active_note.set(None if drew_active else "no run reported active vertices")
+            self.value_note.set(None if drew_value else "no run reported its objective on the way")
         self.work_plot.setVisible(bool(with_work))
+        self.work_plot.setMaximumHeight(1e6 if with_work else 0)  # hidden, it gives its row back
         if with_work:  # the boxes sit at ordinals: name them by the first run's launches
             series = [workload_series(r) for r in with_work]
             set_launch_axis(self.work_plot, series[0]["launch"], max(st["median"].size for st in series))
+            set_axis_label(self.work_plot, "bottom", "launch" if len(with_work) == 1 else
+                           f"snapshotted launches in order (numbers: #{with_work[0].id}'s launches)")
+
+    def legend_name(self, run) -> str:
+        """``#3 wbpr [cpu] mode=vc``; a run drawn by its end state only, or one that did not finish, says so."""
+        mode = run_mode(run) if run.snapshots("workload") else ""
+        name = f"#{run.id} {run.algorithm} [{run.backend_used}]" + (f" mode={mode}" if mode else "")
+        if run.status not in ("finished", "running", "queued"):
+            name += f" ({run.status})"
+        elif run.columns.n and not reports_intermediate_state(run.columns) and not run.is_active:
+            name += " (end state only)"
+        return name
+
+    def time_column(self, rows: list[dict]) -> tuple[float, str]:
+        """The one unit of the time column, chosen by its largest entry."""
+        largest = max((r["seconds"] for r in rows if r.get("seconds") is not None and math.isfinite(r["seconds"])),
+                      default=0.0)
+        return time_unit(largest)
 
     def _fill_table(self) -> None:
         rows = self.rows()
+        factor, unit = self.time_column(rows)
+        headers = ["time (s)" if h == "seconds" and unit == "s" else f"time ({unit})" if h == "seconds" else h
+                   for h in TABLE_HEADERS]
+        self.result_table.setHorizontalHeaderLabels(headers)
+        header = self.result_table.horizontalHeaderItem(TABLE_HEADERS.index("seconds"))
+        header.setToolTip("time inside the solver (without loading, warm-up or the certificate check)")
+        for key, tip in (("iterations", "the solver's own iteration count"),
+                         ("reports", "telemetry reports the solver sent: what the charts draw")):
+            self.result_table.horizontalHeaderItem(TABLE_HEADERS.index(key)).setToolTip(tip)
         self.result_table.setRowCount(len(rows))
         palette = self.palette()
         for r, row in enumerate(rows):
             for c, key in enumerate(TABLE_HEADERS):
-                text = format_cell(key, row[key])
+                text = format_cell(key, row.get(key), factor)
                 item = self.result_table.item(r, c)
                 if item is None:
                     item = QtWidgets.QTableWidgetItem()
                     self.result_table.setItem(r, c, item)
                 item.setText(text)
-                if key in ("seconds", "iterations", "value", "run"):
+                if key == "seconds":
+                    item.setToolTip(duration(row.get(key)) if row.get(key) is not None else "")
+                if key in RIGHT_ALIGNED:
                     item.setTextAlignment(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter)
                 if key == "algorithm":
                     item.setForeground(QtGui.QBrush(QtGui.QColor(series_color(r))))
-                elif key == "certified" and row[key] is False:
+                elif key == "certified" and row.get(key) is False:
                     item.setForeground(QtGui.QBrush(QtGui.QColor("#d64541")))
-                elif key == "status" and row[key] in ("failed", "cancelled"):
+                elif key == "status" and row.get(key) in ("failed", "cancelled"):
                     item.setForeground(QtGui.QBrush(QtGui.QColor("#d64541")))
                 else:
                     item.setForeground(palette.text())
         self.result_table.resizeColumnsToContents()
+
+
+def end_only(values: np.ndarray) -> np.ndarray:
+    """Only the last finite value kept (the others NaN)."""
+    out = np.full(values.shape, np.nan)
+    finite = np.flatnonzero(np.isfinite(values))
+    if finite.size:
+        out[finite[-1]] = values[finite[-1]]
+    return out
+
+
+def solver_iterations(run) -> int | None:
+    """The solver's own iteration count: the result's (a tracking run: its solves), else what a
+    replayed record says; never the number of telemetry reports."""
+    result = getattr(run, "result", None)
+    if result is not None:
+        return int(result.iterations)
+    track = getattr(run, "track", None)
+    if track is not None:
+        solves = getattr(track, "summary", {}).get("solves")
+        return int(solves) if solves is not None else None
+    recorded = getattr(run, "recorded_summary", None) or {}
+    if recorded.get("iterations") is not None:
+        return int(recorded["iterations"])
+    return None

@@ -12,6 +12,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 
+from solvers.text import plural
+
 from ..theme import faint, series_color
 from .base import View, add_plot, cursor_line, new_layout_widget, set_axis_label, set_title
 
@@ -19,24 +21,51 @@ HEATMAP_COLUMNS = 480
 MAX_TRACES = 64
 
 
-def common_edges(edge_list: list[np.ndarray], max_bins: int = 128) -> np.ndarray:
-    """One axis covering every snapshot's bins: unit bins for small integer ranges, else ``max_bins``."""
-    lo = min(float(e[0]) for e in edge_list)
-    hi = max(float(e[-1]) for e in edge_list)
+def is_unit(edges: np.ndarray) -> bool:
+    """Unit bins centred on whole numbers: the labels are integers (telemetry.label_histogram's choice)."""
+    return edges.size > 1 and np.allclose(np.diff(edges), 1.0) and float(edges[0]) % 1 == 0.5
+
+
+def label_domain(edges: np.ndarray, counts: np.ndarray) -> tuple[float, float]:
+    """The range the labels of one histogram really take: its occupied bins, and for unit bins the
+    whole numbers they are centred on (a bin [-0.5, 0.5) holds zeros, not negative labels)."""
+    occupied = np.flatnonzero(np.asarray(counts) > 0)
+    if not occupied.size:
+        return float(edges[0]), float(edges[-1])
+    lo, hi = float(edges[occupied[0]]), float(edges[occupied[-1] + 1])
+    return (lo + 0.5, hi - 0.5) if is_unit(edges) else (lo, hi)
+
+
+def common_edges(edge_list: list[np.ndarray], max_bins: int = 128,
+                 count_list: list[np.ndarray] | None = None) -> np.ndarray:
+    """One axis covering every snapshot's labels: unit bins for small integer ranges, else ``max_bins``
+    over the labels' real range (with ``count_list``: the occupied bins, so the unit bins of an all-zero
+    snapshot do not stretch the axis below zero)."""
+    unit = all(is_unit(e) for e in edge_list)
+    if unit or count_list is None:
+        lo = min(float(e[0]) for e in edge_list)
+        hi = max(float(e[-1]) for e in edge_list)
+    else:
+        domains = [label_domain(e, c) for e, c in zip(edge_list, count_list)]
+        lo, hi = min(d[0] for d in domains), max(d[1] for d in domains)
     if hi <= lo:
         hi = lo + 1.0
-    unit = all(e.size > 1 and np.allclose(np.diff(e), 1.0) and float(e[0]) % 1 == 0.5 for e in edge_list)
     if unit and hi - lo <= max_bins * 2:
         return np.arange(lo, hi + 0.5)
     return np.linspace(lo, hi, max_bins + 1)
 
 
 def rebin(edges: np.ndarray, counts: np.ndarray, target: np.ndarray) -> np.ndarray:
-    """Counts of a histogram (edges, counts) re-binned onto ``target`` edges, preserving the total inside."""
+    """Counts of a histogram (edges, counts) re-binned onto ``target`` edges (mass spread uniformly
+    within a source bin). Mass outside the target range goes to its first / last bin, so the total is kept."""
     if counts.size == 0:
         return np.zeros(target.size - 1)
     cumulative = np.concatenate([[0.0], np.cumsum(counts, dtype=np.float64)])
-    return np.diff(np.interp(target, edges, cumulative))
+    at = np.interp(target, edges, cumulative)
+    out = np.diff(at)
+    out[0] += at[0]
+    out[-1] += cumulative[-1] - at[-1]
+    return out
 
 
 def heatmap(columns_x: np.ndarray, hists: np.ndarray, x0: float, x1: float, width: int) -> np.ndarray:
@@ -45,6 +74,26 @@ def heatmap(columns_x: np.ndarray, hists: np.ndarray, x0: float, x1: float, widt
     ends = x0 + (x1 - x0) * np.arange(1, width + 1) / width
     idx = np.clip(np.searchsorted(columns_x, ends, side="left") - 1, 0, len(columns_x) - 1)
     return hists[idx].T
+
+
+def histogram_when(run, position: int, snapshot, shown: int, cursor) -> str:
+    """When the histogram shown was taken, in words: " at iteration 41" when that is the newest state
+    shown; else which snapshot it is (": last snapshot, iteration 3 of 41" at the end of a run whose
+    final state was not snapshotted)."""
+    cols = run.columns
+    if cols.monotone:
+        taken, unit = int(snapshot.iteration), "iteration"
+        now = int(cols.column("iteration", shown)[-1]) if shown else taken
+    else:  # several solves: the x axis counts reports
+        taken, unit = int(run.snapshot_x(position, snapshot)), "step"
+        now = max(shown - 1, 0)
+    if taken >= now:
+        return f" at {unit} {taken}"
+    if cursor is not None:
+        return f" at {unit} {taken} (the latest snapshot at {unit} {now})"
+    if run.is_active:
+        return f" at {unit} {taken} (the latest snapshot; the run is at {unit} {now})"
+    return f": last snapshot, {unit} {taken} of {now}"
 
 
 def column_starts(x0: float, x1: float, width: int) -> np.ndarray:
@@ -156,7 +205,8 @@ class LabelsView(View):
         self.show_message(None)
         name = run.label_name
         # one axis for the whole run, so the picture does not jump while scrubbing
-        edges = common_edges([s.data[f"{side}.hist_edges"] for _, s in all_usable])
+        edges = common_edges([s.data[f"{side}.hist_edges"] for _, s in all_usable],
+                             count_list=[s.data[f"{side}.hist_counts"] for _, s in all_usable])
         xs_all = np.array([run.snapshot_x(p, s) for p, s in all_usable])
         if not usable:
             usable = all_usable[:1]
@@ -184,6 +234,10 @@ class LabelsView(View):
         set_axis_label(self.heat_plot, "bottom", "iteration" if run.columns.monotone else "step")
         self.cursor.setVisible(self.session.cursor is not None)
         self.cursor.setValue(x_end)
+        lo, hi = float(edges[0]), float(edges[-1])
+        self._clamp(self.heat_plot, (x0, x1), (lo, hi))
+        self._clamp(self.trace_plot, (x0, x1), (lo, hi))  # the heatmap's iterations, so the two line up
+        self._clamp(self.hist_plot, (lo, hi), None)
 
         pos, last = usable[-1]
         e, c = last.data[f"{side}.hist_edges"], last.data[f"{side}.hist_counts"]
@@ -192,22 +246,34 @@ class LabelsView(View):
         # one step bunched together) is widened to stay visible
         centre, half = (e[:-1] + e[1:]) / 2, np.maximum((e[1:] - e[:-1]) / 2, (edges[-1] - edges[0]) / 400)
         self.hist_bars.setOpts(x0=centre - half, x1=centre + half, height=c.astype(float))
-        self.hist_plot.setXRange(float(edges[0]), float(edges[-1]), padding=0.02)
         unreachable = last.meta.get(f"{side}.unreachable")
         extra = f", {unreachable} at the cap" if unreachable else ""
-        where = (f"iteration {last.iteration}" if run.columns.monotone else  # restarted solves: the x axis' step
-                 f"step {run.snapshot_x(pos, last):.0f}")
-        set_title(self.hist_plot, f"{name} histogram at {where}{extra}")
+        set_title(self.hist_plot, f"{name} histogram{histogram_when(run, pos, last, n, self.session.cursor)}{extra}")
         set_axis_label(self.hist_plot, "bottom", name)
         self._draw_traces(run, usable, side, name, float(edges[-1]))
-        self.trace_plot.setXRange(x0, x1, padding=0.02)  # the heatmap's iterations, so the two line up
-        self.info.setText(f"{len(usable)} of {len(all_usable)} snapshots · label: {name}")
+        self.info.setText(f"{len(usable)} of {plural(len(all_usable), 'snapshot')} · label: {name}")
         centers = 0.5 * (edges[:-1] + edges[1:])
         self._tables = {
             "heatmap": {"iteration": np.repeat(xs, centers.size), "label": np.tile(centers, xs.size),
                         "count": hists.reshape(-1)},
             "histogram": {"bin_low": e[:-1], "bin_high": e[1:], "count": c},
         }
+
+    def _clamp(self, plot: pg.PlotItem, x: tuple[float, float], y: tuple[float, float] | None) -> None:
+        """Show exactly the data's domain (no padding below a label of 0, no negative counts) and keep
+        panning and zooming inside it; ``y`` None: counts from 0 up, the height following the data."""
+        key = (x, y)
+        if getattr(plot, "_clamped", None) == key:
+            return
+        plot._clamped = key
+        view = plot.getViewBox()
+        if y is None:
+            view.setLimits(xMin=x[0], xMax=x[1], yMin=0.0, yMax=None)
+            view.setXRange(*x, padding=0)
+            view.enableAutoRange(y=True)
+        else:
+            view.setLimits(xMin=x[0], xMax=x[1], yMin=y[0], yMax=y[1])
+            view.setRange(xRange=x, yRange=y, padding=0)
 
     def _draw_traces(self, run, usable, side, name, top: float) -> None:
         key = f"{side}.sample"
