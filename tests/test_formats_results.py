@@ -123,7 +123,7 @@ def test_flow_export_needs_the_network(tmp_path):
     with pytest.raises(TypeError, match="problem="):
         save(result, tmp_path / "f.csv")
     wrong = FlowNetwork.from_edges(3, [0], [1], [1], 0, 2)
-    with pytest.raises(ValueError, match="FlowNetwork"):
+    with pytest.raises(ValueError, match="the flow network this flow result solves"):
         save(result, tmp_path / "f.csv", problem=wrong)
     with pytest.raises(InputError, match="cannot be saved"):
         save(result, tmp_path / "f.txt")

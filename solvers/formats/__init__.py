@@ -7,12 +7,31 @@ go to the format's reader (Matrix Market: ``source=``, ``sink=``; SNAP / KONECT:
 ``n_cols=``) or, for a Result, to solvers.formats.results.save (``problem=``).
 
 Every failure caused by the file (missing, unreadable, malformed, absurdly large) raises
-solvers.errors.InputError naming the path and, where one line is at fault, its 1-based number.
-``FORMATS`` lists the readable formats; ``file_filters()`` gives Qt dialog filter strings.
+solvers.errors.InputError naming the path and, where one line is at fault, its 1-based number;
+so does an option the chosen format does not take, and a name the system refuses (too long, a
+missing folder). ``FORMATS`` lists the readable formats; ``file_filters()`` gives Qt dialog
+filter strings.
+
+Hostile files: memory and time follow the bytes a file holds, never the sizes it declares.
+- A declared size is checked before anything is allocated: against memory (io_util.
+  check_allocation), and against the bytes present where they are known (a .npy's data against
+  the file size, a PLY element's rows against the bytes after the header, a .npz member against
+  its stated size; compressed data is read in blocks into buffers that grow with what arrives).
+- Declared counts far beyond what the data can fill are refused with one line at the line that
+  declares them (io_util.check_declared_beyond_data): empty rows, columns and vertices are legal
+  (isolated vertices), but at most 2^22 more than the entries can touch, and at most 2^16 frames
+  more than the points (points.EMPTY_FRAMES). Each costs memory, and a frame a solve, while
+  holding nothing, so a 75-byte .mtx declaring 100000000 x 100000000 with one entry, or a
+  two-point series whose last frame is 20000000, is refused rather than built. Sizes a file
+  implies by its ids (a SNAP id of 10^9) follow the same rule.
+- Text is read in bounded blocks; a line longer than 16 MiB is refused with its number, and
+  comment lines are not kept beyond the few a format needs.
 """
 from __future__ import annotations
 
 import inspect
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -21,7 +40,7 @@ from ..errors import InputError
 from ..problems import PROBLEM_KINDS
 from ..result import Result
 from . import dense, dimacs, edgelists, matrix_market, points, results, tracks
-from ._text import read_progress  # noqa: F401  (public: progress of long loads)
+from ._text import read_progress, shown  # noqa: F401  (read_progress is public: progress of long loads)
 
 
 @dataclass(frozen=True)
@@ -49,9 +68,16 @@ class Format:
         return f"{self.name} ({' '.join(self.patterns)})"
 
     def option_names(self) -> tuple[str, ...]:
+        """The keyword options its reader takes (load(path, NAME=...))."""
         if self.read is None:
             return ()
         return tuple(n for n in inspect.signature(self.read).parameters if n not in ("path", "problem"))
+
+    def save_option_names(self) -> tuple[str, ...]:
+        """The keyword options its writer takes (save(obj, path, NAME=...))."""
+        if self.write is None:
+            return ()
+        return tuple(list(inspect.signature(self.write).parameters)[2:])
 
 
 _GRAPH, _COSTS, _DENSE, _FLOW, _POINTS = "BipartiteGraph", "SparseCosts", "CostMatrix", "FlowNetwork", "PointSeries"
@@ -110,6 +136,11 @@ RESULT_FORMATS: list[Format] = [
 
 _BY_KEY = {f.key: f for f in FORMATS + RESULT_FORMATS}
 
+# what users read for the objects save() takes (never a class name)
+_PLAIN_KINDS = {_GRAPH: "bipartite graph", _COSTS: "sparse cost matrix", _DENSE: "cost matrix",
+                _FLOW: "flow network", _POINTS: "point series", "Result": "result",
+                "TrackResult": "tracking result"}
+
 
 def _split_name(path) -> tuple[str, bool]:
     name = Path(path).name.lower()
@@ -126,14 +157,46 @@ def _known_extensions(table: list[Format]) -> str:
     return " ".join(dict.fromkeys(p for f in table for p in f.patterns))
 
 
+def _either(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
+
+
+def _extension_choices(table: list[Format]) -> str:
+    """".max or .mtx (add .gz to compress)": the extensions of ``table``, in plain words."""
+    extensions = list(dict.fromkeys(e for f in table for e in f.extensions))
+    compressible = list(dict.fromkeys(e for f in table if f.gzip for e in f.extensions))
+    text = _either(extensions)
+    if compressible == extensions:
+        return f"{text} (add .gz to compress)"
+    if compressible:
+        return f"{text} ({_either(compressible)} also with .gz, compressed)"
+    return text
+
+
+def _named_as(path) -> str:
+    """The extension a name carries, as users read it: ".npy", ".csv.gz", or "a name without one"."""
+    base, gz = _split_name(path)
+    suffix = Path(base).suffix
+    return f"{suffix}{'.gz' if gz else ''}" if suffix else "a name without an extension"
+
+
+def _refuse_options(given, takes: tuple[str, ...], what: str, name: str) -> None:
+    unknown = sorted(set(given) - set(takes))
+    if unknown:
+        options = f"option {unknown[0]}" if len(unknown) == 1 else f"options {', '.join(unknown)}"
+        allowed = f"options they take: {', '.join(takes)}" if takes else "they take no options"
+        raise InputError(f"{what} take no {options} ({allowed})", name)
+
+
 def detect(path, problem: str | None = None, format: str | None = None) -> Format:
     """The readable format of ``path`` (by name, sniffing the content only to split .csv)."""
     name = str(path)
     if problem is not None and problem not in PROBLEM_KINDS:
-        raise InputError(f"unknown problem kind {problem!r} (choose {', '.join(PROBLEM_KINDS)})", name)
+        raise InputError(f"unknown problem kind {shown(str(problem))} (choose {', '.join(PROBLEM_KINDS)})", name)
     if format is not None:
         if format not in _BY_KEY or _BY_KEY[format].read is None:
-            raise InputError(f"unknown format {format!r} (choose {', '.join(f.key for f in FORMATS)})", name)
+            raise InputError(f"unknown format {shown(str(format))} (choose {', '.join(f.key for f in FORMATS)})",
+                             name)
         candidates = [_BY_KEY[format]]
     else:
         candidates = _named(path, FORMATS)
@@ -156,16 +219,18 @@ def detect(path, problem: str | None = None, format: str | None = None) -> Forma
 def load(path, problem: str | None = None, format: str | None = None, **options):
     """Read ``path`` into a Problem (see the module docstring)."""
     name = str(path)
-    target = Path(path)
-    if not target.exists():
-        raise InputError("no such file", name)
-    if not target.is_file():
+    try:
+        found = os.stat(path)
+    except FileNotFoundError:
+        raise InputError("no such file", name) from None
+    except OSError as e:  # a name too long, a file used as a folder, no permission on the folder...
+        raise InputError(f"cannot read file: {e.strerror or e}", name) from None
+    except ValueError:  # a NUL character in the name
+        raise InputError("cannot read file: the name holds a NUL character", name) from None
+    if not stat.S_ISREG(found.st_mode):
         raise InputError("not a regular file", name)
     fmt = detect(path, problem, format)
-    unknown = sorted(set(options) - set(fmt.option_names()))
-    if unknown:
-        takes = ", ".join(fmt.option_names()) or "none"
-        raise InputError(f"{fmt.name} files take no option {', '.join(unknown)} (options: {takes})", name)
+    _refuse_options(options, fmt.option_names(), f"{fmt.name} files", name)
     return fmt.read(path, problem=problem, **options)
 
 
@@ -176,23 +241,34 @@ def save(obj, path, format: str | None = None, **options) -> None:
     is_result = isinstance(obj, (Result, TrackResult))
     table = RESULT_FORMATS if is_result else FORMATS
     kind = type(obj).__name__ if isinstance(obj, TrackResult) else "Result" if is_result else type(obj).__name__
+    if kind not in _PLAIN_KINDS:
+        raise InputError("only a problem, a result or a tracking result can be saved", name)
     if format is not None:
-        candidates = [_BY_KEY[format]] if format in _BY_KEY else []
+        if format not in _BY_KEY:
+            raise InputError(f"unknown format {shown(str(format))} (choose {', '.join(_BY_KEY)})", name)
+        candidates = [_BY_KEY[format]]
     else:
         candidates = _named(path, table)
         if is_result and not candidates:  # a name without an extension: CSV
             candidates = [f for f in table if results.written_as(path) in f.extensions]
     usable = [f for f in candidates if f.write is not None and kind in f.saves]
     if not usable:
-        choices = _known_extensions([f for f in table if kind in f.saves])
-        raise InputError(f"a {kind} cannot be saved under this name; use one of {choices}", name)
+        saves = [f for f in table if kind in f.saves]
+        where = f"in the {candidates[0].name} format" if format is not None else (
+            f"as {named}" if (named := _named_as(path)).startswith(".") else f"under {named}")
+        raise InputError(f"a {_PLAIN_KINDS[kind]} cannot be saved {where}; use {_extension_choices(saves)}", name)
     fmt = usable[0]
     if _split_name(path)[1] and not fmt.gzip:
         raise InputError(f"gzip-compressed {fmt.name} files are not supported", name)
+    _refuse_options(options, fmt.save_option_names(), f"{fmt.name} files", name)
     try:
         fmt.write(obj, path, **options)
-    except OSError as e:
+    except OSError as e:  # a name too long, a missing folder, a read-only file, a full disk...
         raise InputError(f"cannot write file: {e.strerror or e}", name) from None
+    except ValueError as e:
+        if "null" not in str(e):  # os functions refuse a NUL in a name with ValueError
+            raise
+        raise InputError("cannot write file: the name holds a NUL character", name) from None
 
 
 def file_filters(problem: str | None = None, save: bool = False, results: bool = False) -> list[str]:

@@ -14,9 +14,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InputError
-from ..io_util import check_allocation
+from ..io_util import check_allocation, check_declared_beyond_data
 from ..problems import CostMatrix, FlowNetwork, SparseCosts
-from ._text import Block, first_bad, format_rows, iter_blocks, parse_fields, refuse_repeated_pairs, write_file
+from ..text import plural
+from ._text import (Block, first_bad, format_rows, iter_blocks, parse_fields, refuse_repeated_pairs, shown,
+                    write_file)
 
 _TAGS = {ord("c"), ord("p"), ord("n"), ord("a")}
 _WHITESPACE = (9, 32)
@@ -30,6 +32,7 @@ class _Parsed:
     p_line: int | None = None
     n_nodes: int = 0
     n_arcs: int = 0
+    n_node_lines: int = 0
     node_lines: list = field(default_factory=list)   # max: (line, id, 's'|'t')
     node_ids: list = field(default_factory=list)     # asn: arrays of ids, and their lines
     node_id_lines: list = field(default_factory=list)
@@ -50,7 +53,7 @@ def _parse_p_line(state: _Parsed, text: str, line: int, path) -> None:
     try:
         n_nodes, n_arcs = int(fields[2]), int(fields[3])
     except ValueError:
-        raise InputError(f"node and arc counts must be integers, found {fields[2]!r} {fields[3]!r}",
+        raise InputError(f"node and arc counts must be integers, found {shown(fields[2])} {shown(fields[3])}",
                          name, line) from None
     if n_nodes < 0 or n_arcs < 0:
         raise InputError("node and arc counts must be >= 0", name, line)
@@ -69,16 +72,17 @@ def _check_node_ids(ids: np.ndarray, lines: np.ndarray, state: _Parsed, what: st
 def _read_block(state: _Parsed, block: Block, path) -> None:
     name = str(path)
     first = block.first_bytes()
-    blank = first == 0
-    for i in np.flatnonzero(np.isin(first, _WHITESPACE)):
-        if block.text(int(i)).strip():
-            raise InputError("a line must start with its tag: c, p, n or a", name, block.first_line + int(i))
-        blank[i] = True
+    visible = block.first_visible(first)
+    blank = visible == 0
+    indented = first_bad(np.isin(first, _WHITESPACE) & ~blank)
+    if indented is not None:
+        raise InputError("a line must start with its tag: c, p, n or a", name, block.first_line + indented)
     unknown = first_bad(~blank & ~np.isin(first, list(_TAGS)))
     if unknown is not None:
-        raise InputError(f"unknown line type {chr(first[unknown])!r} (expected c, p, n or a)", name,
+        raise InputError(f"unknown line type {shown(chr(first[unknown]))} (expected c, p, n or a)", name,
                          block.first_line + unknown)
     is_p, is_n, is_a = first == ord("p"), first == ord("n"), first == ord("a")
+    state.n_node_lines += int(np.count_nonzero(is_n))
     p_at = first_bad(is_p)
     if state.p_line is None:
         needs_p = first_bad((is_n | is_a) & (np.arange(block.n_lines) < (block.n_lines if p_at is None else p_at)))
@@ -91,7 +95,7 @@ def _read_block(state: _Parsed, block: Block, path) -> None:
     second = block.buf[np.minimum(block.starts + 1, block.buf.size - 1)]
     bad = first_bad((is_n | is_a) & ~np.isin(second, _WHITESPACE))
     if bad is not None:
-        raise InputError(f"malformed line: {block.text(bad)[:40]!r}", name, block.first_line + bad)
+        raise InputError(f"malformed line: {shown(block.text(bad))}", name, block.first_line + bad)
     if state.kind == "max":
         for i in np.flatnonzero(is_n):
             _parse_max_node(state, block.text(int(i)), block.first_line + int(i), path)
@@ -128,7 +132,7 @@ def _parse_max_node(state: _Parsed, text: str, line: int, path) -> None:
     try:
         node = int(fields[1])
     except ValueError:
-        raise InputError(f"expected a node id, found {fields[1]!r}", name, line) from None
+        raise InputError(f"expected a node id, found {shown(fields[1])}", name, line) from None
     if not 1 <= node <= state.n_nodes:
         raise InputError(f"node {node} is outside the nodes 1..{state.n_nodes}", name, line)
     for earlier_line, earlier_node, role in state.node_lines:
@@ -150,6 +154,9 @@ def _scan(path, kind: str) -> _Parsed:
     if state.arcs_seen < state.n_arcs:
         raise InputError(f"the 'p' line declares {state.n_arcs} arcs but the file has {state.arcs_seen}",
                          name, state.p_line)
+    touched = min(state.n_nodes, 2 * state.n_arcs + state.n_node_lines)
+    check_declared_beyond_data(state.n_nodes, touched, f"the 'p' line declares {plural(state.n_nodes, 'node')} "
+                               f"with {plural(state.n_arcs, 'arc')}", "nodes", name, state.p_line)
     return state
 
 

@@ -13,9 +13,10 @@ import re
 import numpy as np
 
 from ..errors import InputError
-from ..io_util import check_allocation
+from ..io_util import check_allocation, check_declared_beyond_data
 from ..problems import BipartiteGraph, SparseCosts
-from ._text import (first_bad, format_rows, peek_first_line, read_table, refuse_repeated_pairs,
+from ..text import plural
+from ._text import (first_bad, format_rows, peek_first_line, read_table, refuse_repeated_pairs, shown,
                     require_integral, write_file)
 
 _SNAP_SIZES = re.compile(r"#\s*matchscope bipartite graph: rows (\d+) cols (\d+)")
@@ -31,7 +32,7 @@ def _size_option(value, name: str, path) -> int | None:
     except (TypeError, ValueError):
         size = -1
     if size < 0:
-        raise InputError(f"option {name}={value!r} must be a non-negative integer", str(path))
+        raise InputError(f"option {name} must be a non-negative integer, not {shown(str(value))}", str(path))
     return size
 
 
@@ -46,9 +47,12 @@ def _check_ids(ids: np.ndarray, lines: np.ndarray, lowest: int, size: int | None
                              int(lines[bad]))
 
 
-def _sizes(rows, cols, lines, n_rows, n_cols, path, declared_at: int | None = None) -> tuple[int, int]:
+def _sizes(rows, cols, lines, n_rows, n_cols, path, declared_at: int | None = None,
+           chosen: bool = False) -> tuple[int, int]:
     """Default sizes: max id + 1 on both sides; refuse absurd ones before allocating, naming the
-    line that declared them (``declared_at``) or, for derived sizes, the line of the largest id."""
+    line that declared them (``declared_at``) or, for derived sizes, the line of the largest id.
+    Sizes from the file (not ``chosen`` by the caller's options) must also follow its data: rows
+    and columns beyond what the edges can touch are limited (io_util.check_declared_beyond_data)."""
     top = max(int(rows.max(initial=-1)), int(cols.max(initial=-1))) + 1
     derived = n_rows is None or n_cols is None
     n_rows = top if n_rows is None else int(n_rows)
@@ -56,11 +60,18 @@ def _sizes(rows, cols, lines, n_rows, n_cols, path, declared_at: int | None = No
     at = int(lines[np.argmax(np.maximum(rows, cols))]) if derived and rows.size else declared_at
     check_allocation(16 * (n_rows + n_cols + 2) + _BYTES_PER_EDGE * rows.size,
                      f"a {n_rows} x {n_cols} graph with {rows.size} edges", path, at)
+    if not chosen:
+        edges = plural(int(rows.size), "edge")
+        what = (f"ids up to {top - 1} make a {n_rows} x {n_cols} graph with {edges}" if derived and at != declared_at
+                else f"the file declares a {n_rows} x {n_cols} graph with {edges}")
+        check_declared_beyond_data(n_rows + n_cols, min(n_rows, rows.size) + min(n_cols, rows.size), what,
+                                   "rows and columns", path, at)
     return n_rows, n_cols
 
 
 def read_snap(path, problem=None, n_rows: int | None = None, n_cols: int | None = None) -> BipartiteGraph:
     n_rows, n_cols = _size_option(n_rows, "n_rows", path), _size_option(n_cols, "n_cols", path)
+    chosen = n_rows is not None or n_cols is not None
     columns, lines, leading = read_table(path, b"#", "ii")
     declared_at = None
     for line, text in leading:
@@ -72,7 +83,7 @@ def read_snap(path, problem=None, n_rows: int | None = None, n_cols: int | None 
     rows, cols = columns if columns else (np.empty(0, np.int64), np.empty(0, np.int64))
     _check_ids(rows, lines, 0, n_rows, "source", path)
     _check_ids(cols, lines, 0, n_cols, "target", path)
-    n_rows, n_cols = _sizes(rows, cols, lines, n_rows, n_cols, path, declared_at)
+    n_rows, n_cols = _sizes(rows, cols, lines, n_rows, n_cols, path, declared_at, chosen)
     return BipartiteGraph.from_edges(rows, cols, n_rows, n_cols, source=str(path))
 
 
@@ -93,6 +104,7 @@ def _konect_kinds(first_line_text: str, line: int, path) -> str:
 def read_konect(path, problem=None, n_rows: int | None = None, n_cols: int | None = None):
     name = str(path)
     n_rows, n_cols = _size_option(n_rows, "n_rows", path), _size_option(n_cols, "n_cols", path)
+    chosen = n_rows is not None or n_cols is not None
     header = peek_first_line(path).lstrip("% \t").split()
     if header[:1] != ["bip"]:
         raise InputError("not a KONECT bipartite network: the first line must be '% bip ...'", name, 1)
@@ -113,7 +125,7 @@ def read_konect(path, problem=None, n_rows: int | None = None, n_cols: int | Non
     _check_ids(cols, lines, 1, n_cols, "column", path)
     rows -= 1
     cols -= 1
-    n_rows, n_cols = _sizes(rows, cols, lines, n_rows, n_cols, path, declared_at)
+    n_rows, n_cols = _sizes(rows, cols, lines, n_rows, n_cols, path, declared_at, chosen)
     if problem != "assignment":
         return BipartiteGraph.from_edges(rows, cols, n_rows, n_cols, source=name)
     if len(columns) < 3:

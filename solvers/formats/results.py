@@ -47,7 +47,7 @@ def _check_problem(result: Result, problem) -> None:
         return
     if result.problem_kind == "flow":
         if not isinstance(problem, FlowNetwork) or problem.n_edges != len(result.flow):
-            raise ValueError("problem= must be the FlowNetwork this flow result solves")
+            raise ValueError("problem= must be the flow network this flow result solves")
     elif result.problem_kind == "assignment":
         if not isinstance(problem, (CostMatrix, SparseCosts)) or problem.shape[0] != len(result.row_match):
             raise ValueError("problem= must be the cost matrix this assignment result solves")
@@ -78,7 +78,8 @@ def _json_value(value):
 
 def _needs_problem(result: Result, problem, what: str) -> None:
     if problem is None:
-        raise TypeError(f"saving a flow result as {what} needs problem= (the FlowNetwork) for the edge ends")
+        raise TypeError(f"saving a flow result as {what} needs problem= (the flow network it solves) for the "
+                        "edge ends")
 
 
 def written_as(path) -> str:
@@ -134,4 +135,4 @@ def save(result: Result, path, problem=None) -> None:
                          comment=f"matchscope {result.problem_kind} result: {result.algorithm}")
         write_file(path, buf.getvalue())
     else:
-        raise InputError(f"results are saved as {', '.join(EXTENSIONS)}, not {name!r}", name)
+        raise InputError(f"results are saved as {', '.join(EXTENSIONS)} (or the same with .gz)", name)

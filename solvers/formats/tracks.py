@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..io_util import jsonable
-from ._text import format_rows, read_all, write_file
+from ._text import format_rows, read_all, shown, write_file
 from .results import written_as
 
 EXTENSIONS = (".csv", ".json")
@@ -97,10 +97,10 @@ def save(result, path, series=None) -> None:
     name = str(path)
     kind = track_kind(path)
     if kind is None:
-        raise InputError(f"tracks are saved as {' '.join(PATTERNS)}, not {name!r}", name)
+        raise InputError(f"tracks are saved as {' '.join(PATTERNS)}", name)
     series = series if series is not None else getattr(result, "series", None)
     if series is None:
-        raise TypeError("saving tracks needs the point series: pass series= (the tracked PointSeries)")
+        raise TypeError("saving tracks needs the point series: pass series= (the series that was tracked)")
     _check_series(result, series)
     try:
         if kind == "csv":
@@ -146,7 +146,7 @@ def read(path) -> TrackTable:
         raise InputError("empty file: expected a track,frame,index,x,y,z header", name, 1)
     header = [h.strip() for h in text[0].split(",")]
     if header[:6] != list(CSV_COLUMNS) or header[6:] not in ([], ["id"]):
-        raise InputError(f"header must be {','.join(CSV_COLUMNS)}[,id], got {text[0]!r}", name, 1)
+        raise InputError(f"header must be {','.join(CSV_COLUMNS)}[,id], found {shown(text[0], 60)}", name, 1)
     rows = [line for line in text[1:] if line.strip()]
     try:
         table = np.array([[float(x) for x in line.split(",")] for line in rows]).reshape(-1, len(header))
