@@ -165,6 +165,9 @@ def load_npz(path, required: tuple[str, ...], optional: tuple[str, ...] = (),
                     out[key] = read_npy(fh, path, f"'{key}'", stored_size=members[member].file_size, check=hook)
             except InputError:
                 raise
+            except zipfile.BadZipFile:  # zipfile's text quotes the member name like a repr
+                raise InputError(f"'{key}': the archive member is damaged (its data fails the checksum or "
+                                 "cannot be unpacked)", name) from None
             except Exception as e:
                 raise InputError(f"'{key}': corrupt archive member ({e})", name) from None
         return out

@@ -33,6 +33,15 @@ def read_npy(path, problem=None) -> CostMatrix:
     if not (np.issubdtype(a.dtype, np.integer) or np.issubdtype(a.dtype, np.floating)
             or a.dtype == np.bool_):
         raise InputError(f"costs must be real numbers, the array holds {a.dtype.name} values", name)
+    if a.dtype.kind == "f" and a.dtype.itemsize > 8:  # long double: values beyond float64 would become inf
+        with np.errstate(over="ignore"):
+            a64 = a.astype(np.float64)
+        beyond = np.isinf(a64) & ~np.isinf(a)
+        if beyond.any():
+            row, col = (int(i) for i in np.argwhere(beyond)[0])
+            raise InputError(f"the cost at row {row}, column {col} (0-based) is beyond the range of float64 "
+                             "numbers (about 1.8e308)", name)
+        a = a64
     return CostMatrix.from_array(a, source=name)
 
 
@@ -81,7 +90,22 @@ def _block_rows(block: Block, n_cols: int | None, path) -> tuple[np.ndarray | No
     if bad is not None:
         raise InputError("a cost of -inf is not allowed (use inf or an empty cell to forbid a pair)",
                          str(path), int(lines[bad]))
+    forbidden = int(np.count_nonzero(np.isposinf(costs)))
+    if forbidden and forbidden != text.lower().count("inf"):  # a number beyond float64 became inf
+        raise _locate_overflow(block, rows, costs, path)
     return costs, n_cols
+
+
+def _locate_overflow(block: Block, rows: np.ndarray, costs: np.ndarray, path) -> InputError:
+    """The first cell whose number is too large for float64 (numpy reads it as inf, which here
+    would silently forbid the pair)."""
+    for k in np.flatnonzero(np.isposinf(costs).any(axis=1)):
+        cells = [c.strip() for c in block.text(int(rows[k])).split(",")]
+        for j in np.flatnonzero(np.isposinf(costs[k])):
+            if cells[j] and "inf" not in cells[j].lower():
+                return InputError(f"cost {shown(cells[j])} in column {j + 1} is beyond the range of float64 "
+                                  "numbers (about 1.8e308)", str(path), block.first_line + int(rows[k]))
+    return InputError("a cost is beyond the range of float64 numbers", str(path))
 
 
 def read_csv(path, problem=None) -> CostMatrix:
