@@ -36,6 +36,8 @@ def read_header(fh, path, what: str = "array") -> tuple[tuple[int, ...], bool, n
     name = str(path)
     try:
         version = np.lib.format.read_magic(fh)
+    except zipfile.BadZipFile:
+        raise  # a damaged archive member, named by load_npz
     except Exception:  # ValueError on a wrong signature, EOFError / OSError on a short or unreadable file
         raise InputError(f"{what}: not a valid .npy array (the file does not start with NumPy's signature)",
                          name) from None
@@ -46,6 +48,8 @@ def read_header(fh, path, what: str = "array") -> tuple[tuple[int, ...], bool, n
                 shape, fortran, dtype = np.lib.format.read_array_header_1_0(fh)
             else:
                 shape, fortran, dtype = np.lib.format.read_array_header_2_0(fh)
+    except zipfile.BadZipFile:
+        raise
     except Exception:  # numpy raises many types on hostile header text (ValueError, TokenError...)
         raise InputError(f"{what}: not a valid .npy array (its header is malformed)", name) from None
     if any(n < 0 for n in shape):
@@ -113,7 +117,10 @@ def _read_data(fh, need: int, trusted_size: bool, path, what: str) -> bytearray:
                 got += len(chunk)
                 report_read(fh)
         extra = fh.read(1)
-    except (OSError, EOFError, zipfile.BadZipFile, zlib.error) as e:
+    except zipfile.BadZipFile:  # zipfile's text quotes the member name like a repr
+        raise InputError(f"{what}: the archive member is damaged (its data fails the checksum or cannot be "
+                         "unpacked)", name) from None
+    except (OSError, EOFError, zlib.error) as e:
         raise InputError(f"{what}: cannot read data ({e})", name) from None
     if got != need:
         raise InputError(f"{what}: the file is truncated ({got:,} of {need:,} data bytes)", name)
