@@ -249,9 +249,15 @@ def test_run_stop_progress_and_results_stay_in_sight(window, qtbot, tmp_path, fa
     win.session.set_current_run(None)
     win.session.set_current_run(win.session.runs[-1])
     QtWidgets.QApplication.processEvents()
+    assert win.size() == QtCore.QSize(*size)
+    assert_footer_in_sight(win)
+    assert win.solver_panel.options_box.isVisibleTo(win.solver_panel)
+    save_shot(win, f"shell-solver-{size[0]}x{size[1]}.png")
+
+
+def assert_footer_in_sight(win) -> None:
     dock = win.solver_dock
     panel = win.solver_panel
-    assert win.size() == QtCore.QSize(*size)
     visible = QtCore.QRect(QtCore.QPoint(0, 0), dock.size())
     for widget in (panel.run_button, panel.stop_button, panel.progress, panel.elapsed, panel.live,
                    panel.certificate):
@@ -262,8 +268,23 @@ def test_run_stop_progress_and_results_stay_in_sight(window, qtbot, tmp_path, fa
             assert box.height() >= widget.heightForWidth(box.width()), widget.text()
         elif isinstance(widget, QtWidgets.QPushButton):
             assert box.height() >= widget.minimumSizeHint().height()
-    assert panel.options_box.isVisibleTo(panel)
-    save_shot(win, f"shell-solver-{size[0]}x{size[1]}.png")
+
+
+def test_the_footer_survives_shrinking_the_window(window, qtbot, tmp_path):
+    """A person drags the window smaller (no fit_docks): the docks shrink, Run and the result stay whole."""
+    win = window
+    open_graph(qtbot, win, tmp_path)
+    run_now(qtbot, win, "hopcroft-karp")
+    win.solver_panel.select_algorithm("gpr")
+    for size in ((1024, 600), (1440, 900), (1024, 700)):
+        win.resize(*size)
+        qtbot.waitUntil(lambda: win.size() == QtCore.QSize(*size), timeout=5_000)
+        QtWidgets.QApplication.processEvents()
+        assert_footer_in_sight(win)
+        # and the splitter between the docks dragged all the way down: the options give way, not Run
+        win.resizeDocks([win.dataset_dock, win.solver_dock], [2000, 10], QtCore.Qt.Orientation.Vertical)
+        QtWidgets.QApplication.processEvents()
+        assert_footer_in_sight(win)
 
 
 # ---- 4. one iteration count, labelled times ------------------------------------------------------
@@ -276,7 +297,7 @@ def test_iterations_are_the_solvers_own_count_everywhere(window, qtbot, tmp_path
     assert run.n_reports != solver_count  # the case the newcomer met: 1 iteration, 2 reports
     rows = {name: (value, note) for name, value, note in win.solver_panel.rows}
     assert rows["iterations"] == (f"{solver_count:,}", f"{run.n_reports} telemetry reports")
-    assert rows["solver"][1] == "the algorithm only" and rows["wall"][1] == "incl. certifying"
+    assert rows["solver"][1] == "the algorithm only" and rows["wall"][1] == "incl. loading, certifying"
     outcome = log_lines(win)[-1]
     assert f"{solvers.text.plural(solver_count, 'iteration')}," in outcome
     win.session.compare_with([run])

@@ -123,11 +123,35 @@ class SolverPanel(QtWidgets.QWidget):
         self.certificate.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
         self.certificate.setForegroundRole(QtGui.QPalette.ColorRole.PlaceholderText)
         layout.addWidget(self.certificate)
+        self.footer = (self.invalid_label, self.run_button, self.progress, self.elapsed, self.live, self.certificate)
+        self.setMinimumWidth(260)  # the forms and the result table stay readable; the charts give way
         self.algo_combo.currentIndexChanged.connect(self._algorithm_changed)
         self.run_button.clicked.connect(self.runRequested)
         self.stop_button.clicked.connect(self.stopRequested)
         self.clock = QtCore.QElapsedTimer()
         self.set_problem(None)
+
+    # ---- keeping the footer in sight ---------------------------------------------------------
+    def _fit_height(self) -> None:
+        """Ask the dock for the height the fixed part needs at this width (wrapped lines included):
+        the options scroll, the dataset dock above gives way, Run and the result lines are never cut."""
+        width = max(self.width() - 8, 100)
+        needed = 0
+        for widget in self.footer:
+            if widget.isHidden():
+                continue
+            hint = widget.heightForWidth(width) if widget.hasHeightForWidth() else -1
+            needed += max(hint, widget.minimumSizeHint().height(), widget.sizeHint().height()
+                          if not widget.hasHeightForWidth() else 0)
+        layout = self.layout()
+        top = layout.itemAt(0).layout().sizeHint().height()
+        spacing = layout.spacing() * (len(self.footer) + 2) + 8
+        self.setMinimumHeight(top + self.scroll.minimumHeight() + needed + spacing)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        super().resizeEvent(event)
+        if event.oldSize().width() != event.size().width():
+            self._fit_height()
 
     # ---- algorithm / backend / options ------------------------------------------------------
     def set_problem(self, problem) -> None:
@@ -246,6 +270,7 @@ class SolverPanel(QtWidgets.QWidget):
         reason = self.invalid_reason()
         self.invalid_label.setText(reason)
         self.invalid_label.setVisible(bool(reason))
+        self._fit_height()
         self.update_buttons()
         self.validityChanged.emit()
 
@@ -317,6 +342,7 @@ class SolverPanel(QtWidgets.QWidget):
             if not any(r.is_active for r in self.session.runs):
                 self.progress.setRange(0, 1)
                 self.progress.setValue(0)
+            self._fit_height()
             return
         run.sync()
         self.elapsed.setText(self._status_line(run))
@@ -328,6 +354,7 @@ class SolverPanel(QtWidgets.QWidget):
         if run.is_active and pairs is not None:
             self.progress.setRange(0, run.frame_pairs)
             self.progress.setValue(pairs[0] - 1)
+        self._fit_height()
 
     def live_text(self) -> str:
         """The run's numbers as plain lines ("iterations 31"), as shown (for tests and copying)."""
@@ -398,7 +425,7 @@ class SolverPanel(QtWidgets.QWidget):
             if run.solver_seconds is not None:
                 rows.append(("solver", duration(run.solver_seconds), "the algorithm only"))
             if not run.replayed:
-                rows.append(("wall", duration(run.wall_seconds), "incl. certifying"))
+                rows.append(("wall", duration(run.wall_seconds), "incl. loading, certifying"))
                 if run.warmup_seconds > 0.05:
                     rows.append(("warm-up", duration(run.warmup_seconds), "compiling, untimed"))
         if run.error and run.status != "finished":
