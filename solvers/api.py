@@ -6,6 +6,7 @@ import time
 import numpy as np
 
 from . import registry
+from .api_inputs import as_observer, as_problem, as_series
 from .errors import InputError
 from .problems import BipartiteGraph, CostMatrix, FlowNetwork, PointSeries, SparseCosts
 from .result import Result
@@ -50,28 +51,41 @@ def _convert(problem, algo: registry.Algorithm):
     raise InputError(f"{algo.name} solves {kinds} problems, not {problem.kind}", problem.source)
 
 
-def solve(problem, algorithm: str, backend: str = "auto", observer: Observer | None = None,
-          **options) -> Result:
-    """Run ``algorithm`` on ``problem`` and certify the answer independently.
+def solve(data, /, algorithm: str | None = None, backend: str = "auto", observer: Observer | None = None, *,
+          problem: str | None = None, **options) -> Result:
+    """Run ``algorithm`` on ``data`` and certify the answer independently.
 
+    ``data``: a Problem, a file path, a 2-D array-like of assignment costs (list of lists, numpy
+    array, pandas DataFrame), a scipy.sparse matrix (a bipartite graph: stored entries are edges)
+    or a networkx bipartite graph; ``problem`` ("matching", "flow", "assignment") reads a matrix or
+    a file as that kind (see solvers.api_inputs). ``algorithm``: a name from ``algorithms()``; None
+    picks the fastest for the problem on this machine (``solvers.choice.choose``).
     ``backend``: "auto" (cuda when a GPU is here, else cpu), "cpu", "cuda" or "cudasim".
     ``observer`` receives live telemetry (see solvers.telemetry); None costs nothing.
     ``options`` are the algorithm's declared options (``solvers.algorithms()[name].options``).
+    ``Result.seconds`` is the algorithm's run alone: not loading, converting or certifying, but on
+    a process's first call it includes compiling the kernels (``solvers.warmup`` runs them untimed
+    first).
     """
     from .certify import certify
 
-    algo = registry.get(algorithm)
+    observer = as_observer(observer)
+    algo = registry.get(algorithm) if algorithm is not None else None
+    problem_obj = as_problem(data, algo, problem)
+    if algo is None:
+        from .choice import choose
+        algo = registry.get(choose(problem_obj, backend).algorithm)
     opts = algo.parse_options(options)
     chosen = resolve_backend(backend, algo.backends, algo.name)
-    prepared = _convert(problem, algo)
-    info = RunInfo(algo.name, chosen, problem.kind, problem.describe(), opts, algo.label)
+    prepared = _convert(problem_obj, algo)
+    info = RunInfo(algo.name, chosen, problem_obj.kind, problem_obj.describe(), opts, algo.label)
     tel = Telemetry.attach(observer, info)
     run = algo.run_function()
     start = time.perf_counter()
     solution = run(prepared, chosen, tel, **opts)
     seconds = time.perf_counter() - start
-    certificate = certify(problem, solution)
-    result = Result(problem.kind, algo.name, chosen, float(certificate.witness.get("value", solution.value)),
+    certificate = certify(problem_obj, solution)
+    result = Result(problem_obj.kind, algo.name, chosen, float(certificate.witness.get("value", solution.value)),
                     solution.iterations, seconds, certificate, solution.row_match, solution.col_match,
                     solution.flow, solution.duals, dict(solution.stats), opts)
     if observer is not None:
@@ -79,15 +93,24 @@ def solve(problem, algorithm: str, backend: str = "auto", observer: Observer | N
     return result
 
 
-def track(series: PointSeries, algorithm: str = "lsa", backend: str = "auto",
+def track(series, algorithm: str | None = "lsa", backend: str = "auto",
           observer: Observer | None = None, **options):
     """Match each consecutive pair of frames (Euclidean costs) and chain the matches into tracks.
 
+    ``series``: a PointSeries, a file path, or a sequence of (n_t, 3) arrays, one per frame (at
+    least two frames). ``algorithm``: any assignment algorithm; None picks the fastest for dense
+    assignments of the series' frame size here (``solvers.choice``). ``observer`` hears every
+    solve and ``on_progress(done, total, "frame pair")``.
     ``max_distance`` (in ``options``): "auto" (default: entering and leaving points stay unmatched,
     with a gate derived from the link lengths), a positive number (a fixed gate), or None / "off"
     (the plain rectangular assignment). See solvers.tracking; ``save(result, "tracks.csv")``
     writes the tracks."""
     from .tracking import track as _track
+    series = as_series(series)
+    observer = as_observer(observer)
+    if algorithm is None:
+        from .choice import choose
+        algorithm = choose(series, backend).algorithm
     return _track(series, algorithm=algorithm, backend=backend, observer=observer, **options)
 
 

@@ -10,12 +10,16 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import shutil
 import sys
+import time
 
+from .choice import CHOICE_HELP
 from .errors import BackendUnavailable, Cancelled, InfeasibleError, InputError
 from .io_util import jsonable
 from .telemetry import Observer, Throttle
+from .text import duration, plural
 
 PROG = "matchscope"
 EXIT_OK, EXIT_NOT_CERTIFIED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -39,7 +43,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 class ProgressLine(Observer):
-    """One self-overwriting status line on a terminal: iteration, phase, active count, value."""
+    """One self-overwriting status line on a terminal: the unit of a long job ("frame pair 3 of
+    9"), then the running solve's iteration, phase, active count and value."""
 
     snapshot_interval = math.inf  # the CLI draws no charts: let solvers skip heavy snapshots
 
@@ -48,21 +53,34 @@ class ProgressLine(Observer):
         self.throttle = Throttle(interval)
         self.width = 0
         self.label = ""
+        self.stage = ""
 
     def on_start(self, info):
         self.label = f"{info.algorithm} [{info.backend}]"
-        self.show(f"{self.label} starting")
+        if not self.stage or self.throttle.ready():  # a tracking run starts one solve per frame pair
+            self.show("  ".join(p for p in (self.stage, self.label, "starting") if p))
+
+    def on_progress(self, done, total, unit):
+        self.stage = f"{unit} {done + 1:,} of {total:,}" if done < total else ""
+        if self.stage and self.throttle.ready():
+            self.show("  ".join(p for p in (self.stage, self.label) if p))
 
     def on_iteration(self, stats):
         if not self.throttle.ready():
             return
-        parts = [self.label, f"iteration {stats.iteration}", stats.phase]
+        parts = [self.stage, self.label, f"iteration {stats.iteration}", stats.phase]
         if stats.active >= 0:
             parts.append(f"active {stats.active}")
         if not math.isnan(stats.value):
             parts.append(f"value {stats.value:g}")
-        parts.append(f"{stats.elapsed:.1f}s")
-        self.show("  ".join(parts))
+        parts.append(duration(stats.elapsed))
+        self.show("  ".join(p for p in parts if p))
+
+    def say(self, line: str) -> None:
+        """A line that stays (e.g. "compiling ..."): the progress line is cleared first."""
+        self.clear()
+        self.stream.write(line + "\n")
+        self.stream.flush()
 
     def show(self, text: str) -> None:
         text = text[:max(10, shutil.get_terminal_size().columns - 1)]  # a wrapped line cannot be overwritten
@@ -107,38 +125,45 @@ def _parse_opts(pairs: list[str]) -> dict[str, str]:
         key, sep, value = text.partition("=")
         key = key.strip().replace("-", "_")
         if not sep or not key:
-            raise InputError(f"--opt {text!r} must look like KEY=VALUE")
+            raise InputError(f"--opt {text} must look like KEY=VALUE")
         options[key] = value
     return options
 
 
 def _number(value: float) -> str:
-    return str(int(value)) if math.isfinite(value) and value == int(value) and abs(value) < 2**53 else f"{value:g}"
+    """A whole number as one; any other float in full (repr: the shortest text that reads back as
+    the same float), so the summary shows the value the JSON holds."""
+    value = float(value)
+    if math.isfinite(value) and value == int(value) and abs(value) < 2**53:
+        return str(int(value))
+    return repr(value)
 
 
 def _describe(problem) -> str:
     info = dict(problem.describe())
     kind = info.pop("kind", problem.kind)
     def show(value):
-        if isinstance(value, (list, tuple)) and len(value) > 4:  # per-frame sizes of a long series
-            return f"{min(value)}..{max(value)}"
+        if isinstance(value, bool):
+            return "yes" if value else "no"
+        if isinstance(value, (list, tuple)):  # per-frame sizes of a series
+            return str(value[0]) if len(set(value)) == 1 else f"{min(value)} to {max(value)}"
         return value
-    return kind + ": " + ", ".join(f"{k} {show(v)}" for k, v in info.items() if v is not None)
+    return kind + ": " + ", ".join(f"{k.replace('_', ' ')} {show(v)}" for k, v in info.items() if v is not None)
 
 
-def _problem_for(path: str, requested: str | None, algo) -> str | None:
-    """The interpretation to load: what the user asked; else the algorithm's kind when the file's
-    format can hold it (a square .mtx becomes a flow network for dinic); else the format's default."""
-    if requested:
-        return requested
-    if len(algo.problem_kinds) != 1:
-        return None
-    from .formats import detect
+def _at_path(exc, *paths) -> str:
+    """The error's text with the file named once: solvers that know the file already name it."""
+    text = str(exc)
+    if any(p and text.startswith(f"{p}") for p in paths):
+        return text
+    return f"{paths[0]}: {text}"
+
+
+def _same_file(a, b) -> bool:
     try:
-        fmt = detect(path)
-    except InputError:
-        return None  # load() reports it, with the file's name
-    return algo.problem_kinds[0] if algo.problem_kinds[0] in fmt.problems else None
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (yet)
+        return os.path.realpath(a) == os.path.realpath(b)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -154,41 +179,42 @@ def _cmd_solve(args) -> int:
         enable_simulator()  # before anything below can import numba
     import solvers
     from . import registry
+    from .api_inputs import problem_kind_for
     from .formats import read_progress
 
     options = _parse_opts(args.opt)
-    algo = registry.get(args.algo)
-    # a bad option fails now, not after a long load
-    algo.parse_options({k: v for k, v in options.items() if k not in TRACKING_OPTIONS})
+    algo = registry.get(args.algo) if args.algo else None
+    if algo is not None:  # a bad option fails now, not after a long load
+        algo.parse_options({k: v for k, v in options.items() if k not in TRACKING_OPTIONS})
 
-    if args.out:
-        _check_result_name(args.out)  # before a long solve, not after
+    if args.out:  # before a long solve, not after
+        if _same_file(args.out, args.path):
+            raise InputError("--out names the input file; give the result another name so the input is kept",
+                             str(args.out))
+        _check_result_name(args.out)
 
     progress = _progress()
     try:
         if progress:
             progress.show(f"loading {args.path}")
+        start = time.perf_counter()
         with read_progress(progress.loading(args.path) if progress else None):
-            problem = solvers.load(args.path, problem=_problem_for(args.path, args.problem, algo))
+            problem = solvers.load(args.path, problem=args.problem or problem_kind_for(args.path, algo))
+        load_seconds = time.perf_counter() - start
         if progress:
             progress.clear()
-        if problem.kind != "points":
-            algo.parse_options(options)  # tracking options are an error here
         try:
-            if problem.kind == "points":
-                if args.out:
-                    from .formats.tracks import check_name
-                    check_name(args.out)  # tracks are CSV or JSON; refused before the solves
-                outcome = _track(solvers, problem, algo.name, args.backend, progress, options, args.out)
-            else:
-                outcome = _solve(solvers, problem, algo.name, args.backend, progress, options, args.out)
+            run = _plan(problem, algo, args, options)
+            outcome = _prepare_and_run(solvers, run, problem, progress, args.out)
         except (InfeasibleError, BackendUnavailable) as exc:
-            raise UsageError(f"{args.path}: {exc}") from None
+            raise UsageError(_at_path(exc, str(args.path), problem.source)) from None
     finally:
         if progress:
             progress.clear()
 
     record, rows, failure = outcome
+    record.update(load_seconds=load_seconds, choice=run.choice)
+    rows.insert(0, ("loaded", duration(load_seconds)))
     if args.json:
         print(json.dumps(jsonable(dict(record, path=str(args.path)))))
     else:
@@ -200,18 +226,98 @@ def _cmd_solve(args) -> int:
     return EXIT_OK
 
 
+class _Run:
+    """What `solve` runs: the algorithm (given or chosen, and why), the backend, the options."""
+
+    def __init__(self, algorithm: str, backend: str, options: dict, choice: str | None):
+        self.algorithm, self.backend, self.options, self.choice = algorithm, backend, options, choice
+
+
+def _plan(problem, algo, args, options) -> _Run:
+    """Check the request against the loaded problem (before any warm-up) and pick the algorithm
+    when --algo is not given."""
+    import solvers
+    from .targets import resolve_backend
+
+    choice = None
+    if algo is None:
+        from .choice import choose
+        picked = choose(problem, args.backend)
+        algo = solvers.algorithms()[picked.algorithm]
+        choice = picked.reason
+    if problem.kind == "points":
+        from .tracking import check_trackable
+        check_trackable(problem)
+        if "assignment" not in algo.problem_kinds:
+            raise InputError(f"tracking links frames by assignment; {algo.name} does not solve assignment problems",
+                             problem.source)
+        algo.parse_options({k: v for k, v in options.items() if k not in TRACKING_OPTIONS})
+        if args.out:
+            from .formats.tracks import check_name
+            check_name(args.out)  # tracks are CSV or JSON; refused before the solves
+    else:
+        algo.parse_options(options)  # tracking options are an error here
+    backend = resolve_backend(args.backend, algo.backends, algo.name)
+    return _Run(algo.name, backend, options, choice)
+
+
+def _prepare_and_run(solvers, run: _Run, problem, progress, out):
+    """Warm up (untimed: compiling or loading the kernels), then the timed, certified run. A line
+    on stderr says when something is compiled, not merely loaded from numba's cache."""
+    from .warmup import wants_warmup, warm_up, watch_compiles
+
+    points = problem.kind == "points"
+    if not wants_warmup(run.algorithm, run.backend):
+        outcome = _execute(solvers, run, problem, progress, out)
+        return _with_preparation(outcome, 0.0, None)
+
+    def say_compiling(watch) -> None:
+        why = ("first use on this machine; cached for later runs" if watch.cached else
+               f"its {run.backend} kernels are compiled in every new process")
+        line = f"compiling {run.algorithm} for {run.backend} ({why})"
+        if progress:
+            progress.say(line)
+        else:
+            print(line, file=sys.stderr, flush=True)
+
+    with watch_compiles(say_compiling) as watch:
+        if progress:
+            progress.show(f"preparing {run.algorithm} [{run.backend}]: loading its compiled kernels")
+        seconds = warm_up(problem, run.algorithm, run.backend, run.options, track=points,
+                          snapshot_interval=progress.snapshot_interval if progress else None)
+        compiled = watch.compiled > 0
+        outcome = _execute(solvers, run, problem, progress, out)
+    return _with_preparation(outcome, seconds, compiled)
+
+
+def _with_preparation(outcome, seconds: float, compiled: bool | None):
+    record, rows, failure = outcome
+    record["compile_seconds"] = seconds
+    if compiled is not None:
+        what = "compiling kernels" if compiled else "loading compiled kernels from the cache"
+        at = next(i for i, (key, _) in enumerate(rows) if key == "algorithm") + 1
+        rows.insert(at, ("prepared", f"{duration(seconds)} {what} (not counted in the solve time)"))
+    return record, rows, failure
+
+
+def _execute(solvers, run: _Run, problem, progress, out):
+    if problem.kind == "points":
+        return _track(solvers, problem, run, progress, out)
+    return _solve(solvers, problem, run, progress, out)
+
+
 def _check_result_name(path) -> None:
     from pathlib import Path
 
     from .formats import RESULT_FORMATS
     from .formats.results import written_as
     if not any(written_as(path) in fmt.extensions for fmt in RESULT_FORMATS):
-        choices = " ".join(p for fmt in RESULT_FORMATS for p in fmt.patterns)
+        choices = " ".join(dict.fromkeys(p for fmt in RESULT_FORMATS for p in fmt.patterns))
         raise InputError(f"results are written as {choices} (tracks of a point series: *.csv *.json; "
                          "a name without an extension: CSV); give --out one of those names", str(path))
     folder = Path(path).parent
     if not folder.is_dir():
-        raise InputError(f"cannot write file: no such folder {str(folder)!r}", str(path))
+        raise InputError(f"cannot write file: no such folder {folder}", str(path))
 
 
 def _certified_text(certificate) -> str:
@@ -225,18 +331,23 @@ def _certified_text(certificate) -> str:
     return "NO"
 
 
-def _solve(solvers, problem, algorithm, backend, progress, options, out):
+def _algorithm_text(run: _Run, tail: str = "") -> str:
+    text = f"{run.algorithm} on {run.backend}{tail}"
+    return text + (f" ({run.choice}; --algo to choose)" if run.choice else "")
+
+
+def _solve(solvers, problem, run: _Run, progress, out):
     """(JSON record, summary rows, why it is not certified or None) of one certified solve."""
-    result = solvers.solve(problem, algorithm, backend=backend, observer=progress, **options)
+    result = solvers.solve(problem, run.algorithm, backend=run.backend, observer=progress, **run.options)
     if out:
         solvers.save(result, out, problem=problem)  # flow exports need the edge ends
     record = result.summary()
-    rows = [("algorithm", f"{result.algorithm} on {result.backend}"),
+    rows = [("algorithm", _algorithm_text(run)),
             ("value", _number(result.value)),
             ("certified", _certified_text(result.certificate)),
             ("certificate", result.certificate.summary()),
-            ("seconds", f"{result.seconds:.4f}"),
-            ("iterations", str(result.iterations))]
+            ("solve time", duration(result.seconds)),
+            ("iterations", f"{result.iterations:,}")]
     if out:
         record["out"] = str(out)
         rows.append(("written", str(out)))
@@ -245,17 +356,14 @@ def _solve(solvers, problem, algorithm, backend, progress, options, out):
     return record, rows, failure
 
 
-def _track(solvers, series, algorithm, backend, progress, options, out=None):
+def _track(solvers, series, run: _Run, progress, out=None):
     """A point series: every consecutive frame pair is a certified assignment (solvers.track).
 
     The JSON record has the keys of every solve (problem, algorithm, backend, value = total link
     distance, certified, optimal, seconds, iterations = assignment solves, gap = sum of the frame
     pairs' proven gaps, bound, certificate = a one-line summary over the frame pairs, options,
     stats) plus frames, links, tracks, accuracy, recall, max_distance and frame_stats."""
-    if "assignment" not in solvers.algorithms()[algorithm].problem_kinds:
-        raise InputError(f"tracking links frames by assignment; {algorithm} does not solve assignment problems",
-                         series.source)
-    tracked = solvers.track(series, algorithm=algorithm, backend=backend, observer=progress, **options)
+    tracked = solvers.track(series, algorithm=run.algorithm, backend=run.backend, observer=progress, **run.options)
     if out:
         solvers.save(tracked, out)
     stats = tracked.frame_stats
@@ -263,20 +371,19 @@ def _track(solvers, series, algorithm, backend, progress, options, out=None):
     failed = [f"{s['frame']}-{s['frame'] + 1}" for s in stats if not s["certified"]]
     optimal = sum(s["status"] == "optimal" for s in stats)
     within = sum(s["status"] == "within-gap" for s in stats)
-    used = next((s["backend"] for s in stats if s["solves"]), backend)
+    used = next((s["backend"] for s in stats if s["solves"]), run.backend)
     cost = float(summary["cost"])
     gap = float(summary["gap"])
     bound = float(sum(s.get("bound", 0.0) for s in stats))
     certificate = (f"dual-potentials per frame pair: {len(stats) - len(failed)} of {len(stats)} certified "
                    f"({optimal} optimal" + (f", {within} within their epsilon gap" if within else "") + ")"
-                   + (f", total gap {gap:g}" if gap else "")
+                   + (f", total gap {_number(gap)}" if gap else "")
                    + (f"; NOT certified: frame pairs {', '.join(failed)}" if failed else ""))
-    gating = _gating_text(tracked)
-    record = {"problem": "points", "algorithm": algorithm, "backend": used, "value": cost,
+    record = {"problem": "points", "algorithm": run.algorithm, "backend": used, "value": cost,
               "certified": not failed, "optimal": optimal == len(stats),
               "seconds": float(summary["seconds"]), "iterations": int(summary["solves"]),
               "gap": gap, "bound": bound, "certificate": certificate,
-              "options": options,
+              "options": run.options,
               "stats": {"frames": series.n_frames, "frame_pairs": len(stats), "links": summary["links"],
                         "tracks": summary["tracks"], "unmatched": summary["unmatched"],
                         "accuracy": summary["accuracy"], "recall": summary["recall"],
@@ -289,15 +396,16 @@ def _track(solvers, series, algorithm, backend, progress, options, out=None):
               "frame_stats": stats}
     accuracy = ("no ground truth" if tracked.accuracy is None else
                 f"{tracked.accuracy:.4f} (correct / links made; recall {summary['recall']:.4f})")
-    rows = [("algorithm", f"{algorithm} on {used}, {len(stats)} frame pairs"),
-            ("value", f"{cost:g} (total link distance)"),
-            ("links", f"{record['links']} in {record['tracks']} tracks, {summary['unmatched']} points unmatched"),
-            ("gating", gating),
+    rows = [("algorithm", _algorithm_text(run, f", {plural(len(stats), 'frame pair')}")),
+            ("value", f"{_number(cost)} (total link distance)"),
+            ("links", f"{summary['links']:,} in {plural(summary['tracks'], 'track')}, "
+                      f"{plural(summary['unmatched'], 'point')} unmatched"),
+            ("gating", _gating_text(tracked)),
             ("accuracy", accuracy),
             ("certified", "yes (every frame pair)" if not failed else f"NO (frame pairs {', '.join(failed)})"),
             ("certificate", certificate),
-            ("seconds", f"{record['seconds']:.4f}"),
-            ("iterations", f"{record['iterations']} assignment solves")]
+            ("solve time", f"{duration(record['seconds'])} (the assignment solves)"),
+            ("iterations", plural(record["iterations"], "assignment solve"))]
     if out:
         record["out"] = str(out)
         rows.append(("written", str(out)))
@@ -309,9 +417,9 @@ def _gating_text(tracked) -> str:
     summary = tracked.summary
     if tracked.gating == "off":
         return "off (plain rectangular assignment: min(n_t, n_t+1) links per frame pair)"
-    pairs = f"{summary['gated_pairs']} of {len(tracked.frame_stats)} frame pairs gated"
+    pairs = f"{summary['gated_pairs']:,} of {plural(len(tracked.frame_stats), 'frame pair')} gated"
     if tracked.gating == "fixed":
-        return f"max_distance {tracked.max_distance:g} ({pairs})"
+        return f"max_distance {_number(tracked.max_distance)} ({pairs})"
     if tracked.max_distance is None:
         return "auto: too few links to estimate a gate, none applied"
     return f"auto: max_distance {tracked.max_distance:.6g} from the link lengths ({pairs})"
@@ -348,10 +456,10 @@ def _gen_parser(kind: str | None, kinds: dict) -> _Parser:
     prog = f"{PROG} gen" + (f" {kind}" if kind else "")
     listing = "\n".join(f"  {name:<20} {entry.summary}".rstrip() for name, entry in kinds.items())
     parser = _Parser(prog=prog, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False,
-                     description="Write a seeded synthetic problem." + (
-                         "" if kind else f"\n\nkinds:\n{listing}\n\n`{PROG} gen KIND --help` lists its parameters."))
+                     description="Write a seeded synthetic problem.",
+                     epilog=None if kind else f"kinds:\n{listing}\n\n`{PROG} gen KIND --help` lists its parameters.")
     if kind is None:
-        parser.add_argument("kind", metavar="KIND", choices=list(kinds), help="one of the kinds below")
+        parser.add_argument("kind", metavar="KIND", choices=list(kinds), help="one of the kinds listed below")
         return parser
     entry = kinds[kind]
     parser.description = f"Write a seeded {kind} problem: {entry.summary}.\n\nImitates: {entry.family}."
@@ -469,10 +577,17 @@ def build_parser() -> _Parser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     solve = sub.add_parser("solve", help="solve one file and certify the answer",
+                           formatter_class=argparse.RawDescriptionHelpFormatter,
                            description="Load PATH, run ALGO, certify the answer independently. "
-                                       "Exit 0 when certified, 1 when not, 2 on bad input.")
+                                       "Exit 0 when certified, 1 when not, 2 on bad input.\n\n"
+                                       "Before the timed run, the algorithm runs once untimed on a tiny problem of "
+                                       "the same kind,\nso that compiling or loading its kernels is not counted "
+                                       "in the solve time.",
+                           epilog=CHOICE_HELP)
     solve.add_argument("path", metavar="PATH")
-    solve.add_argument("--algo", required=True, metavar="NAME", help="algorithm (see `matchscope algos`)")
+    solve.add_argument("--algo", metavar="NAME",
+                       help="algorithm (see `matchscope algos`); without it, the fastest for the problem here "
+                            "(see below)")
     solve.add_argument("--backend", default="auto", choices=BACKEND_CHOICES,
                        help="auto: cuda when a GPU is usable and the algorithm has it, else cpu (default auto)")
     solve.add_argument("--opt", action="append", default=[], metavar="KEY=VALUE",

@@ -10,7 +10,10 @@ final=True)``), so a replay shows where the run finished. Long host steps betwee
 call ``tel.check_cancel()``, so Stop lands quickly. Emit only what the host loop already has: a
 GPU loop reports the counters it reads back anyway, never an extra device sync for telemetry.
 
-Listener side: an ``Observer`` receives RunInfo, IterationStats, Snapshots and the Result.
+Listener side: an ``Observer`` receives RunInfo, IterationStats, Snapshots and the Result, and,
+from work made of many solves (``solvers.track``: one per frame pair), ``on_progress(done, total,
+unit)``: ``done`` of ``total`` units finished ("frame pair", "gated frame pair"), called before each
+unit's solve and once more with ``done == total`` at the end.
 ``Recorder`` keeps everything and turns it into a ``RunRecord`` that saves to / loads from one
 ``.npz`` file (arrays + a JSON header; no pickle) for replay and export.
 
@@ -87,6 +90,11 @@ class Observer:
 
     def on_finish(self, result) -> None: ...
 
+    def on_progress(self, done: int, total: int, unit: str) -> None:
+        """Work of many solves: ``done`` of ``total`` units are finished (``unit`` is singular: "frame
+        pair"). Called before each unit starts (done = 0 .. total - 1: the one starting is number
+        done + 1) and once with done == total when all are. A single solve does not call it."""
+
     def should_stop(self) -> bool:
         return False
 
@@ -113,6 +121,10 @@ class Tee(Observer):
     def on_finish(self, result):
         for o in self.observers:
             o.on_finish(result)
+
+    def on_progress(self, done, total, unit):
+        for o in self.observers:
+            o.on_progress(done, total, unit)
 
     def should_stop(self):
         return any(o.should_stop() for o in self.observers)

@@ -273,8 +273,7 @@ class _Pair:
 def _auto_gate(pairs: list[_Pair], algorithm, backend, observer, options) -> tuple[float | None, int]:
     """Solve every pair plainly, then gate as the module docstring says. (gate or None, rounds).
     Each round's gate is lower than the last, so a pair gated once is re-solved at every later gate."""
-    for pair in pairs:
-        pair.solve(None, algorithm, backend, observer, options)
+    _solve_all(pairs, None, "frame pair", algorithm, backend, observer, options)
     gate, rounds = None, 0
     for _ in range(AUTO_ROUNDS):
         lengths = np.concatenate([p.link_lengths for p in pairs]) if pairs else np.zeros(0)
@@ -287,29 +286,49 @@ def _auto_gate(pairs: list[_Pair], algorithm, backend, observer, options) -> tup
             break  # the gate would not shrink (by 1% or more): it is settled
         gate = fence
         rounds += 1
-        for pair in pairs:
-            if pair.plain_longest > gate:
-                pair.solve(gate, algorithm, backend, observer, options)
+        _solve_all([p for p in pairs if p.plain_longest > gate], gate, "gated frame pair",
+                   algorithm, backend, observer, options)
     return gate, rounds
+
+
+def _solve_all(pairs: list[_Pair], gate, unit: str, algorithm, backend, observer, options) -> None:
+    """Solve each pair at ``gate``, telling the observer "``unit`` k of N" before each and at the end."""
+    total = len(pairs)
+    for done, pair in enumerate(pairs):
+        if observer is not None:
+            observer.on_progress(done, total, unit)
+        pair.solve(gate, algorithm, backend, observer, options)
+    if observer is not None and total:
+        observer.on_progress(total, total, unit)
+
+
+def check_trackable(series: PointSeries) -> None:
+    """Tracking links consecutive frames: a series of one frame has nothing to link (an InputError)."""
+    if series.n_frames < 2:
+        raise InputError("a point series needs at least two frames to track; it holds one", series.source)
 
 
 def track(series: PointSeries, algorithm: str = "lsa", backend: str = "auto", observer=None,
           max_distance: float | str | None = "auto", **options) -> TrackResult:
     """Link each consecutive pair of frames by a certified min-cost assignment and chain tracks.
 
+    ``series``: a PointSeries, a file path, or a sequence of (n_t, 3) arrays (one per frame); it
+    needs at least two frames. ``observer`` hears each solve, and ``on_progress(done, total,
+    "frame pair")`` before each frame pair ("gated frame pair" for the automatic gate's re-solves).
     ``max_distance``: "auto" (default: a gate derived from the data, see the module docstring), a
     positive number (a fixed gate), or None / "off" (the plain rectangular assignment)."""
-    if not isinstance(series, PointSeries):
-        raise InputError(f"tracking needs a point series, got {type(series).__name__}",
-                         getattr(series, "source", None))
+    from .api_inputs import as_observer, as_series
+
+    series = as_series(series)
+    observer = as_observer(observer)
+    check_trackable(series)
     mode, gate = _gating_mode(max_distance, series.source)
     pairs = [_Pair(t, series.frames[t], series.frames[t + 1], series.source) for t in range(series.n_frames - 1)]
     rounds = 0
     if mode == "auto":
         gate, rounds = _auto_gate(pairs, algorithm, backend, observer, options)
     else:
-        for pair in pairs:
-            pair.solve(gate, algorithm, backend, observer, options)
+        _solve_all(pairs, gate, "frame pair", algorithm, backend, observer, options)
 
     links, stats = [], []
     for pair in pairs:

@@ -1,0 +1,169 @@
+"""Warm-up runs, so that a run's time is the algorithm's own (no Qt: the CLI and the explorer use it).
+
+The first solve of a numba-compiled algorithm in a process loads its kernels from numba's cache or
+compiles them: from a second to tens of seconds (gpr: 0.9 s for a 2 ms run; wbpr cold: 17 s). A
+front end therefore runs each (algorithm, backend, options, problem class and size class) once,
+untimed, on a tiny problem of the same kind before the first timed run, and says so. This lives
+here, not in ``solvers.solve``, whose time stays what one call costs.
+
+Graph solvers may switch between serial and threaded compiled loops by size (gpr at 4096 vertices
+a side), so a graph warms up at its own size up to WARM_SIDE, and graphs are keyed by their
+power-of-two size class: the same compiled loops as the run, at a few milliseconds' cost. A cost
+matrix warms up on its own top-left corner (same dtype, same integrality), a point series on its
+first two frames.
+
+``watch_compiles`` tells, from numba's own "numba:compile" event, whether anything is actually
+compiled (not merely loaded from numba's cache), so a front end can say "compiling ..." only then.
+"""
+from __future__ import annotations
+
+import math
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import registry
+from .errors import Cancelled
+from .problems import BipartiteGraph, CostMatrix, FlowNetwork, PointSeries, SparseCosts
+from .telemetry import Observer
+
+WARM_SIDE = 8192     # a larger graph warms up on a random one this size (above every threading threshold)
+COST_CORNER = 48     # a cost matrix warms up on its top-left corner (same dtype, same integrality)
+POINTS = 16          # a point series on its first two frames, this many points each
+
+
+def compiles(algo: registry.Algorithm) -> bool:
+    """Whether the algorithm runs compiled kernels: the scipy references (``*.reference`` runners)
+    compile nothing, so a warm-up would only spend time."""
+    return not algo.runner.partition(":")[0].endswith(".reference")
+
+
+def wants_warmup(algorithm: str, backend: str) -> bool:
+    """A known algorithm that compiles, on a backend that compiles (the simulator compiles nothing)."""
+    algo = registry.algorithms().get(algorithm)
+    return algo is not None and backend != "cudasim" and compiles(algo)
+
+
+def resolved_backend(algorithm: str, backend: str) -> str | None:
+    """The backend "auto" stands for here (None if the run will fail anyway: it reports why)."""
+    from .targets import resolve_backend
+    try:
+        return resolve_backend(backend, registry.get(algorithm).backends, algorithm)
+    except Exception:
+        return None
+
+
+def size_class(problem) -> int:
+    if isinstance(problem, BipartiteGraph):
+        side = max(problem.n_rows, problem.n_cols, 1)
+        return min(int(math.log2(side)), int(math.log2(WARM_SIDE)))
+    return 0
+
+
+def warmup_key(problem, algorithm: str, backend: str, options: dict) -> tuple:
+    """Runs with equal keys take the same compiled paths: one warm-up serves them all."""
+    return (algorithm, backend, type(problem).__name__, size_class(problem),
+            tuple(sorted((k, repr(v)) for k, v in options.items())))
+
+
+def warmup_problem(problem):
+    """A tiny problem of the same kind, taking the same compiled paths (None for an unknown kind)."""
+    from .generators import generate
+    if isinstance(problem, BipartiteGraph):
+        rows, cols = min(problem.n_rows, WARM_SIDE), min(problem.n_cols, WARM_SIDE)
+        return generate("random-bipartite", rows=max(rows, 1), cols=max(cols, 1),
+                        degree=min(3, max(cols, 1)), seed=1)
+    if isinstance(problem, CostMatrix):
+        rows, cols = problem.costs.shape
+        small = min(COST_CORNER, rows, cols)
+        big = min(2 * COST_CORNER, max(rows, cols)) if rows != cols else small
+        shape = (small, big) if rows < cols else (big, small)
+        return CostMatrix.from_array(np.array(problem.costs[:shape[0], :shape[1]]), source="<warm-up>")
+    if isinstance(problem, SparseCosts):
+        return generate("sparse-lap", rows=16, cols=16, degree=4, seed=1)
+    if isinstance(problem, FlowNetwork):
+        return generate("washington-rlg", rows=4, cols=4, seed=1)
+    if isinstance(problem, PointSeries):
+        frames = [f[:POINTS] for f in problem.frames[:2]]
+        ids = [i[:POINTS] for i in problem.ids[:2]] if problem.ids is not None else None
+        return PointSeries.from_frames(frames, ids, source="<warm-up>")
+    return None
+
+
+class _WarmupObserver(Observer):
+    """Listens as the real run's observer will (same snapshot interval, so the same telemetry
+    paths compile) and passes on a stop request; draws nothing."""
+
+    def __init__(self, snapshot_interval: float, should_stop):
+        self.snapshot_interval = snapshot_interval
+        self._should_stop = should_stop
+
+    def should_stop(self) -> bool:
+        return bool(self._should_stop and self._should_stop())
+
+
+def warm_up(problem, algorithm: str, backend: str, options: dict, *, track: bool = False,
+            snapshot_interval: float | None = None, should_stop=None) -> float:
+    """Run once, untimed, on ``warmup_problem(problem)``; returns the seconds it took.
+
+    ``snapshot_interval``: that of the observer the real run will have (None: it has none, and the
+    warm-up runs without one unless ``should_stop`` is given); ``should_stop``: a callable polled
+    like Observer.should_stop. ``track``: warm up ``solvers.track`` (a point series). A failure is
+    ignored (the real run reports its own; e.g. a corner of a cost matrix with no complete
+    assignment has compiled the kernels anyway); Cancelled and KeyboardInterrupt propagate."""
+    from .api import solve
+    from .api import track as track_series
+
+    tiny = warmup_problem(problem)
+    if tiny is None:
+        return 0.0
+    observer = None
+    if snapshot_interval is not None or should_stop is not None:
+        observer = _WarmupObserver(math.inf if snapshot_interval is None else snapshot_interval, should_stop)
+    start = time.perf_counter()
+    try:
+        if track:
+            track_series(tiny, algorithm=algorithm, backend=backend, observer=observer, **options)
+        else:
+            solve(tiny, algorithm, backend=backend, observer=observer, **options)
+    except Cancelled:
+        raise
+    except Exception:
+        pass
+    return time.perf_counter() - start
+
+
+@dataclass
+class CompileWatch:
+    """What ``watch_compiles`` saw: how many functions numba compiled, and whether the first is
+    kept in numba's on-disk cache (so the next process loads it instead)."""
+
+    compiled: int = 0
+    cached: bool = False
+
+
+@contextmanager
+def watch_compiles(on_first=None):
+    """Count numba compilations inside the block (loads from numba's cache are not compilations).
+    ``on_first(watch)`` is called when the first starts, before it compiles, so a front end can
+    say why it is waiting. Yields the CompileWatch. Imports numba: use it where numba runs anyway."""
+    from numba.core import event
+
+    watch = CompileWatch()
+
+    class Listener(event.Listener):
+        def on_start(self, ev):
+            watch.compiled += 1
+            if watch.compiled == 1:
+                dispatcher = (ev.data or {}).get("dispatcher")
+                watch.cached = getattr(getattr(dispatcher, "_cache", None), "cache_path", None) is not None
+                if on_first is not None:
+                    on_first(watch)
+
+        def on_end(self, ev):
+            pass
+
+    with event.install_listener("numba:compile", Listener()):
+        yield watch
