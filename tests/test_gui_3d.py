@@ -75,10 +75,15 @@ def test_tracked_particles_in_3d(window, qtbot, tmp_path):
     out = tmp_path / "view3d.png"
     win.export_view(view, out)
     assert_real_content(load_png(out), "exported 3D PNG")
-    win.export_solution(tmp_path / "links.csv")
-    rows = np.loadtxt(tmp_path / "links.csv", delimiter=",", skiprows=1, dtype=np.int64).reshape(-1, 3)
-    assert rows.shape[0] == total
-    np.testing.assert_array_equal(rows[rows[:, 0] == 0][:, 1:], np.asarray(track.links[0]).reshape(-1, 2))
+    # the solution export is Track CSV: every point once, consecutive points of a track are a link
+    win.export_solution(tmp_path / "tracks.csv")
+    import csv
+    with open(tmp_path / "tracks.csv") as f:
+        rows = [(int(r["track"]), int(r["frame"]), int(r["index"])) for r in csv.DictReader(f)]
+    assert sorted((t, i) for _, t, i in rows) == [(t, i) for t, f in enumerate(series.frames) for i in range(len(f))]
+    exported = {(a[1], a[2], b[2]) for a, b in zip(rows, rows[1:]) if a[0] == b[0]}
+    made = {(t, int(i), int(j)) for t, l in enumerate(track.links) for i, j in np.asarray(l).reshape(-1, 2)}
+    assert exported == made
 
 
 def assert_axes_and_legend(view, series) -> None:

@@ -50,21 +50,21 @@ def time_decimals(factor: float) -> int:
     return {1.0: 3, 1e3: 2, 1e6: 1}.get(factor, 3)
 
 
-def run_x(run, mode: str) -> tuple[np.ndarray, float]:
-    """x of each report of ``run`` for an x-axis mode, and the seconds-to-axis factor for "time"."""
+def run_x(run, mode: str) -> np.ndarray:
+    """x of each report of ``run`` for an x-axis mode: % of the run's time, seconds, or report number."""
     cols = run.columns
     n = cols.n
     if mode == "reports":
-        return np.arange(1, n + 1, dtype=np.float64), 1.0
+        return np.arange(1, n + 1, dtype=np.float64)
     t = cols.column("time").astype(np.float64)
-    if mode == "time":
-        return t, 1.0
-    span = float(t[-1] - t[0]) if n else 0.0
+    if mode == "time" or n == 0:
+        return t
     if n == 1:
-        return np.array([100.0]), 1.0
+        return np.array([100.0])
+    span = float(t[-1] - t[0])
     if not span > 0:  # every report at the same instant: spread them evenly
-        return np.linspace(0.0, 100.0, n), 1.0
-    return 100.0 * (t - t[0]) / span, 1.0
+        return np.linspace(0.0, 100.0, n)
+    return 100.0 * (t - t[0]) / span
 
 
 class CompareView(View):
@@ -264,9 +264,7 @@ class CompareView(View):
             pen = pg.mkPen(color, width=1.5)
             cols = run.columns
             if cols.n:
-                x, _ = run_x(run, mode)
-                if mode == "time":
-                    x = x * factor
+                x = run_x(run, mode) * (factor if mode == "time" else 1.0)
                 active = cols.column("active").astype(float)
                 active[active < 0] = np.nan
                 value = cols.column("value")
@@ -329,8 +327,7 @@ class CompareView(View):
     def _fill_table(self) -> None:
         rows = self.rows()
         factor, unit = self.time_column(rows)
-        headers = ["time (s)" if h == "seconds" and unit == "s" else f"time ({unit})" if h == "seconds" else h
-                   for h in TABLE_HEADERS]
+        headers = [f"time ({unit})" if h == "seconds" else h for h in TABLE_HEADERS]
         self.result_table.setHorizontalHeaderLabels(headers)
         header = self.result_table.horizontalHeaderItem(TABLE_HEADERS.index("seconds"))
         header.setToolTip("time inside the solver (without loading, warm-up or the certificate check)")

@@ -15,7 +15,7 @@ from PySide6 import QtCore, QtWidgets
 from solvers.text import plural
 
 from ..theme import faint, series_color
-from .base import View, add_plot, cursor_line, new_layout_widget, set_axis_label, set_title
+from .base import View, add_plot, cursor_line, new_layout_widget, no_si_prefix, set_axis_label, set_title
 
 HEATMAP_COLUMNS = 480
 MAX_TRACES = 64
@@ -131,6 +131,7 @@ class LabelsView(View):
         self.colorbar = pg.ColorBarItem(colorMap=pg.colormap.get("viridis"), interactive=False,
                                         width=14)
         self.colorbar.setImageItem(self.image)
+        no_si_prefix(self.colorbar)
         lay.addItem(self.colorbar, row=0, col=2)
         self.cursor = cursor_line()
         self.heat_plot.addItem(self.cursor, ignoreBounds=True)

@@ -11,8 +11,10 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtWidgets
 
+from solvers.text import plural
+
 from ..theme import faint, series_color
-from .base import View, add_plot, new_layout_widget, set_title
+from .base import View, add_plot, add_side_legend, new_layout_widget, set_title
 
 MEASURES = (("auto", "cycles where measured, else modelled"), ("cycles", "measured cycles"),
             ("modelled", "modelled work"))
@@ -43,10 +45,6 @@ def workload_series(run, measure: str = "auto", upto: int | None = None) -> dict
     keys = ("launch", "iteration", "kernel", "mode", "measure", "warps", "mean", "min", "q1", "median", "q3", "max")
     return {k: np.array([r[k] for r in rows], dtype=object if k in ("kernel", "mode", "measure") else np.float64)
             for k in keys}
-
-
-def plural(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
 
 
 def launch_ticks(launches, max_labels: int = 12) -> list:
@@ -121,8 +119,7 @@ class WorkloadView(View):
         self.box_plot = add_plot(lay, 0, 0, "Per-warp work per launch (÷ launch mean)", "launch", "work / mean")
         self.imbalance_plot = add_plot(lay, 1, 0, "Imbalance: busiest warp ÷ mean", "launch", "max / mean")
         self.imbalance_plot.setXLink(self.box_plot)
-        self.box_legend = self.box_plot.addLegend(offset=(-10, 10), labelTextSize="8pt")
-        self.imbalance_legend = self.imbalance_plot.addLegend(offset=(-10, 10), labelTextSize="8pt")
+        self.legend = add_side_legend(lay, 0, 1, rowspan=2)  # beside the charts: never over a box or whisker
         self.box_plot.addItem(pg.InfiniteLine(pos=1.0, angle=0, pen=pg.mkPen("#888", style=pg.QtCore.Qt.PenStyle.DotLine)))
         lay.layout.setRowStretchFactor(0, 3)
         lay.layout.setRowStretchFactor(1, 2)
@@ -159,8 +156,7 @@ class WorkloadView(View):
         for plot, item in self.items:
             plot.removeItem(item)
         self.items = []
-        self.box_legend.clear()
-        self.imbalance_legend.clear()
+        self.legend.clear()
         run = self.session.current_run
         if run is None:
             self._tables = {}
@@ -195,10 +191,10 @@ class WorkloadView(View):
             items = draw_boxes(self.box_plot, st, color, offset, width * 0.85)
             self.items += [(self.box_plot, it) for it in items]
             if items:
-                self.box_legend.addItem(items[1], name)
+                self.legend.addItem(items[1], name)
             x = np.arange(st["max"].size, dtype=float)
             curve = self.imbalance_plot.plot(x, st["max"].astype(float), pen=pg.mkPen(color, width=1.5),
-                                             symbol="o", symbolSize=4, symbolBrush=color, name=name)
+                                             symbol="o", symbolSize=4, symbolBrush=color)
             self.items.append((self.imbalance_plot, curve))
             self._tables[f"run{r.id}"] = st
         measures = sorted({m for _, st in series for m in st["measure"]})
@@ -209,6 +205,6 @@ class WorkloadView(View):
         boxes = max(st["median"].size for _, st in series)
         set_launch_axis(self.box_plot, last["launch"], boxes)
         set_launch_axis(self.imbalance_plot, last["launch"], boxes)
-        launches = plural(last["median"].size, "launch", "launches")
+        launches = plural(int(last["median"].size), "launch", "launches")
         self.info.setText(f"{launches} snapshotted · median imbalance (max/mean) "
                           f"{np.nanmedian(last['max'].astype(float)):.2f}")

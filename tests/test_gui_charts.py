@@ -1,0 +1,393 @@
+"""The chart views read as a person expects (issue 11, GUI part B): Compare's table and charts name the
+same counts and put runs of any length side by side, legends sit beside the data, count axes carry no
+SI prefix, an empty chart says why, a solver that runs as one call is said to report no intermediate
+state, a tracking run's solves are marked with their frame pairs, label axes stay in the labels' real
+range and the histogram says which snapshot it shows. Views are driven directly (no window, no worker
+thread); the solves are real ones on tiny problems where it matters."""
+from __future__ import annotations
+
+import re
+import threading
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from test_gui_fakes import configure_qt_platform, flush_deleted_widgets, run_fake_pr, small_graph  # noqa: F401
+
+configure_qt_platform()
+
+import pyqtgraph as pg  # noqa: E402
+from PySide6 import QtWidgets  # noqa: E402
+
+import solvers  # noqa: E402
+from solvers.telemetry import IterationStats, RunInfo, RunRecord, Snapshot, Telemetry, label_histogram  # noqa: E402
+
+from explorer.session import RunState, Session  # noqa: E402
+from explorer.worker import ForwardingObserver  # noqa: E402
+
+pytestmark = pytest.mark.gui
+
+
+# ---- runs -----------------------------------------------------------------------------------------
+
+def observed(run: RunState) -> ForwardingObserver:
+    return ForwardingObserver(run, threading.Event(), notify=lambda: None)
+
+
+def solved_run(session: Session, problem, algorithm: str, **options) -> RunState:
+    """A real solve recorded through the worker's observer, finished in the session."""
+    run = RunState(algorithm, "cpu", options, problem.kind, group=1, problem=problem)
+    session.add_run(run)
+    result = solvers.solve(problem, algorithm, backend="cpu", observer=observed(run), **options)
+    session.mark_finished(run, result)
+    return run
+
+
+def fake_run(session: Session, problem, **options) -> RunState:
+    """The scripted push-relabel stand-in (tests/test_gui_fakes.py), as a finished comparison run."""
+    run = RunState("fake-pr", "cpu", options, problem.kind, group=1)
+    tel = Telemetry(observed(run), RunInfo("fake-pr", "cpu", problem.kind, problem.describe(), options, "psi"))
+    solution = run_fake_pr(problem, "cpu", tel, **options)
+    session.add_run(run)
+    run.recorded_summary = {"seconds": 1e-3 * (1 + len(session.runs)), "iterations": solution.iterations,
+                            "value": solution.value, "certified": True}
+    run.status = "finished"
+    run.sync()
+    session.touch()
+    return run
+
+
+def one_call_run(session: Session, solves: int = 1) -> RunState:
+    """What a scipy-backed solver reports: its start and its end, per solve."""
+    stream = []
+    for k in range(solves):
+        stream += [IterationStats(0, 1e-6, "start", 50), IterationStats(1, 2e-3, "done", 0, 69.0 + k)]
+    run = RunState.from_record(RunRecord({"algorithm": "lsa", "backend": "cpu", "problem_kind": "assignment"},
+                                         stream, [], {"seconds": 2e-3, "iterations": 1, "value": 69.0}))
+    run.group = 1
+    session.add_run(run)
+    return run
+
+
+def shown(view, qtbot, size=(1200, 760)):
+    qtbot.addWidget(view)
+    view.resize(*size)
+    view.show()
+    view.refresh(force=True)
+    QtWidgets.QApplication.processEvents()  # the chart layout places its items
+    return view
+
+
+def points(item: pg.PlotDataItem) -> int:
+    return 0 if item.xData is None else len(item.xData)
+
+
+def curve_data(plot: pg.PlotItem) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The data given to each curve of a plot (before log scaling, clipping and downsampling)."""
+    return [(item.xData, item.yData) for item in plot.listDataItems()
+            if item.xData is not None and len(item.xData)]
+
+
+# ---- Compare --------------------------------------------------------------------------------------
+
+def test_compare_table_and_charts_count_the_same_and_name_it(qtbot):
+    """A Hungarian run makes fewer iterations than it sends reports (its dual updates report too): the
+    table's "iterations" is the solver's own count, "reports" the telemetry reports, and the chart's
+    count axis is the reports, ending at exactly the table's number."""
+    from explorer.views import CompareView
+    session = Session()
+    problem = solvers.load("sample_graphs/dense-lap_50.npy")
+    session.set_problem(problem)
+    hungarian = solved_run(session, problem, "hungarian")
+    lsa = solved_run(session, problem, "lsa")
+    view = shown(CompareView(session), qtbot)
+    assert hungarian.result.iterations != hungarian.columns.n, "the case must tell the two counts apart"
+
+    headers, rows = view.table_rows()
+    by_run = {row[headers.index("run")]: dict(zip(headers, row)) for row in rows}
+    for run in (hungarian, lsa):
+        row = by_run[run.id]
+        assert row["iterations"] == run.result.iterations
+        assert row["reports"] == len(run.recorder.iterations)
+        assert row["seconds"] == run.result.seconds  # exports keep raw seconds
+
+    view.x_mode.setCurrentIndex(view.x_mode.findData("reports"))
+    assert view.active_plot.getAxis("bottom").labelText == "report number"
+    ends = sorted(float(x[-1]) for x, _ in curve_data(view.value_plot))
+    assert ends == sorted(float(r.columns.n) for r in (hungarian, lsa))
+
+    # the time column: one unit, named in the header; cells are plain numbers in it
+    table = view.result_table
+    names = [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())]
+    time_headers = [h for h in names if h.startswith("time")]
+    assert time_headers in (["time (s)"], ["time (ms)"], ["time (µs)"]) and "seconds" not in names
+    col = names.index(time_headers[0])
+    factor = {"time (s)": 1.0, "time (ms)": 1e3, "time (µs)": 1e6}[time_headers[0]]
+    for r, run in enumerate(session.comparison):
+        cell = table.item(r, col).text()
+        assert re.fullmatch(r"\d+\.\d+", cell), cell
+        assert float(cell) == pytest.approx(run.result.seconds * factor, abs=0.01)
+    assert table.item(0, names.index("iterations")).text() == f"{hungarian.result.iterations:,}"
+    assert table.item(0, names.index("reports")).text() == f"{hungarian.columns.n:,}"
+
+
+def test_compare_x_axis_puts_runs_of_any_length_side_by_side(qtbot):
+    from explorer.views import CompareView
+    session = Session()
+    problem = small_graph()
+    session.set_problem(problem)
+    long_run, short_run = fake_run(session, problem, steps=1040), fake_run(session, problem, steps=16)
+    view = shown(CompareView(session), qtbot)
+    assert view.x_mode.currentData() == "progress"  # the default: no run squashed into an edge
+    assert view.active_plot.getAxis("bottom").labelText == "progress (% of each run's time)"
+    spans = [(float(x[0]), float(x[-1])) for x, _ in curve_data(view.active_plot)]
+    assert spans == [(0.0, 100.0), (0.0, 100.0)]
+
+    view.x_mode.setCurrentIndex(view.x_mode.findData("time"))
+    label = view.active_plot.getAxis("bottom").labelText
+    unit = re.fullmatch(r"elapsed time \((s|ms|µs)\)", label).group(1)
+    factor = {"s": 1.0, "ms": 1e3, "µs": 1e6}[unit]
+    ends = sorted(float(x[-1]) for x, _ in curve_data(view.active_plot))
+    expected = sorted(float(r.columns.column("time")[-1]) * factor for r in (long_run, short_run))
+    np.testing.assert_allclose(ends, expected)
+
+    view.x_mode.setCurrentIndex(view.x_mode.findData("reports"))
+    view.log_x.setChecked(True)
+    assert view.active_plot.getAxis("bottom").logMode and view.value_plot.getAxis("bottom").logMode
+    assert view.active_plot.getAxis("bottom").labelText == "report number, log scale"
+    assert sorted(float(x[-1]) for x, _ in curve_data(view.active_plot)) == [17.0, 1041.0]
+    view.log_x.setChecked(False)
+    assert not view.active_plot.getAxis("bottom").logMode
+
+
+def assert_legend_beside_the_data(view, legend, plots, entries: int) -> None:
+    names = [label.text for _, label in legend.items]
+    assert len(names) == entries, names
+    box = legend.sceneBoundingRect()
+    visible = view.charts.mapToScene(view.charts.viewport().rect()).boundingRect()
+    for plot in plots:
+        if plot.isVisible():
+            assert not box.intersects(plot.getViewBox().sceneBoundingRect()), "the legend covers the data"
+    for sample, label in legend.items:  # every entry whole and inside the chart's visible area
+        for part in (sample, label):
+            rect = part.sceneBoundingRect()
+            assert rect.width() > 0 and visible.contains(rect), (label.text, rect, visible)
+
+
+def test_compare_legend_lists_every_run_beside_the_charts(qtbot):
+    from explorer.views import CompareView
+    session = Session()
+    problem = small_graph()
+    session.set_problem(problem)
+    runs = [fake_run(session, problem, steps=20 + 10 * k, mode=("TC", "VC")[k % 2]) for k in range(6)]
+    view = shown(CompareView(session), qtbot, size=(1100, 720))
+    qtbot.waitUntil(lambda: view.legend.sceneBoundingRect().width() > 0)
+    assert_legend_beside_the_data(view, view.legend, (view.active_plot, view.value_plot, view.work_plot), len(runs))
+    assert [label.text for _, label in view.legend.items][4] == f"#{runs[4].id} fake-pr [cpu] mode=TC"
+
+
+def test_a_one_call_solver_is_drawn_by_its_end_state_only(qtbot):
+    from explorer.views import CompareView
+    session = Session()
+    session.set_problem(small_graph())
+    fake_run(session, session.problem, steps=30)
+    one_call = one_call_run(session)
+    view = shown(CompareView(session), qtbot)
+    labels = [label.text for _, label in view.legend.items]
+    assert labels[1] == f"#{one_call.id} lsa [cpu] (end state only)"
+    points = [x.size for x, _ in curve_data(view.value_plot)]
+    assert sorted(points)[0] == 1  # its value at its end, not a line from a made-up start
+
+
+def test_an_empty_comparison_says_what_to_do(qtbot):
+    from explorer.views import CompareView
+    session = Session()
+    session.set_problem(small_graph())
+    view = shown(CompareView(session), qtbot)
+    assert not view.showing_message and view.active_note.label.isVisible()
+    assert "Run comparison" in view.active_note.text
+    assert not view.active_plot.getAxis("bottom").style["showValues"]  # no meaningless axis
+    assert not view.work_plot.isVisible()
+    fake_run(session, session.problem, steps=10)
+    view.refresh(force=True)
+    assert not view.active_note.label.isVisible() and view.active_plot.getAxis("bottom").style["showValues"]
+
+
+def test_no_chart_axis_scales_its_numbers_with_an_si_prefix(qtbot):
+    """pyqtgraph's automatic prefix turned count axes into "launch (x0.001)": every axis of every chart
+    view shows its numbers as they are."""
+    from explorer.views import ActivityView, CompareView, LabelsView, WorkloadView
+    session = Session()
+    session.set_problem(small_graph())
+    fake_run(session, session.problem, steps=40)
+    for cls in (ActivityView, CompareView, LabelsView, WorkloadView):
+        view = shown(cls(session), qtbot)
+        axes = [item for item in view.charts.scene().items() if isinstance(item, pg.AxisItem)]
+        assert axes and all(not axis.autoSIPrefix for axis in axes), cls.__name__
+        assert all("(x" not in axis.labelString() for axis in axes), cls.__name__
+
+
+# ---- Activity -------------------------------------------------------------------------------------
+
+def test_a_one_call_solver_reports_no_intermediate_state(qtbot):
+    from explorer.views import ActivityView
+    session = Session()
+    session.set_problem(small_graph())
+    run = one_call_run(session)
+    view = shown(ActivityView(session), qtbot)
+    assert view.showing_message and not view.has_content()
+    assert "this solver reports no intermediate state" in view.placeholder.text()
+    assert run.label in view.placeholder.text()
+    session.set_current_run(fed := fake_run(session, session.problem, steps=20))
+    view.refresh(force=True)
+    assert not view.showing_message and view.tables()["activity"]["iteration"].size == fed.columns.n
+
+
+def tracked_run(session: Session, monkeypatch, series, **options) -> tuple[RunState, list[int]]:
+    """A real tracking run (auction) recorded as the explorer records it, and the frame pair of each
+    solve in the order tracking made them (recorded inside tracking: the oracle)."""
+    from solvers import tracking
+    order = []
+    original = tracking._Pair._solve
+
+    def recording(self, *args, **kwargs):
+        order.append(self.t)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(tracking._Pair, "_solve", recording)
+    session.set_problem(series)
+    run = RunState("auction", "cpu", options, "points", problem=series)
+    session.add_run(run)
+    track = solvers.track(series, "auction", backend="cpu", observer=observed(run), **options)
+    session.mark_finished(run, track)
+    return run, order
+
+
+@pytest.mark.parametrize("sample, options", [
+    ("particles_100x10.npz", {}),  # the automatic gate: every pair once, then the long-linked ones again
+    ("tiny", {"max_distance": "off"}),
+    ("tiny", {"max_distance": 0.05}),
+])
+def test_tracking_solves_are_marked_with_their_frame_pairs(qtbot, monkeypatch, sample, options):
+    from explorer.views import ActivityView
+    from explorer.views.activity import solve_frame_pairs, solve_starts
+    series = (solvers.generate("particles", n=14, frames=4, seed=3, speed=0.03) if sample == "tiny" else
+              solvers.load(f"sample_graphs/{sample}"))
+    session = Session()
+    run, order = tracked_run(session, monkeypatch, series, **options)
+    solves = len(order)
+    assert solves >= series.n_frames - 1
+    if not options:
+        assert solves > series.n_frames - 1, "the sample has gated re-solves"
+    assert solve_starts(run.columns).size == solves - 1
+    pairs = solve_frame_pairs(run.track, solves)
+    assert pairs is not None and [t for t, _ in pairs] == order
+    view = shown(ActivityView(session), qtbot)
+    assert points(view.solve_lines[0]) == 2 * (solves - 1)  # one dashed line per solve after the first
+    assert [text.toPlainText().rstrip("*") for text in view.solve_labels] == [f"{t}→{t + 1}" for t in order]
+    assert view.active_plot.getAxis("bottom").labelText == "" and \
+        view.value_plot.getAxis("bottom").labelText == "report (across solves)"
+    # the curves are not joined across solves: each solve's last point ends a segment
+    x, _ = view.value_curve.getData()
+    connect = view.value_curve.opts["connect"]
+    assert isinstance(connect, np.ndarray) and np.count_nonzero(~connect[:-1]) == solves - 1
+
+
+def test_frequent_events_are_markers_not_lines(qtbot):
+    from explorer.views import ActivityView
+    from explorer.views.activity import MAX_EVENT_LINES
+    session = Session()
+    session.set_problem(small_graph())
+    many = fake_run(session, session.problem, steps=MAX_EVENT_LINES * 3, relabel_every=2)
+    view = shown(ActivityView(session), qtbot)
+    markers, lines = view.event_items["global-relabel"]
+    assert points(markers) == MAX_EVENT_LINES * 3 // 2 and points(lines) == 0
+    session.set_current_run(fake_run(session, session.problem, steps=40, relabel_every=8))
+    view.refresh(force=True)
+    markers, lines = view.event_items["global-relabel"]
+    assert points(markers) == 5 and points(lines) == 10  # one line (two ends) per event
+    assert many is not session.current_run
+
+
+# ---- Labels ---------------------------------------------------------------------------------------
+
+def labels_run(snapshot_iterations: list[int], last: int = 41, values=None) -> RunState:
+    """Reports 0..last and "labels" snapshots at the given iterations."""
+    stream = [IterationStats(i, 1e-4 * (i + 1), "push", max(last - i, 0), float(i)) for i in range(last + 1)]
+    snaps = []
+    for k, it in enumerate(snapshot_iterations):
+        labels = np.asarray(values[k] if values is not None else np.arange(10) + it, dtype=np.float64)
+        counts, edges = label_histogram(labels)
+        snaps.append(Snapshot(it, 1e-4 * (it + 1), "labels", {"rows.hist_edges": edges, "rows.hist_counts": counts,
+                                                             "rows.sample": labels[:5]}, {"label": "psi"}))
+    info = {"algorithm": "gpr", "backend": "cpu", "problem_kind": "matching", "label": "psi"}
+    return RunState.from_record(RunRecord(info, stream, snaps))
+
+
+def test_the_histogram_title_names_the_snapshot_shown(qtbot):
+    from explorer.views import LabelsView
+    session = Session()
+    session.set_problem(small_graph())
+    session.add_run(labels_run([0, 3]))  # the end state was not snapshotted
+    view = shown(LabelsView(session), qtbot)
+    assert view.hist_plot.titleLabel.text == "psi histogram: last snapshot, iteration 3 of 41"
+    session.set_cursor(21)  # replay at the report of iteration 20
+    view.refresh()
+    assert view.hist_plot.titleLabel.text == "psi histogram at iteration 3 (the latest snapshot at iteration 20)"
+    session.set_cursor(3)
+    view.refresh()
+    assert view.hist_plot.titleLabel.text == "psi histogram at iteration 0 (the latest snapshot at iteration 2)"
+    session.add_run(labels_run([0, 3, 41]))  # with the end state
+    view.refresh(force=True)
+    assert view.hist_plot.titleLabel.text == "psi histogram at iteration 41"
+    assert view.info.text() == "3 of 3 snapshots · label: psi"
+
+
+def test_label_axes_stay_within_the_labels_real_range(qtbot):
+    """Prices all 0 at first (unit bins from -0.5), then spread over [0.3, 1.7]: the axes start at 0,
+    not below it, and no label count is lost to the common axis."""
+    from explorer.views import LabelsView
+    rng = np.random.default_rng(4)
+    values = [np.zeros(30), rng.uniform(0.3, 1.7, 30), rng.uniform(0.3, 1.7, 30)]
+    session = Session()
+    session.set_problem(small_graph())
+    session.add_run(labels_run([0, 10, 20], last=25, values=values))
+    view = shown(LabelsView(session), qtbot)
+    (x_lo, x_hi), (y_lo, y_hi) = view.heat_plot.viewRange()
+    assert y_lo == pytest.approx(0.0, abs=1e-9) and y_hi == pytest.approx(max(v.max() for v in values))
+    assert x_lo >= 0 and view.hist_plot.viewRange()[0][0] == pytest.approx(0.0, abs=1e-9)
+    assert view.hist_plot.viewRange()[1][0] >= 0  # counts are not negative
+    assert view.trace_plot.viewRange()[1][0] == pytest.approx(0.0, abs=1e-9)
+    per_snapshot = view.tables()["heatmap"]["count"].reshape(3, -1).sum(axis=1)
+    np.testing.assert_allclose(per_snapshot, [30, 30, 30])
+
+
+@settings(max_examples=200)
+@given(st.lists(st.integers(0, 50), min_size=1, max_size=30), st.floats(-5, 5), st.floats(0.5, 40))
+def test_rebin_keeps_every_count_whatever_the_target(counts, start, width):
+    from explorer.views.labels import rebin
+    counts = np.array(counts, dtype=np.int64)
+    edges = np.arange(counts.size + 1) - 0.5
+    target = np.linspace(start, start + width, 17)
+    out = rebin(edges, counts, target)
+    assert out.sum() == pytest.approx(counts.sum()) and np.all(out >= -1e-9)
+
+
+# ---- Workload -------------------------------------------------------------------------------------
+
+def test_workload_legend_beside_the_boxes_and_counts_in_words(qtbot):
+    from explorer.views import WorkloadView
+    session = Session()
+    problem = small_graph()
+    session.set_problem(problem)
+    group = session.new_group()
+    one = fake_run(session, problem, steps=1, mode="TC")  # a single snapshotted launch
+    other = fake_run(session, problem, steps=30, mode="VC")
+    one.group = other.group = group
+    session.comparison = [one, other]
+    session.set_current_run(one)
+    view = shown(WorkloadView(session), qtbot)
+    assert view.info.text().startswith("1 launch snapshotted")
+    assert_legend_beside_the_data(view, view.legend, (view.box_plot, view.imbalance_plot), 2)
