@@ -536,8 +536,6 @@ class MainWindow(QtWidgets.QMainWindow):
         run = RunState(cfg["algorithm"], cfg["backend"], options, problem.kind, group=group,
                        uninterruptible=uninterruptible(algo), problem=problem, dataset=self.session.dataset_name)
         kind = "track" if problem.kind == "points" else "solve"
-        if kind == "track":
-            run.frame_pairs = max(problem.n_frames - 1, 0)
         job = Job(kind, {"problem": problem, "algorithm": cfg["algorithm"], "backend": cfg["backend"],
                          "options": dict(options)}, run=run)
         self.jobs[run.id] = job
@@ -668,13 +666,13 @@ class MainWindow(QtWidgets.QMainWindow):
     @staticmethod
     def _outcome(run: RunState) -> str:
         """The log's line for a finished run: everything, the certificate's own words included."""
-        head = f"run #{run.id} {run.algorithm} on {run.backend_used}, {run.dataset}: "
+        head = f"run #{run.id} {run.algorithm} on {run.backend_used}: "
         times = time_words(run.solver_seconds, run.wall_seconds)
         short = certificate_short(run.certificate_status, getattr(getattr(run.result, "certificate", None), "gap", 0))
         if run.result is not None:
             r = run.result
-            return (f"{head}value {r.value:.6g}, {run_iterations_words(r.iterations)}, {times}; {short}. "
-                    f"Certificate: {r.certificate.summary()}")
+            return (f"{head}value {r.value:.6g} on {run.dataset}, {run_iterations_words(r.iterations)}, {times}; "
+                    f"{short}. Certificate: {r.certificate.summary()}")
         track = run.track
         frames = getattr(track, "frame_stats", None) or []
         parts = [plural(len(frames), "frame pair"), plural(run.iterations or 0, "assignment solve")]
@@ -684,7 +682,7 @@ class MainWindow(QtWidgets.QMainWindow):
         recall = (getattr(track, "summary", None) or {}).get("recall")
         if recall is not None:
             parts.append(f"recall {recall:.2%}")
-        return f"{head}{', '.join(parts)}, {times}; {short} ({run.certificate_text})"
+        return f"{head}{run.dataset}, {', '.join(parts)}, {times}; {short} ({run.certificate_text})"
 
     @staticmethod
     def _short_outcome(run: RunState) -> str:

@@ -164,9 +164,10 @@ class RunState:
         self.replayed = False     # loaded from a run record
         self.recorded_summary: dict | None = None  # a loaded record's result summary
         self.record_path: str | None = None        # the file a replayed run came from
-        # tracking: solves started so far (the observer counts them) and frame pairs of the series
+        # tracking: solves started so far, and the solver's own progress: (done, total, unit), e.g.
+        # (3, 9, "frame pair") while the 4th of 9 frame pairs is solved (Observer.on_progress)
         self.solves_started = 0
-        self.frame_pairs = 0
+        self.progress: tuple[int, int, str] | None = None
 
     # ---- identity -------------------------------------------------------------------------
     @property

@@ -76,9 +76,13 @@ class ForwardingObserver(Observer):
             self.notify()
 
     def on_start(self, info):
-        # a tracking run starts one solve per frame pair, then re-solves gated pairs: count them
-        self.run.solves_started += 1
+        self.run.solves_started += 1  # a tracking run: one per frame pair, more for gated pairs
         self.recorder.on_start(info)
+        self._poke(force=True)
+
+    def on_progress(self, done, total, unit):
+        """Work of many solves (tracking: "frame pair" k of N, then "gated frame pair" k of M)."""
+        self.run.progress = (int(done), int(total), str(unit))
         self._poke(force=True)
 
     def on_iteration(self, stats):

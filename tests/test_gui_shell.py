@@ -350,21 +350,21 @@ def test_tracking_shows_frame_pair_k_of_n(window, qtbot, tmp_path):
     window.open_path(path)
     wait_loaded(qtbot, window)
     run = RunState("lsa", "cpu", {}, "points", problem=series, dataset="particles")
-    run.frame_pairs = 4
     run.status = "running"
     observer = ForwardingObserver(run, __import__("threading").Event(), lambda: None)
-    info = solvers.telemetry.RunInfo("lsa", "cpu", "assignment")
     panel = window.solver_panel
-    for k in (1, 2, 3, 4):
-        observer.on_start(info)
+    for done in range(4):  # solvers.track says "frame pair done+1 of 4" before each solve
+        observer.on_progress(done, 4, "frame pair")
         panel.show_live(run)
-        assert ("frame pair", f"{k} of 4", "") in panel.rows
-        assert (panel.progress.maximum(), panel.progress.value()) == (4, k - 1)
-    observer.on_start(info)  # the gate re-solves a pair with a long link
+        assert ("frame pair", f"{done + 1} of 4", "") in panel.rows
+        assert (panel.progress.maximum(), panel.progress.value()) == (4, done)
+    observer.on_progress(1, 3, "gated frame pair")  # the automatic gate re-solves pairs with long links
     panel.show_live(run)
-    assert ("gating", "solve 1", "re-solving frame pairs with long links") in panel.rows
-    # a real tracking run counts its solves through the same observer
+    assert ("gated frame pair", "2 of 3", "re-solved with the gate") in panel.rows
+    # a real tracking run reports its frame pairs through the same observer
     real = run_now(qtbot, window, "lsa")
+    done, total, unit = real.progress  # the last report: every unit done
+    assert done == total and (unit, total) in (("frame pair", 4), ("gated frame pair", total))
     assert real.solves_started == real.iterations >= 4
     rows = {name: value for name, value, _ in panel.rows}
     assert rows["tracked"] == "4 frame pairs" and rows["solves"] == str(real.iterations)

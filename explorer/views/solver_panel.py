@@ -350,10 +350,11 @@ class SolverPanel(QtWidgets.QWidget):
         self.live.setText(rows_html(self.rows))
         finished = run.status == "finished"
         self.certificate.setText(html.escape(run.certificate_text) if finished else "")
-        pairs = self._frame_pair(run)
-        if run.is_active and pairs is not None:
-            self.progress.setRange(0, run.frame_pairs)
-            self.progress.setValue(pairs[0] - 1)
+        units = self._units(run)
+        if units is not None:  # known progress: a determinate bar
+            done, total, _ = units
+            self.progress.setRange(0, total)
+            self.progress.setValue(done)
         self._fit_height()
 
     def live_text(self) -> str:
@@ -376,11 +377,11 @@ class SolverPanel(QtWidgets.QWidget):
         return what
 
     @staticmethod
-    def _frame_pair(run) -> tuple[int, int] | None:
-        """(k, N) while a tracking run is in its first pass over the frame pairs, else None."""
-        if not run.frame_pairs or not run.solves_started or run.solves_started > run.frame_pairs:
+    def _units(run) -> tuple[int, int, str] | None:
+        """(done, total, unit) while a run of many solves works through them (tracking), else None."""
+        if not run.is_active or run.progress is None or run.progress[1] <= 0:
             return None
-        return run.solves_started, run.frame_pairs
+        return run.progress
 
     def _rows(self, run) -> list[tuple[str, str, str]]:
         """(name, value, note) per line: progress while it runs, the outcome after; each number named once."""
@@ -390,14 +391,13 @@ class SolverPanel(QtWidgets.QWidget):
             rows.append(("problem", problem_words(run.problem_info), ""))
             rows.append(("ran on", f"{run.backend_used}", settings_words(run.options)))
         if run.is_active:
-            pairs = self._frame_pair(run)
-            if pairs is not None:
-                rows.append(("frame pair", f"{pairs[0]:,} of {pairs[1]:,}", ""))
-            elif run.frame_pairs and run.solves_started:
-                rows.append(("gating", f"solve {run.solves_started - run.frame_pairs:,}",
-                             "re-solving frame pairs with long links"))
+            units = self._units(run)
+            if units is not None:
+                done, total, unit = units
+                note = "re-solved with the gate" if unit.startswith("gated") else ""
+                rows.append((unit, f"{min(done + 1, total):,} of {total:,}", note))
             current = run.current_iteration
-            if current is not None and not run.frame_pairs:
+            if current is not None and units is None:
                 rows.append(("iteration", f"{current:,}", ""))
             if cols.n:
                 active = last_reported(cols.column("active")[-256:])  # solvers may skip costly counts
