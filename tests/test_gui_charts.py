@@ -199,6 +199,11 @@ def test_a_one_call_solver_is_drawn_by_its_end_state_only(qtbot):
     assert labels[1] == f"#{one_call.id} lsa [cpu] (end state only)"
     points = [x.size for x, _ in curve_data(view.value_plot)]
     assert sorted(points)[0] == 1  # its value at its end, not a line from a made-up start
+    # with no run reporting its way, no chart of lone dots: the charts say why they are empty
+    session.compare_with([one_call, one_call_run(session)])
+    view.refresh(force=True)
+    assert curve_data(view.active_plot) == [] and curve_data(view.value_plot) == []
+    assert "report no intermediate state" in view.active_note.text and view.active_note.label.isVisible()
 
 
 def test_an_empty_comparison_says_what_to_do(qtbot):

@@ -180,6 +180,7 @@ class ActivityView(View):
         self.show_message(None)
         x_mode = self.x_mode.currentData()
         several = not cols.monotone  # several solves (tracking): the count axis is reports, in order
+        self.x_mode.setItemText(0, "report (across solves)" if several else "iteration")
         factor, unit = time_unit(float(cols.column("time")[-1]))
         x_all = cols.column("time") * factor if x_mode == "time" else cols.x()
         x = x_all[:n]
@@ -260,15 +261,17 @@ class ActivityView(View):
         pairs = solve_frame_pairs(run.track, starts.size + 1) if run.track is not None else None
         if pairs is None:
             return
-        top = _extent(values[0], log)[1]
-        top = np.log10(top) if log else top  # a TextItem sits in the view's coordinates
+        low, top = _extent(values[0], log)
+        if log:  # a TextItem sits in the view's coordinates
+            low, top = np.log10(low), np.log10(top)
         bounds = np.concatenate([[x_all[0]], edges])
         step = max(1, int(np.ceil(len(pairs) / MAX_SOLVE_LABELS)))
-        for k in range(0, len(pairs), step):
+        for row, k in enumerate(range(0, len(pairs), step)):
             t, gated = pairs[k]
             text = pg.TextItem(f"{t}→{t + 1}" + ("*" if gated else ""), color="#888", anchor=(0, 0))
             text.setToolTip(f"frames {t} and {t + 1}" + (", solved again within the gate" if gated else ""))
-            text.setPos(float(bounds[k]), top)
+            # two rows of labels, alternating, so the labels of short solves do not run into each other
+            text.setPos(float(bounds[k]), top - (row % 2) * 0.12 * (top - low))
             self.active_plot.addItem(text, ignoreBounds=True)
             self.solve_labels.append(text)
 

@@ -258,12 +258,15 @@ class CompareView(View):
         with_work = [r for r in runs if r.snapshots("workload")]
         width = 0.7 / max(len(with_work), 1)
         drew_active = drew_value = False
+        # end states are drawn beside the curves of runs that report their way there; alone, a dot
+        # per run on a made-up axis says nothing the table does not
+        stepwise = any(r.columns.n and reports_intermediate_state(r.columns) for r in runs)
         for i, run in enumerate(runs):
             run.sync()
             color = series_color(i)
             pen = pg.mkPen(color, width=1.5)
             cols = run.columns
-            if cols.n:
+            if cols.n and (stepwise or run.is_active):
                 x = run_x(run, mode) * (factor if mode == "time" else 1.0)
                 active = cols.column("active").astype(float)
                 active[active < 0] = np.nan
@@ -296,6 +299,10 @@ class CompareView(View):
         if not runs:
             waiting = "Add configurations and Run comparison:\nthe runs are drawn here side by side."
             self.active_note.set(waiting)
+            self.value_note.set(" ")
+        elif not stepwise and not any(r.is_active for r in runs):
+            self.active_note.set("These solvers report no intermediate state:\neach runs as one call. "
+                                 "Their results are in the table.")
             self.value_note.set(" ")
         else:
             self.active_note.set(None if drew_active else "no run reported active vertices")
