@@ -295,9 +295,12 @@ def test_tracking_solves_are_marked_with_their_frame_pairs(qtbot, monkeypatch, s
     assert view.active_plot.getAxis("bottom").labelText == "" and \
         view.value_plot.getAxis("bottom").labelText == "report (across solves)"
     # the curves are not joined across solves: each solve's last point ends a segment
-    x, _ = view.value_curve.getData()
     connect = view.value_curve.opts["connect"]
     assert isinstance(connect, np.ndarray) and np.count_nonzero(~connect[:-1]) == solves - 1
+    # a one-solve run shown next in the same view is joined all along again
+    session.set_current_run(fake_run(session, small_graph(), steps=12))
+    view.refresh(force=True)
+    assert view.value_curve.opts["connect"] == "all" and points(view.solve_lines[0]) == 0
 
 
 def test_frequent_events_are_markers_not_lines(qtbot):

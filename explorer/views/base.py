@@ -235,7 +235,7 @@ def set_points(curve: pg.PlotDataItem, x: np.ndarray, y: np.ndarray, breaks: np.
     else:
         curve.setSymbol(None)
     if breaks is None or not len(breaks) or xs.size < 2:
-        curve.setData(xs, ys)
+        curve.setData(xs, ys, connect="all")  # said every time: a curve keeps the last connect it was given
         return
     segment = np.searchsorted(np.asarray(breaks), np.flatnonzero(ok), side="right")
     connect = np.append(segment[:-1] == segment[1:], False)
