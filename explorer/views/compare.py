@@ -198,15 +198,12 @@ class CompareView(View):
 
     # ---- results ----------------------------------------------------------------------------
     def rows(self) -> list[dict]:
-        """One dict per compared run: the session's summary, with "iterations" the solver's own count
-        (None until known) and "reports" the telemetry reports the charts draw."""
+        """One dict per compared run: the session's summary ("iterations": the solver's own count, None
+        until known) and "reports": the telemetry reports the charts draw."""
         out = []
         for run in self.session.comparison:
             run.sync()
-            row = dict(run.summary())
-            row["iterations"] = solver_iterations(run)
-            row["reports"] = int(run.columns.n)
-            out.append(row)
+            out.append(dict(run.summary(), reports=int(run.columns.n)))
         return out
 
     def _select_run(self) -> None:
@@ -373,19 +370,3 @@ def end_only(values: np.ndarray) -> np.ndarray:
     if finite.size:
         out[finite[-1]] = values[finite[-1]]
     return out
-
-
-def solver_iterations(run) -> int | None:
-    """The solver's own iteration count: the result's (a tracking run: its solves), else what a
-    replayed record says; never the number of telemetry reports."""
-    result = getattr(run, "result", None)
-    if result is not None:
-        return int(result.iterations)
-    track = getattr(run, "track", None)
-    if track is not None:
-        solves = getattr(track, "summary", {}).get("solves")
-        return int(solves) if solves is not None else None
-    recorded = getattr(run, "recorded_summary", None) or {}
-    if recorded.get("iterations") is not None:
-        return int(recorded["iterations"])
-    return None
