@@ -47,6 +47,9 @@ def _convert(problem, algo: registry.Algorithm):
         rows, cols = np.nonzero(problem.allowed)
         return SparseCosts.from_edges(rows, cols, problem.costs[rows, cols], problem.n_rows, problem.n_cols,
                                       problem.source)
+    if isinstance(problem, PointSeries):
+        raise InputError("a point series is tracked (solvers.track, or matchscope solve on its file), not solved",
+                         problem.source)
     kinds = ", ".join(algo.problem_kinds)
     raise InputError(f"{algo.name} solves {kinds} problems, not {problem.kind}", problem.source)
 

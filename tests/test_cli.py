@@ -768,8 +768,12 @@ def test_readme_lists_every_algorithm_and_format():
 def test_readme_solve_examples_name_real_files_algorithms_and_options():
     commands = _readme_commands("solve")
     assert commands
+    assert any("--algo" not in argv for argv in commands)  # the choice made for the user is shown too
     for argv in commands:
         args = build_solve_args(argv)
+        if args.algo is None:
+            assert not args.opt and (ROOT / args.path).is_file(), argv
+            continue
         algo = solvers.algorithms()[args.algo]
         from solvers.cli import TRACKING_OPTIONS
         algo.parse_options({k: v for k, v in (o.split("=", 1) for o in args.opt) if k not in TRACKING_OPTIONS})
@@ -815,3 +819,340 @@ def test_gui_help_reaches_the_real_explorer():
     proc = run_cli("gui", "--help", timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "--algo" in proc.stdout and "--screenshot" in proc.stdout
+
+
+# ---------------------------------------------------------------------------------------------
+# warm-up: `seconds` is the solve alone; compiling / loading kernels is reported apart
+
+
+class InjectedClock:
+    """time.perf_counter for solvers.api, solvers.warmup and solvers.cli: 1 ms per reading, plus
+    whatever a stand-in algorithm adds (its "compiling")."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def perf_counter(self) -> float:
+        self.now += 1e-3
+        return self.now
+
+
+STAND_IN = {"clock": None, "calls": 0}
+
+
+def _slow_first_call(problem, backend, tel, **options):
+    """An identity assignment (optimal on the costs used below) whose first call in the process
+    takes 100 s on the injected clock, as a first numba call compiles."""
+    STAND_IN["calls"] += 1
+    if STAND_IN["calls"] == 1:
+        STAND_IN["clock"].now += 100.0
+    return _identity_assignment(problem, backend, tel)
+
+
+@pytest.fixture
+def slow_first_call(monkeypatch):
+    import solvers.api
+    import solvers.cli
+    import solvers.warmup
+    clock = InjectedClock()
+    for module in (solvers.api, solvers.warmup, solvers.cli):
+        monkeypatch.setattr(module, "time", clock)
+    monkeypatch.setitem(STAND_IN, "clock", clock)
+    monkeypatch.setitem(STAND_IN, "calls", 0)
+    fake = Algorithm("slow-first-call", ("assignment",), (solvers.CostMatrix,), ("cpu",), f"{__name__}:_slow_first_call")
+    monkeypatch.setitem(registry.algorithms(), "slow-first-call", fake)
+    return clock
+
+
+def diagonal_costs(path, n=5):
+    costs = np.ones((n, n)) + np.arange(n)[None, :]
+    np.fill_diagonal(costs, 0.0)  # the identity is the unique optimum
+    np.save(path, costs)
+    return path
+
+
+def test_seconds_excludes_the_warm_up(tmp_path, capsys, slow_first_call):
+    path = diagonal_costs(tmp_path / "c.npy")
+    assert main(["solve", str(path), "--algo", "slow-first-call", "--json"]) == 0
+    out, err = capsys.readouterr()
+    record = last_json(out)
+    assert STAND_IN["calls"] == 2  # the untimed warm-up, then the timed run
+    assert record["certified"] is True and record["value"] == 0
+    assert record["compile_seconds"] >= 100 and record["seconds"] < 1  # the 100 s went to the warm-up
+    assert 0 < record["load_seconds"] < 1
+    assert len(out.splitlines()) == 1 and err == ""  # no compile line: nothing was compiled by numba
+
+
+def test_human_summary_reports_preparation_apart(tmp_path, capsys, slow_first_call):
+    path = diagonal_costs(tmp_path / "c.npy")
+    assert main(["solve", str(path), "--algo", "slow-first-call"]) == 0
+    fields = summary_fields(capsys.readouterr().out)
+    assert re.fullmatch(DURATION + r" loading compiled kernels from the cache \(not counted in the solve time\)",
+                        fields["prepared"]), fields["prepared"]
+    assert fields["prepared"].startswith("1 min 40 s")  # 100 s on the injected clock
+    assert re.fullmatch(r"\d+(\.\d+)? ms", fields["solve time"]), fields["solve time"]
+
+
+def test_without_warm_up_the_first_call_would_be_counted(tmp_path, slow_first_call):
+    """The stand-in really is slow on its first call: what the warm-up takes out of `seconds`."""
+    problem = solvers.load(diagonal_costs(tmp_path / "c.npy"))
+    assert solvers.solve(problem, "slow-first-call").seconds >= 100
+    assert solvers.solve(problem, "slow-first-call").seconds < 1
+
+
+def test_scipy_references_are_not_warmed_up(graph_file, capsys, monkeypatch):
+    import solvers.warmup
+    monkeypatch.setattr(solvers.warmup, "warm_up", lambda *a, **k: pytest.fail("a scipy reference was warmed up"))
+    assert main(["solve", str(graph_file[0]), "--algo", "hopcroft-karp", "--json"]) == 0
+    record = last_json(capsys.readouterr().out)
+    assert record["compile_seconds"] == 0 and record["load_seconds"] > 0
+
+
+def test_cudasim_runs_are_not_warmed_up():
+    from solvers.warmup import wants_warmup
+    assert wants_warmup("gpr", "cpu") and wants_warmup("hungarian", "cuda")
+    assert not wants_warmup("gpr", "cudasim") and not wants_warmup("lsa", "cpu") and not wants_warmup("nope", "cpu")
+
+
+NUMBA_MODULE = """
+from numba import njit
+
+@njit(cache={cache})
+def plus_one(x):
+    return x + 1
+"""
+
+
+def _numba_stand_in(problem, backend, tel, **options):
+    """Calls a numba function of a module written in a temporary folder (its cache lives there)."""
+    STAND_IN["module"].plus_one(1)
+    return _identity_assignment(problem, backend, tel)
+
+
+def _import_numba_module(path, cache: bool):
+    import importlib.util
+    path.write_text(NUMBA_MODULE.format(cache=cache))
+    spec = importlib.util.spec_from_file_location(f"numba_stand_in_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("cache, why", [(True, "first use on this machine; cached for later runs"),
+                                        (False, "its cpu kernels are compiled in every new process")])
+def test_a_compile_is_announced_on_stderr_once_and_never_on_stdout(tmp_path, capsys, monkeypatch, cache, why):
+    fake = Algorithm("numba-stand-in", ("assignment",), (solvers.CostMatrix,), ("cpu",), f"{__name__}:_numba_stand_in")
+    monkeypatch.setitem(registry.algorithms(), "numba-stand-in", fake)
+    monkeypatch.setitem(STAND_IN, "module", _import_numba_module(tmp_path / "kernels.py", cache))
+    path = diagonal_costs(tmp_path / "c.npy")
+    assert main(["solve", str(path), "--algo", "numba-stand-in", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert err == f"compiling numba-stand-in for cpu ({why})\n"
+    assert len(out.splitlines()) == 1 and last_json(out)["compile_seconds"] > 0
+    # compiled now: the next run in this process compiles nothing and says nothing
+    assert main(["solve", str(path), "--algo", "numba-stand-in"]) == 0
+    out, err = capsys.readouterr()
+    assert err == "" and "loading compiled kernels" in summary_fields(out)["prepared"]
+    if cache:  # a fresh dispatcher of the same cached function loads it from numba's cache: no line
+        monkeypatch.setitem(STAND_IN, "module", _import_numba_module(tmp_path / "kernels.py", cache))
+        assert main(["solve", str(path), "--algo", "numba-stand-in"]) == 0
+        assert capsys.readouterr().err == ""
+
+
+def test_compile_line_on_a_terminal_clears_the_progress_line_first(tmp_path, monkeypatch):
+    fake = Algorithm("numba-stand-in", ("assignment",), (solvers.CostMatrix,), ("cpu",), f"{__name__}:_numba_stand_in")
+    monkeypatch.setitem(registry.algorithms(), "numba-stand-in", fake)
+    monkeypatch.setitem(STAND_IN, "module", _import_numba_module(tmp_path / "k.py", False))
+    terminal, out = FakeTerminal(), io.StringIO()
+    path = diagonal_costs(tmp_path / "c.npy")
+    assert _main_capturing(["solve", str(path), "--algo", "numba-stand-in", "--json"], stdout=out, stderr=terminal) == 0
+    lines = terminal.getvalue().split("\n")
+    assert len(lines) == 2  # one line that stays, then the cleared progress line
+    assert lines[0].endswith("compiling numba-stand-in for cpu (its cpu kernels are compiled in every new process)")
+    assert lines[0].split("\r")[-1].startswith("compiling")
+    assert lines[1].endswith("\r") and "compiling" not in lines[1]
+
+
+# ---------------------------------------------------------------------------------------------
+# solve without --algo: the fastest for the problem here, and it says which
+
+
+@pytest.mark.parametrize("sample, expected", [("random-bipartite_200x200_d3.mtx", "pr-seq"),
+                                              ("washington-rlg_8x8.max", "dinic"),
+                                              ("dense-lap_50.npy", "lsa"),
+                                              ("sparse-lap_100.asn", "lapjvsp"),
+                                              ("particles_100x10.npz", "lsa")])
+def test_solve_without_algo_picks_the_measured_choice_on_cpu(capsys, sample, expected):
+    path = ROOT / "sample_graphs" / sample
+    assert main(["solve", str(path), "--backend", "cpu", "--json"]) == 0
+    record = last_json(capsys.readouterr().out)
+    assert record["algorithm"] == expected and record["certified"] is True
+    assert record["choice"].startswith("the fastest on the CPU for ")
+    assert main(["solve", str(path), "--backend", "cpu"]) == 0
+    algorithm = summary_fields(capsys.readouterr().out)["algorithm"]
+    assert algorithm.startswith(f"{expected} on cpu") and algorithm.endswith(f"({record['choice']}; --algo to choose)")
+
+
+def test_with_a_gpu_the_benchmarked_gpu_algorithms_are_chosen(monkeypatch):
+    from solvers import targets
+    from solvers.choice import choose
+    monkeypatch.setattr(targets, "cuda_available", lambda: True)
+    expected = {"random-bipartite_200x200_d3.mtx": "gpr", "washington-rlg_8x8.max": "wbpr",
+                "dense-lap_50.npy": "hungarian", "sparse-lap_100.asn": "hungarian", "particles_100x10.npz": "hungarian"}
+    for sample, name in expected.items():
+        problem = solvers.load(ROOT / "sample_graphs" / sample)
+        assert choose(problem, "auto").algorithm == name and "with a GPU" in choose(problem, "auto").reason
+        assert choose(problem, "cuda").algorithm == name
+        assert choose(problem, "cpu").algorithm != name or name == "lsa"
+    huge = types.SimpleNamespace(kind="assignment", shape=(20000, 20000))  # sparse costs too big to make dense
+    assert choose(huge, "auto").algorithm == "lapjvsp" and choose(huge, "cuda").algorithm == "hungarian"
+
+
+def test_the_chosen_algorithm_is_documented(capsys):
+    from solvers.choice import CHOICE_HELP
+    assert main(["solve", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert " ".join(CHOICE_HELP.split()) in text
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    for phrase in ("matching pr-seq", "flow dinic", "sparse assignment lapjvsp", "matching gpr", "flow wbpr"):
+        assert phrase in " ".join(CHOICE_HELP.split()) and phrase in readme, phrase
+
+
+def test_options_without_algo_apply_to_the_chosen_one(capsys):
+    path = ROOT / "sample_graphs" / "dense-lap_50.npy"
+    assert main(["solve", str(path), "--backend", "cpu", "--opt", "eps=0.5"]) == 2  # lsa has no eps
+    assert_one_error_line(capsys.readouterr().err, "lsa has no option eps")
+
+
+# ---------------------------------------------------------------------------------------------
+# refusals: one-frame series, --out replacing the input, the path named once
+
+
+def test_a_one_frame_point_series_is_refused(capsys):
+    sample = ROOT / "sample_graphs" / "particles_100_frame0.ply"
+    for extra in (["--algo", "auction"], [], ["--json"]):
+        assert main(["solve", str(sample), *extra]) == 2
+        out, err = capsys.readouterr()
+        assert_one_error_line(err, f"{sample}: a point series needs at least two frames to track; it holds one")
+        assert out == ""
+
+
+def test_a_one_frame_point_series_in_a_subprocess(tmp_path):
+    proc = run_cli("solve", ROOT / "sample_graphs" / "particles_100_frame0.ply", "--algo", "auction")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert_one_error_line(proc.stderr, "at least two frames")
+
+
+@pytest.mark.parametrize("how", ["same", "relative", "symlink", "hardlink"])
+def test_out_may_not_replace_the_input(tmp_path, capsys, monkeypatch, how):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    path = write_graph_mtx(tmp_path / "g.mtx", random_graph(np.random.default_rng(3), 6, 6, 0.4))
+    before = path.read_bytes()
+    out = {"same": str(path), "relative": "sub/../g.mtx", "symlink": "link.mtx", "hardlink": "hard.mtx"}[how]
+    if how == "symlink":
+        (tmp_path / "link.mtx").symlink_to(path)
+    if how == "hardlink":
+        os.link(path, tmp_path / "hard.mtx")
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("solve ran although --out would replace the input")
+    monkeypatch.setattr(solvers, "solve", must_not_run)
+    assert main(["solve", str(path), "--algo", "hopcroft-karp", "--out", out]) == 2
+    assert_one_error_line(capsys.readouterr().err, out, "--out names the input file")
+    assert path.read_bytes() == before
+
+
+def test_out_next_to_the_input_is_fine(tmp_path, capsys):
+    path = write_graph_mtx(tmp_path / "g.mtx", random_graph(np.random.default_rng(3), 6, 6, 0.4))
+    assert main(["solve", str(path), "--algo", "hopcroft-karp", "--out", str(tmp_path / "g.result.mtx")]) == 0
+
+
+@pytest.mark.parametrize("algo", ["lsa", "lapjvsp", "hungarian", "auction"])
+def test_infeasible_assignment_names_the_path_once(tmp_path, capsys, algo):
+    path = tmp_path / "c.npy"
+    np.save(path, np.array([[np.inf, np.inf], [1.0, 2.0]]))
+    assert main(["solve", str(path), "--algo", algo, "--backend", "cpu"]) == 2
+    err = capsys.readouterr().err
+    line = err.strip().splitlines()[-1]  # a first run of hungarian / auction may say it compiles first
+    assert line.startswith(f"error: {path}: no complete assignment") and line.count(str(path)) == 1, err
+
+
+# ---------------------------------------------------------------------------------------------
+# gen --help, plain language, human summary = JSON
+
+
+def test_gen_help_lists_the_kinds_where_it_says(capsys):
+    from solvers.generators import KINDS
+    assert main(["gen", "--help"]) == 0
+    text = capsys.readouterr().out
+    assert "one of the kinds listed below" in text
+    assert all(text.index(f"  {kind} ") > text.index("one of the kinds listed below") for kind in KINDS)
+
+
+def test_counts_are_plain_language(tmp_path, capsys):
+    write_series_npz(tmp_path / "two.npz", np.random.default_rng(2), [1, 1])  # 1 frame pair, 1 link, 1 track
+    assert main(["solve", str(tmp_path / "two.npz"), "--algo", "lsa", "--opt", "max_distance=off"]) == 0
+    out = capsys.readouterr().out
+    fields = summary_fields(out)
+    assert fields["algorithm"] == "lsa on cpu, 1 frame pair"
+    assert fields["iterations"] == "1 assignment solve"
+    assert fields["links"] == "1 in 1 track, 0 points unmatched"
+    assert re.fullmatch(DURATION + r" \(the assignment solves\)", fields["solve time"])
+    assert fields["problem"] == "points: frames 2, points 1, ground truth yes"
+    assert not re.search(r"(?<![\d,.])1 [a-z ]*s\b(?! unmatched)", out.replace("points unmatched", "")), out
+    assert "True" not in out and "[" not in fields["problem"]
+
+
+@settings(max_examples=10)
+@given(seed=st.integers(0, 2**31 - 1), rows=st.integers(1, 6), cols=st.integers(1, 6),
+       scale=st.sampled_from([1e-20, 1e-3, 1.0, 1e12, 1e300]))
+def test_human_summary_and_json_agree(tmp_path_factory, seed, rows, cols, scale):
+    costs = np.random.default_rng(seed).random((rows, cols)) * scale  # values %g would round
+    path = tmp_path_factory.mktemp("agree") / "c.npy"
+    np.save(path, costs)
+    human, machine = io.StringIO(), io.StringIO()
+    assert _main_capturing(["solve", str(path), "--algo", "lsa"], stdout=human) == 0
+    assert _main_capturing(["solve", str(path), "--algo", "lsa", "--json"], stdout=machine) == 0
+    fields, record = summary_fields(human.getvalue()), last_json(machine.getvalue())
+    assert float(fields["value"]) == record["value"]
+    assert int(fields["iterations"].replace(",", "")) == record["iterations"]
+    assert fields["algorithm"].startswith(f"{record['algorithm']} on {record['backend']}")
+    assert fields["certified"].startswith("yes") == record["certified"]
+
+
+def test_tracking_summary_and_json_agree(capsys):
+    sample = ROOT / "sample_graphs" / "particles_100x10.npz"
+    assert main(["solve", str(sample), "--algo", "lsa"]) == 0
+    fields = summary_fields(capsys.readouterr().out)
+    assert main(["solve", str(sample), "--algo", "lsa", "--json"]) == 0
+    record = last_json(capsys.readouterr().out)
+    assert float(fields["value"].split(" (")[0]) == record["value"]
+    assert fields["iterations"] == f"{record['iterations']} assignment solves"
+    assert fields["links"].startswith(f"{record['links']} in {record['tracks']} tracks")
+
+
+# ---------------------------------------------------------------------------------------------
+# progress of a tracking run: "frame pair k of N"
+
+
+def test_progress_line_shows_the_frame_pair():
+    terminal = FakeTerminal()
+    line = ProgressLine(terminal, interval=0.0)
+    line.on_progress(0, 99, "frame pair")
+    line.on_start(RunInfo("lsa", "cpu", "assignment"))
+    line.on_iteration(IterationStats(3, 0.5, "augment"))
+    line.on_progress(11, 99, "frame pair")
+    text = terminal.getvalue()
+    assert "frame pair 1 of 99  lsa [cpu]" in text and "frame pair 12 of 99" in text
+    assert "frame pair 1 of 99  lsa [cpu]  iteration 3  augment  500 ms" in text
+    line.on_progress(99, 99, "frame pair")  # done: the stage is gone
+    line.on_start(RunInfo("lsa", "cpu", "assignment"))
+    assert terminal.getvalue().split("\r")[-1].rstrip() == "lsa [cpu]  starting"
+
+
+def test_tracking_progress_on_a_terminal(tmp_path):
+    write_series_npz(tmp_path / "s.npz", np.random.default_rng(4), [4, 4, 4])
+    terminal, out = FakeTerminal(), io.StringIO()
+    assert _main_capturing(["solve", str(tmp_path / "s.npz"), "--algo", "lsa", "--json"], stdout=out, stderr=terminal) == 0
+    assert "frame pair 1 of 2" in terminal.getvalue() and terminal.getvalue().endswith("\r")
+    assert last_json(out.getvalue())["stats"]["frame_pairs"] == 2

@@ -278,3 +278,15 @@ def test_stop_reaches_a_wbpr_cpu_run_inside_its_long_launches(monkeypatch):
     assert alone.stats["launches"] == watched.stats["launches"] and alone.stats["pushes"] == watched.stats["pushes"]
     gaps = np.diff(polls.times)
     assert gaps.max() < 0.12, f"{gaps.max() * 1e3:.0f} ms without a Stop check"
+
+
+def test_on_progress_is_a_documented_no_op_that_tee_forwards():
+    assert Observer().on_progress(3, 9, "frame pair") is None and Observer.on_progress.__doc__
+    heard = []
+
+    class Listens(Observer):
+        def on_progress(self, done, total, unit):
+            heard.append((done, total, unit))
+
+    Tee(Listens(), Observer(), Listens()).on_progress(2, 5, "frame pair")
+    assert heard == [(2, 5, "frame pair")] * 2

@@ -309,3 +309,89 @@ def test_api_entry_point():
     assert summary["gap"] == sum(s["gap"] for s in result.frame_stats) and summary["gap"] >= 0
     assert summary["solves"] == sum(s["solves"] for s in result.frame_stats) >= series.n_frames - 1
     assert all(s["status"] == "optimal" and "certified" in s["certificate"] for s in result.frame_stats)
+
+
+# ---------------------------------------------------------------------------------------------
+# a series to track needs two frames; progress "frame pair k of N" for every front end
+
+
+def test_a_one_frame_series_is_refused_with_its_path():
+    one = PointSeries.from_frames([np.zeros((4, 3))], source="one.ply")
+    with pytest.raises(InputError) as caught:
+        track(one, "lsa", backend="cpu")
+    assert str(caught.value) == "one.ply: a point series needs at least two frames to track; it holds one"
+    with pytest.raises(InputError, match="at least two frames"):
+        solvers.track(PointSeries.from_frames([np.zeros((4, 3))]), "lsa")
+
+
+class ProgressLog(solvers.Observer):
+    def __init__(self):
+        self.events = []  # ("progress", done, total, unit) and ("start",) in the order heard
+
+    def on_progress(self, done, total, unit):
+        self.events.append(("progress", done, total, unit))
+
+    def on_start(self, info):
+        self.events.append(("start",))
+
+
+def _runs(events, unit):
+    """The (done, total) reports of ``unit``, split into runs that each end with done == total."""
+    runs, current = [], []
+    for event in events:
+        if event[0] == "progress" and event[3] == unit:
+            current.append(event[1:3])
+            if event[1] == event[2]:
+                runs.append(current)
+                current = []
+    assert not current, "a run of reports did not end with done == total"
+    return runs
+
+
+@pytest.mark.parametrize("gating", ["off", 0.05])
+def test_progress_reports_each_frame_pair_before_its_solve(gating):
+    series = particle_series(n=12, frames=5, seed=2)
+    log = ProgressLog()
+    result = track(series, "lsa", backend="cpu", observer=log, max_distance=gating)
+    pairs = series.n_frames - 1
+    assert _runs(log.events, "frame pair") == [[(k, pairs) for k in range(pairs + 1)]]
+    for k in range(pairs):  # each report comes before the solves of its pair
+        at = log.events.index(("progress", k, pairs, "frame pair"))
+        assert log.events[at + 1] == ("start",)
+    assert sum(e == ("start",) for e in log.events) == result.summary["solves"]
+
+
+def test_progress_of_the_automatic_gate_reports_its_re_solves():
+    series = particle_series(n=40, frames=4, seed=3, enter=0.2, leave=0.2)
+    log = ProgressLog()
+    result = track(series, "lsa", backend="cpu", observer=log)
+    assert result.summary["gated_pairs"] > 0  # the gate re-solved some pairs
+    assert _runs(log.events, "frame pair") == [[(k, 3) for k in range(4)]]
+    gated = _runs(log.events, "gated frame pair")
+    assert len(gated) == result.summary["gate_rounds"] >= 1
+    assert all(run == [(k, run[0][1]) for k in range(run[0][1] + 1)] for run in gated)
+    assert {e[0] for e in log.events} == {"progress", "start"}
+
+
+def test_no_observer_no_progress(monkeypatch):
+    """Nobody listening: the base class's hook is never even called."""
+    monkeypatch.setattr(solvers.Observer, "on_progress", lambda *a: pytest.fail("on_progress without an observer"))
+    assert track(particle_series(n=6, frames=3), "lsa", backend="cpu").summary["solves"] >= 2
+
+
+def test_the_series_may_be_frames_or_a_path(tmp_path):
+    rng = np.random.default_rng(5)
+    series = PointSeries.from_frames([rng.random((10, 3)) for _ in range(3)])
+    reference = track(series, "lsa", backend="cpu", max_distance="off")
+    from_frames = solvers.track([np.array(f) for f in series.frames], "lsa", backend="cpu", max_distance="off")
+    stacked = solvers.track(np.stack(series.frames), "lsa", backend="cpu", max_distance="off")
+    solvers.save(series, tmp_path / "s.npz")
+    from_path = solvers.track(str(tmp_path / "s.npz"), "lsa", backend="cpu", max_distance="off")
+    for other in (from_frames, stacked, from_path):
+        assert [np.array_equal(a, b) for a, b in zip(other.links, reference.links)] == [True] * 2
+    with pytest.raises(TypeError, match="sequence of \\(n, 3\\) arrays"):
+        solvers.track(5, "lsa")
+    with pytest.raises(TypeError, match="solvers.Observer"):
+        solvers.track(series, "lsa", observer="x")
+    with pytest.raises(InputError, match="at least two frames"):
+        solvers.track(series.frames[0], "lsa")  # one (n, 3) array: one frame
