@@ -322,6 +322,20 @@ def test_durations_use_readable_units(window, qtbot, tmp_path):
     assert "ms" not in rows["wall"]
 
 
+def test_the_certificate_is_shown_as_written(window):
+    """Its words verbatim (an apostrophe is not an HTML entity), wrapped rather than cut."""
+    from explorer.session import RunState
+    costs = solvers.generate("dense-lap", n=5, seed=1)
+    run = RunState("hungarian", "cpu", {}, "assignment", problem=costs, dataset="costs")
+    run.result = solvers.solve(costs, "hungarian", backend="cpu")
+    run.status = "finished"
+    window.solver_panel.show_live(run)
+    label = window.solver_panel.certificate
+    assert "'" in run.result.certificate.summary()
+    assert label.text() == run.result.certificate.summary() and label.wordWrap()
+    assert label.textFormat() == QtCore.Qt.TextFormat.PlainText
+
+
 # ---- 5. progress ----------------------------------------------------------------------------------
 
 def test_loading_reports_bytes_and_the_bar_is_determinate(window, qtbot, tmp_path):

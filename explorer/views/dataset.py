@@ -165,6 +165,7 @@ class DatasetPanel(View):
             self.form.removeRow(0)
         for label, text in facts:
             value = QtWidgets.QLabel(text, wordWrap=True)
+            value.setTextFormat(QtCore.Qt.TextFormat.PlainText)  # "<= 4" or a certificate's words, never markup
             value.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
             self.form.addRow(f"{label}:", value)
 

@@ -120,6 +120,7 @@ class SolverPanel(QtWidgets.QWidget):
         layout.addWidget(self.live)
         self.certificate = QtWidgets.QLabel("")  # the certificate's own words: wrapped, never cut
         self.certificate.setWordWrap(True)
+        self.certificate.setTextFormat(QtCore.Qt.TextFormat.PlainText)  # the certificate's words, as they are
         self.certificate.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
         self.certificate.setForegroundRole(QtGui.QPalette.ColorRole.PlaceholderText)
         layout.addWidget(self.certificate)
@@ -349,7 +350,7 @@ class SolverPanel(QtWidgets.QWidget):
         self.rows = self._rows(run)
         self.live.setText(rows_html(self.rows))
         finished = run.status == "finished"
-        self.certificate.setText(html.escape(run.certificate_text) if finished else "")
+        self.certificate.setText(run.certificate_text if finished else "")
         units = self._units(run)
         if units is not None:  # known progress: a determinate bar
             done, total, _ = units
