@@ -82,7 +82,7 @@ def _what(problem) -> tuple[str, int]:
     if kind == "points":
         sizes = problem.sizes
         largest = max((a * b for a, b in zip(sizes, sizes[1:])), default=0)
-        return "a point series (one dense assignment per frame pair)", largest
+        return "a point series, one dense assignment per frame pair", largest
     rows, cols = problem.shape
     if hasattr(problem, "costs"):
         return f"a dense assignment problem of {rows:,} x {cols:,}", rows * cols

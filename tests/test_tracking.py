@@ -395,3 +395,32 @@ def test_the_series_may_be_frames_or_a_path(tmp_path):
         solvers.track(series, "lsa", observer="x")
     with pytest.raises(InputError, match="at least two frames"):
         solvers.track(series.frames[0], "lsa")  # one (n, 3) array: one frame
+
+
+def test_seconds_are_the_algorithms_own_not_certifying(monkeypatch):
+    """As for one solve (Result.seconds), a frame pair's seconds leave out certification: here
+    certifying takes 100 s on an injected clock, solving 1 ms per clock reading."""
+    import solvers.api
+    import solvers.certify
+
+    class Clock:
+        now = 0.0
+
+        def perf_counter(self):
+            self.now += 1e-3
+            return self.now
+
+    clock = Clock()
+    certify = solvers.certify.certify
+
+    def slow_certify(problem, solution):
+        clock.now += 100.0
+        return certify(problem, solution)
+
+    monkeypatch.setattr(solvers.api, "time", clock)
+    monkeypatch.setattr(tracking, "time", clock, raising=False)  # any clock tracking might read
+    monkeypatch.setattr(solvers.certify, "certify", slow_certify)
+    result = track(particle_series(n=8, frames=4, seed=1), "lsa", backend="cpu", max_distance="off")
+    assert result.summary["solves"] == 3 and clock.now > 300  # certified, on the slow clock
+    assert 0 < result.summary["seconds"] < 1
+    assert all(0 < s["seconds"] < 1 and s["seconds"] == s["solve_seconds"] for s in result.frame_stats)
