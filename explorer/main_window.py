@@ -594,8 +594,12 @@ class MainWindow(QtWidgets.QMainWindow):
         self._set_busy(f"running {run.algorithm}…")
 
     def _job_progress(self, job: Job) -> None:
-        if job.run is not None and job.run.status == "running":
-            self.session.mark_progress(job.run)
+        run = job.run
+        if run is not None and run.status == "running":
+            self.session.mark_progress(run)
+            if run.progress is not None and run.progress[1] > 0:  # work of many solves: how far it is
+                done, total, unit = run.progress
+                self._set_busy(f"{run.algorithm}: {unit} {min(done + 1, total):,} of {total:,}", done, total)
 
     def _job_finished(self, job: Job, payload) -> None:
         if job.kind in ("load", "generate"):

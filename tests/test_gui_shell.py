@@ -375,6 +375,10 @@ def test_tracking_shows_frame_pair_k_of_n(window, qtbot, tmp_path):
     observer.on_progress(1, 3, "gated frame pair")  # the automatic gate re-solves pairs with long links
     panel.show_live(run)
     assert ("gated frame pair", "2 of 3", "re-solved with the gate") in panel.rows
+    job = __import__("explorer.worker", fromlist=["Job"]).Job("track", run=run)
+    window._job_progress(job)  # the status bar's bar too
+    assert window.busy_label.text() == "lsa: gated frame pair 2 of 3"
+    assert (window.busy_bar.maximum(), window.busy_bar.value()) == (1000, 333)
     # a real tracking run reports its frame pairs through the same observer
     real = run_now(qtbot, window, "lsa")
     done, total, unit = real.progress  # the last report: every unit done
