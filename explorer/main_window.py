@@ -11,17 +11,18 @@ import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
 import solvers
+from solvers.errors import InputError
+
 from . import export
 from .dialogs import GenerateDialog, ReadAsDialog, SampleGallery
 from .session import RunState, Session, readings
 from .theme import apply_app_theme, icon
-from .wording import (certificate_short, duration, plural, problem_words, run_iterations_words, settings_words,
-                      time_words)
+from .wording import (bytes_words, certificate_short, duration, plural, problem_words, run_iterations_words,
+                      settings_words, time_words)
 from .views import (ActivityView, CompareView, DatasetPanel, LabelsView, LogPanel, SolverPanel, Timeline,
                     Tracks3DView, WorkloadView)
 from .views.solver_panel import algorithms_for, uninterruptible
 from .worker import Job, WorkerHost
-from solvers.errors import InputError
 
 log = logging.getLogger("matchscope.explorer")
 
@@ -461,7 +462,7 @@ class MainWindow(QtWidgets.QMainWindow):
     def _job_load_progress(self, job: Job, done: int, total: int) -> None:
         if job in self.host.pending and total > 0:
             name = Path(job.params["path"]).name
-            self._set_busy(f"loading {name}: {done / total:.0%} of {total / 1e6:.1f} MB", done, total)
+            self._set_busy(f"loading {name}: {done / total:.0%} of {bytes_words(total)}", done, total)
 
     def generate(self, kind: str, params: dict) -> Job:
         self._set_busy(f"generating {kind}…")
@@ -693,7 +694,8 @@ class MainWindow(QtWidgets.QMainWindow):
         """The status bar's line: which run, its value, certified or not. The details are in the log."""
         gap = getattr(getattr(run.result, "certificate", None), "gap", 0)
         if run.result is not None:
-            return f"run #{run.id} {run.algorithm}: value {run.result.value:.6g} · {certificate_short(run.certificate_status, gap)}"
+            return (f"run #{run.id} {run.algorithm}: value {run.result.value:.6g} · "
+                    f"{certificate_short(run.certificate_status, gap)}")
         acc = getattr(run.track, "accuracy", None)
         value = f"accuracy {acc:.2%}" if acc is not None else "tracked"
         return f"run #{run.id} {run.algorithm}: {value} · {certificate_short(run.certificate_status)}"
@@ -778,8 +780,14 @@ class MainWindow(QtWidgets.QMainWindow):
         """Run an export; say where it went, or why it could not be written (one line, no traceback)."""
         try:
             out = fn(*args)
-        except (InputError, ValueError, OSError, RuntimeError) as exc:  # an export failing must say why, not crash
-            reason = str(exc) if isinstance(exc, InputError) else (getattr(exc, "strerror", None) or str(exc))
+        except Exception as exc:  # an export failing must say why, not crash
+            if isinstance(exc, (InputError, ValueError, RuntimeError)):
+                reason = str(exc)
+            elif isinstance(exc, OSError):
+                reason = f"cannot write: {exc.strerror or exc}"
+            else:  # a bug of ours: said plainly, the traceback goes to the log
+                log.exception("%s failed", what)
+                reason = f"internal error: {exc} (the log has the details)"
             self.report_error(f"{what}: {reason}", title="Export failed")
             return None
         files = out if isinstance(out, (list, tuple)) else [out]
