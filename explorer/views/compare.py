@@ -18,6 +18,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from solvers.text import duration
 
 from ..theme import series_color
+from ..wording import settings_words
 from .base import EmptyNote, View, add_plot, add_side_legend, new_layout_widget, reports_intermediate_state, \
     set_axis_label, set_points, time_unit
 from .workload import draw_boxes, run_mode, set_launch_axis, workload_series
@@ -42,7 +43,7 @@ def format_cell(key: str, value, time_factor: float = 1e3) -> str:
     if key in ("iterations", "reports"):
         return f"{value:,}"
     if key == "options":
-        return value or "defaults"
+        return value or "defaults"  # the session's "k=v, ..." text
     return str(value)
 
 
@@ -175,7 +176,7 @@ class CompareView(View):
         self.configs.append(cfg)
         row = self.config_table.rowCount()
         self.config_table.insertRow(row)
-        for col, text in enumerate((algorithm, backend, ", ".join(f"{k}={v}" for k, v in options.items()))):
+        for col, text in enumerate((algorithm, backend, settings_words(options, "defaults"))):
             self.config_table.setItem(row, col, QtWidgets.QTableWidgetItem(text))
         self._update_buttons()
 
@@ -199,11 +200,11 @@ class CompareView(View):
     # ---- results ----------------------------------------------------------------------------
     def rows(self) -> list[dict]:
         """One dict per compared run: the session's summary ("iterations": the solver's own count, None
-        until known) and "reports": the telemetry reports the charts draw."""
+        until known), "reports": the telemetry reports the charts draw, "options" in plain words."""
         out = []
         for run in self.session.comparison:
             run.sync()
-            out.append(dict(run.summary(), reports=int(run.columns.n)))
+            out.append(dict(run.summary(), reports=int(run.columns.n), options=settings_words(run.options, "")))
         return out
 
     def _select_run(self) -> None:
