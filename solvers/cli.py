@@ -274,20 +274,19 @@ def _prepare_and_run(solvers, run: _Run, problem, progress, out):
     def say_compiling(watch) -> None:
         why = ("first use on this machine; cached for later runs" if watch.cached else
                f"its {run.backend} kernels are compiled in every new process")
-        line = f"compiling {run.algorithm} for {run.backend} ({why})"
+        line = f"{'compiled' if watch.afterwards else 'compiling'} {run.algorithm} for {run.backend} ({why})"
         if progress:
             progress.say(line)
         else:
             print(line, file=sys.stderr, flush=True)
 
-    with watch_compiles(say_compiling) as watch:
-        if progress:
-            progress.show(f"preparing {run.algorithm} [{run.backend}]: loading its compiled kernels")
+    if progress:
+        progress.show(f"preparing {run.algorithm} [{run.backend}]: compiling or loading its kernels")
+    with watch_compiles(say_compiling, run.backend) as watch:
         seconds = warm_up(problem, run.algorithm, run.backend, run.options, track=points,
                           snapshot_interval=progress.snapshot_interval if progress else None)
-        compiled = watch.compiled > 0
-        outcome = _execute(solvers, run, problem, progress, out)
-    return _with_preparation(outcome, seconds, compiled)
+    outcome = _execute(solvers, run, problem, progress, out)
+    return _with_preparation(outcome, seconds, watch.compiled > 0)
 
 
 def _with_preparation(outcome, seconds: float, compiled: bool | None):

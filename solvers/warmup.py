@@ -137,18 +137,25 @@ def warm_up(problem, algorithm: str, backend: str, options: dict, *, track: bool
 
 @dataclass
 class CompileWatch:
-    """What ``watch_compiles`` saw: how many functions numba compiled, and whether the first is
-    kept in numba's on-disk cache (so the next process loads it instead)."""
+    """What ``watch_compiles`` saw: how many functions numba compiled, whether the first is kept in
+    numba's on-disk cache (so the next process loads it instead), and ``afterwards``: True when
+    they were found only once the block was over (numba-cuda's kernels, see watch_compiles)."""
 
     compiled: int = 0
     cached: bool = False
+    afterwards: bool = False
 
 
 @contextmanager
-def watch_compiles(on_first=None):
+def watch_compiles(on_first=None, backend: str = "cpu"):
     """Count numba compilations inside the block (loads from numba's cache are not compilations).
-    ``on_first(watch)`` is called when the first starts, before it compiles, so a front end can
-    say why it is waiting. Yields the CompileWatch. Imports numba: use it where numba runs anyway."""
+    ``on_first(watch)`` is called when the first starts, before it compiles, so a front end can say
+    why it is waiting. Yields the CompileWatch. Imports numba: use it where numba runs anyway.
+
+    numba announces each compilation with its "numba:compile" event; numba-cuda compiles kernels
+    without one, so for ``backend`` "cuda" the kernels its dispatchers compiled inside the block
+    are also counted (their cache misses) when it ends, and ``on_first`` is called then if nothing
+    was announced before."""
     from numba.core import event
 
     watch = CompileWatch()
@@ -165,5 +172,23 @@ def watch_compiles(on_first=None):
         def on_end(self, ev):
             pass
 
+    before = _cuda_kernels_compiled() if backend == "cuda" else 0
     with event.install_listener("numba:compile", Listener()):
         yield watch
+    if backend == "cuda":
+        kernels = _cuda_kernels_compiled() - before
+        if kernels > 0 and watch.compiled == 0:
+            watch.compiled, watch.cached, watch.afterwards = kernels, False, True
+            if on_first is not None:
+                on_first(watch)
+
+
+def _cuda_kernels_compiled() -> int:
+    """Kernels compiled in this process by numba-cuda's dispatchers (their cache misses)."""
+    import gc
+    import sys
+
+    dispatcher = getattr(sys.modules.get("numba.cuda.dispatcher"), "CUDADispatcher", None)
+    if dispatcher is None:  # numba-cuda not loaded yet: nothing compiled
+        return 0
+    return sum(sum(getattr(d, "_cache_misses", {}).values()) for d in gc.get_objects() if isinstance(d, dispatcher))

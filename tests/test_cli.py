@@ -1156,3 +1156,18 @@ def test_tracking_progress_on_a_terminal(tmp_path):
     assert _main_capturing(["solve", str(tmp_path / "s.npz"), "--algo", "lsa", "--json"], stdout=out, stderr=terminal) == 0
     assert "frame pair 1 of 2" in terminal.getvalue() and terminal.getvalue().endswith("\r")
     assert last_json(out.getvalue())["stats"]["frame_pairs"] == 2
+
+
+def test_cuda_kernels_compiled_without_numba_s_event_are_reported_afterwards(monkeypatch):
+    """numba-cuda compiles kernels without numba's compile event: for backend cuda the watch also
+    counts its dispatchers' compilations when the block ends (stand-in counts here, no GPU)."""
+    import solvers.warmup as warmup
+    counts = iter([4, 7])  # kernels compiled in the process before and after the block
+    monkeypatch.setattr(warmup, "_cuda_kernels_compiled", lambda: next(counts))
+    seen = []
+    with warmup.watch_compiles(lambda watch: seen.append((watch.compiled, watch.cached, watch.afterwards)), "cuda"):
+        pass
+    assert seen == [(3, False, True)]
+    with warmup.watch_compiles(lambda watch: seen.append("cpu"), "cpu"):  # cpu: never counted this way
+        pass
+    assert seen == [(3, False, True)]
