@@ -19,8 +19,8 @@ epsilon = 1/(n+1) < 1/n on the original costs: the assignment is optimal, and pr
 and finish at eps (option) or, by default, 2.5e-10 times the cost range (at least 1e-13 * max|c|,
 where prices stop moving): the claim gap <= n * epsilon is relative to the data at any magnitude.
 
-Rectangular problems are transposed so persons <= objects and padded with dummy persons of benefit
-0, which keeps epsilon-CS meaningful for the objects left unassigned (the plain asymmetric auction
+Rectangular problems lose the columns no optimal assignment needs (solvers.assignment.narrow), are
+transposed so persons <= objects and padded with dummy persons of benefit 0, which keeps epsilon-CS meaningful for the objects left unassigned (the plain asymmetric auction
 would need a reverse auction for them). Forbidden pairs (+inf cost) are never bid on; a feasibility
 pre-check (scipy maximum_bipartite_matching on the allowed pattern) raises InfeasibleError first,
 since the auction never ends on an infeasible problem.
@@ -44,6 +44,7 @@ from ..result import Solution
 from .auction_cpu import BIDS, CPU_KERNELS, INFEAS, N_COUNTERS, NO_BIDDER, UCOUNT
 from .hungarian import cost_view, device_costs, empty_solution, launcher_for, original_solution
 from .hungarian_cpu import KEEP_NEGATIVE
+from .narrow import narrow_long_side
 from .hungarian_cpu import compact as cpu_compact
 
 ALGORITHMS = [
@@ -235,6 +236,9 @@ def run(problem: CostMatrix, backend: str, tel, eps: float = 0.0, scaling: str =
     _check_options(eps, scaling, eps_factor)
     if min(problem.shape) == 0:
         return empty_solution(problem)
+    narrowed = narrow_long_side(problem)  # 1 x 100000 is solved as 1 x 1, not padded to 100000^2
+    if narrowed is not None:
+        return narrowed.widen(run(narrowed.problem, backend, tel, eps, scaling, eps_factor))
     view = cost_view(problem)
     if view.stats.n_forbidden and not complete_assignment_exists(np.isfinite(problem.costs)):
         raise InfeasibleError(f"no complete assignment of {view.n_real} pairs exists with the allowed pairs "

@@ -27,8 +27,9 @@ separate reduction), and the dual update visits the columns it makes tight itsel
 cooperative launch is not possible (e.g. no libcudadevrt to link), it falls back to the host loop
 and says so in ``stats["loop"]`` and a RuntimeWarning.
 
-Rectangular problems: the view is transposed so rows <= cols, then padded to square with dummy
-rows of cost 0 (never stored: ``cost_at`` returns 0 for them). Forbidden pairs stay +inf: they
+Rectangular problems: columns no optimal assignment needs are dropped first (``narrow``: at most
+rows^2 remain, so a 1 x 100000 matrix is a 1 x 1 problem), the view is transposed so rows <= cols,
+then padded to square with dummy rows of cost 0 (never stored: ``cost_at`` returns 0 for them). Forbidden pairs stay +inf: they
 never become tight, and a dual update whose step is +inf (no finite slack from the forest to an
 uncovered column) proves by Hall's theorem that no complete assignment exists ->
 InfeasibleError; so does a row or column with no allowed pair at the initial reduction.
@@ -56,6 +57,7 @@ from ..registry import Algorithm, Option
 from ..result import Solution
 from .hungarian_cpu import (CPU_KERNELS, DUALS, FOUND, FRONT, INFEAS, ITERS, KEEP_FLAGGED, KEEP_ZERO, LEVELS,
                             N_COUNTERS, N_SCALARS, NNZ, OVERFLOW, TREE, CpuLauncher, cost_stats)
+from .narrow import narrow_long_side
 
 ALGORITHMS = [
     Algorithm(
@@ -382,9 +384,13 @@ class _Hungarian:
 
     # --- the loops ---------------------------------------------------------------------------
     def initial_reduction(self) -> None:
+        """Row then column reduction; a row or column with no allowed pair proves infeasibility,
+        checked before its infinite potential enters any difference (inf - inf)."""
         L, n = self.L, self.n
         L.launch("row_min", n, n, self.n_real, self.C, self.u, self.counters)
+        self.read_counters()
         L.launch("col_min", n, n, self.n_real, self.C, self.u, self.v, self.counters)
+        self.read_counters()
 
     def device_loop_args(self, log, start: int, per_launch: int) -> tuple:
         """Arguments of the cooperative ``solve_tree`` kernel."""
@@ -466,6 +472,9 @@ class _Hungarian:
 def run(problem: CostMatrix, backend: str, tel, variant: str = "tree", device_loop: str = "on") -> Solution:
     if min(problem.shape) == 0:
         return empty_solution(problem)
+    narrowed = narrow_long_side(problem)  # 1 x 100000 is solved as 1 x 1, not padded to 100000^2
+    if narrowed is not None:
+        return narrowed.widen(run(narrowed.problem, backend, tel, variant, device_loop))
     from .hungarian_kernels import KERNELS, KINDS
     view = cost_view(problem)
     launcher = launcher_for(backend, CPU_KERNELS, KERNELS, KINDS)

@@ -42,12 +42,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import BackendUnavailable, InputError
+from ..exact import int_sum
 from ..io_util import atomic_write_text
 from ..problems import BipartiteGraph, FlowNetwork
 from ..registry import Algorithm, Option
 from ..result import Solution
 from ..targets import simulator_enabled
 from ._wbpr_steps import ACTIVE, LEVELS, SINK_EXCESS, SOURCE_EXCESS, STRANDED, TOTAL
+from .capacity_bound import clamp_capacities, refuse_unless_maximum
 from .residual import build_residual
 
 AUTO_CYCLES_MIN = 16
@@ -102,9 +104,9 @@ def preflow(graph, network: FlowNetwork):
     run: copying its 2m residuals would cost more than the preflow itself): (excess, Excess_total)."""
     out = np.flatnonzero(network.tail == network.source_vertex)
     caps = network.capacity[out]
-    if caps.size and int(caps.max()) > INT64_MAX // caps.size:
-        if sum(int(x) for x in caps) > INT64_MAX:
-            raise InputError("the capacities out of the source sum past int64", network.source)
+    if caps.size and int(caps.max()) > INT64_MAX // caps.size and int_sum(caps) > INT64_MAX:
+        # run() lowers capacities first (capacity_bound), so this guards direct callers only
+        raise InputError("the capacities out of the source sum past 2^63 - 1", network.source)
     graph.residual[graph.forward_slot[out]] = 0
     graph.residual[graph.backward_slot[out]] = caps
     excess = np.zeros(network.n_vertices, dtype=np.int64)
@@ -189,7 +191,8 @@ def run(problem, backend: str, tel, mode: str = "vc", csr: str = "bcsr", cycles:
     if cycles < 0:
         raise InputError(f"option cycles={cycles} must be >= 0")
     n_rows = problem.n_rows if isinstance(problem, BipartiteGraph) else None
-    network = matching_network(problem) if n_rows is not None else problem
+    clamped = clamp_capacities(problem) if n_rows is None else None  # no int64 sum may wrap
+    network = matching_network(problem) if n_rows is not None else clamped.network
     source, sink = network.source_vertex, network.sink_vertex
     graph = build_residual(network, csr)
     excess, total = preflow(graph, network)
@@ -216,6 +219,9 @@ def run(problem, backend: str, tel, mode: str = "vc", csr: str = "bcsr", cycles:
              "return_launches": counts.launches - first_phase_launches, "threads": engine.threads}
     flow = graph.flow(engine.residual())
     if n_rows is None:
+        refuse_unless_maximum(clamped, problem, flow)
+        if clamped.limit is not None:
+            stats["capacity_limit"] = clamped.limit
         return Solution(value, counts.launches, flow=flow, stats=stats)  # an exact int, even past 2^53
     row_match, col_match = _matching_from_flow(problem, flow)
     return Solution(int(np.count_nonzero(row_match >= 0)), counts.launches, row_match=row_match,
