@@ -97,6 +97,15 @@ class Result:
     def certified(self) -> bool:
         return self.certificate.certified
 
+    @property
+    def exact_value(self) -> float | int:
+        """The value, as the exact integer the certificate recomputed when a float would round it
+        (flow values past 2^53), else as a float."""
+        value = self.certificate.witness.get("value")
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 2 ** 53:
+            return value
+        return float(self.value)
+
     def pairs(self) -> np.ndarray:
         """(k, 2) array of matched (row, col) pairs, sorted by row."""
         if self.row_match is None:
@@ -107,7 +116,7 @@ class Result:
     def summary(self) -> dict:
         """The JSON-able record the CLI prints and the compare table shows."""
         return {"problem": self.problem_kind, "algorithm": self.algorithm, "backend": self.backend,
-                "value": float(self.value), "certified": bool(self.certified),
+                "value": self.exact_value, "certified": bool(self.certified),
                 "seconds": float(self.seconds), "iterations": int(self.iterations),
                 "gap": float(self.certificate.gap), "optimal": bool(self.certificate.optimal),
                 "bound": float(self.certificate.bound), "certificate": self.certificate.summary(),

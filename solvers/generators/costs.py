@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from ..problems import CostMatrix, SparseCosts
+from ..problems import EXACT_INTEGER, CostMatrix, SparseCosts
 from ._common import BYTES_PER_EDGE, distinct_per_row, guard_size, make_rng, require, source_name
 
 
@@ -20,8 +20,11 @@ def dense_lap(n: int, cols: int | None = None, k: float = 1.0, integer: bool = T
     """
     cols = n if cols is None else cols
     guard_size(n * cols, 16, f"dense-lap {n} x {cols}")
-    rng = make_rng(seed)
     top = k * n
+    require(not integer or top <= EXACT_INTEGER,
+            f"integer costs up to k*n = {top:g} are not all exact in float64: keep k*n at or below "
+            f"2^53 ({EXACT_INTEGER}), or draw real costs (integer false)")
+    rng = make_rng(seed)
     if integer:
         costs = rng.integers(0, math.floor(top) + 1, size=(n, cols), dtype=np.int64).astype(np.float64)
     else:
