@@ -186,6 +186,8 @@ def test_compare_legend_lists_every_run_beside_the_charts(qtbot):
     qtbot.waitUntil(lambda: view.legend.sceneBoundingRect().width() > 0)
     assert_legend_beside_the_data(view, view.legend, (view.active_plot, view.value_plot, view.work_plot), len(runs))
     assert [label.text for _, label in view.legend.items][4] == f"#{runs[4].id} fake-pr [cpu] mode=TC"
+    headers, rows = view.table_rows()
+    assert rows[1][headers.index("options")] == "steps=30, mode=VC"  # plain words, as typed
 
 
 def test_a_one_call_solver_is_drawn_by_its_end_state_only(qtbot):
