@@ -137,9 +137,9 @@ def warm_up(problem, algorithm: str, backend: str, options: dict, *, track: bool
 
 @dataclass
 class CompileWatch:
-    """What ``watch_compiles`` saw: how many functions numba compiled, whether the first is kept in
-    numba's on-disk cache (so the next process loads it instead), and ``afterwards``: True when
-    they were found only once the block was over (numba-cuda's kernels, see watch_compiles)."""
+    """What ``watch_compiles`` saw: how many functions numba compiled, whether what was compiled is
+    kept in numba's on-disk cache (so the next process loads it instead), and ``afterwards``: True
+    when it was told once the block was over (backend cuda, see watch_compiles)."""
 
     compiled: int = 0
     cached: bool = False
@@ -154,11 +154,12 @@ def watch_compiles(on_first=None, backend: str = "cpu"):
 
     numba announces each compilation with its "numba:compile" event; numba-cuda compiles kernels
     without one, so for ``backend`` "cuda" the kernels its dispatchers compiled inside the block
-    are also counted (their cache misses) when it ends, and ``on_first`` is called then if nothing
-    was announced before."""
+    are counted (their cache misses) when it ends, and ``on_first`` is called only then, once: its
+    kernels decide whether the compiled code is cached (the CPU helpers beside them always are)."""
     from numba.core import event
 
     watch = CompileWatch()
+    cuda = backend == "cuda"
 
     class Listener(event.Listener):
         def on_start(self, ev):
@@ -166,21 +167,22 @@ def watch_compiles(on_first=None, backend: str = "cpu"):
             if watch.compiled == 1:
                 dispatcher = (ev.data or {}).get("dispatcher")
                 watch.cached = getattr(getattr(dispatcher, "_cache", None), "cache_path", None) is not None
-                if on_first is not None:
+                if on_first is not None and not cuda:
                     on_first(watch)
 
         def on_end(self, ev):
             pass
 
-    before = _cuda_kernels_compiled() if backend == "cuda" else 0
+    before = _cuda_kernels_compiled() if cuda else 0
     with event.install_listener("numba:compile", Listener()):
         yield watch
-    if backend == "cuda":
+    if cuda:
         kernels = _cuda_kernels_compiled() - before
-        if kernels > 0 and watch.compiled == 0:
-            watch.compiled, watch.cached, watch.afterwards = kernels, False, True
-            if on_first is not None:
-                on_first(watch)
+        if kernels > 0:
+            watch.compiled, watch.cached = watch.compiled + kernels, False
+        watch.afterwards = True
+        if watch.compiled and on_first is not None:
+            on_first(watch)
 
 
 def _cuda_kernels_compiled() -> int:

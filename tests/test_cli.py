@@ -1171,3 +1171,38 @@ def test_cuda_kernels_compiled_without_numba_s_event_are_reported_afterwards(mon
     with warmup.watch_compiles(lambda watch: seen.append("cpu"), "cpu"):  # cpu: never counted this way
         pass
     assert seen == [(3, False, True)]
+    counts = iter([7, 7])  # nothing compiled: nothing said
+    with warmup.watch_compiles(lambda watch: seen.append("none"), "cuda"):
+        pass
+    assert seen == [(3, False, True)]
+
+
+def test_cuda_kernels_decide_what_is_said_even_after_a_cached_cpu_helper_compiled(tmp_path, monkeypatch):
+    """A cuda run may compile a cached CPU helper (a certificate's) before its kernels: the line
+    comes at the end, and says the kernels are compiled in every new process."""
+    import solvers.warmup as warmup
+    module = _import_numba_module(tmp_path / "helper.py", cache=True)
+    for kernels, cached in ((2, False), (0, True)):  # with kernels compiled, and with the helper alone
+        counts = iter([0, kernels])
+        monkeypatch.setattr(warmup, "_cuda_kernels_compiled", lambda: next(counts))
+        seen = []
+        with warmup.watch_compiles(lambda watch: seen.append((watch.cached, watch.afterwards)), "cuda"):
+            module.plus_one(1) if cached else module.plus_one(1.5)  # a new signature compiles each time
+            assert seen == []  # nothing said before the end
+        assert seen == [(cached, True)]
+
+
+def test_numba_cuda_performance_hints_are_off_for_cli_runs(tmp_path):
+    """A tiny problem on a GPU gets a 'grid size 1 ... under-utilization' warning per kernel from
+    numba-cuda: the CLI turns those hints off before numba reads its configuration."""
+    np.save(tmp_path / "c.npy", np.eye(3))
+    code = ("import sys; from solvers.cli import main; code = main(sys.argv[1:]); "
+            "from numba.core import config; "
+            "print(code, config.CUDA_LOW_OCCUPANCY_WARNINGS, config.CUDA_WARN_ON_IMPLICIT_COPY)")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    for name in ("NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS", "NUMBA_CUDA_WARN_ON_IMPLICIT_COPY", "NUMBA_ENABLE_CUDASIM"):
+        env.pop(name, None)
+    proc = subprocess.run([sys.executable, "-c", code, "solve", str(tmp_path / "c.npy"), "--algo", "hungarian",
+                           "--backend", "cpu", "--json"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1] == "0 0 0"
