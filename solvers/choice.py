@@ -1,16 +1,33 @@
 """Which algorithm runs when none is named (``matchscope solve`` without ``--algo``,
-``solvers.solve(data)``, ``solvers.track(series, None)``): the fastest for the kind of problem
-on this machine, from measurements, not guesses. The measurements below found no size at which
-another algorithm takes over, except where noted.
+``solvers.solve(data)``, ``solvers.track(series, None)``): the fastest for the kind and size of
+problem on this machine, from measurements, not guesses. Times below are solve seconds after an
+untimed warm-up, best of 3.
 
-With a usable NVIDIA GPU (backend auto or cuda; cudasim simulates one): ``gpr`` for matching,
-``wbpr`` for flow, ``hungarian`` (tree variant) for assignment and point tracking. The
-benchmarks in benchmarks/results (H100, 2026-11-23) show gpr 12.5x Hopcroft-Karp in geometric
-mean, wbpr 5.3x Dinic, hungarian-tree 5x to 1588x linear_sum_assignment, all from n = 1000 up.
-Sparse assignment costs are made dense for the GPU; past DENSE_LIMIT entries they stay on the
-CPU with ``lapjvsp``.
+With a usable NVIDIA GPU (backend auto), the GPU algorithms win once a problem is large enough to
+pay for their fixed costs (a few milliseconds of launches and copies); below that the CPU's choice
+runs. Measured on an H100 (16-core host, 2026-11-24):
 
-On the CPU alone, measured on a 2-core machine (solve time after an untimed warm-up, best of 3):
+* matching: ``gpr`` from GPU_MIN_EDGES edges: 13 ms against pr-seq's 38 ms on a random bipartite
+  graph of 800,000 edges, 17 ms against 25 ms on R-MAT scale 16 (1.8 M edges), 260 ms against
+  1.58 s on a 1000 x 1000 road grid; 37 ms against 45 ms at 323,000 edges (road grid 300 x 300).
+  Below: ``pr-seq``, 2.6 ms against gpr's 7.3 ms on R-MAT scale 13 (204,000 edges), a tie at
+  200,000 random edges (6.1 ms), 0.05 ms against 4.5 ms at 2,000 edges.
+* flow: ``wbpr`` from GPU_MIN_FLOW_EDGES edges: 15 ms against Dinic's 27 ms on Washington 64 x 64
+  (12,224 edges), 81 ms against 2.5 s at 256 x 256, 184 ms against 555 ms on Genrmf 32 x 16.
+  Below: ``dinic``, 21 ms against 29 ms on Genrmf 16 x 8 (9,472 edges), 1 ms against 7 ms on
+  Washington 8 x 8.
+* dense assignment and point tracking (per frame pair): ``hungarian`` (tree variant) from
+  GPU_MIN_ENTRIES cost entries: 5.7 ms against lsa's 11 ms at 500 x 500, 9.2 ms against 267 ms at
+  2000 x 2000, 4.6 ms against 6.8 ms on 1000 x 1000 particle distances. Below: ``lsa``, 1.4 ms
+  against 4.6 ms at 200 x 200, 0.65 ms against 4 ms on 300 x 300 particle distances. (The
+  benchmarks in benchmarks/results show hungarian-tree up to 1588x lsa at n = 10,000.)
+* sparse assignment: ``lapjvsp`` on the CPU at every size measured: 0.33 ms against hungarian's
+  6.3 ms (on the dense form, on the GPU) at 100 x 100, 26 ms against 59 ms at 5000 x 5000 with 8
+  pairs a row; the dense form also grows as rows x cols.
+
+Naming the backend (cuda, or cudasim, which simulates one) asks for the GPU: its algorithm runs
+whatever the size. On the CPU alone (backend cpu, or no GPU), measured on a 2-core machine
+(2026-11-24), the same CPU algorithms win at every size measured, except where noted:
 
 * matching: ``pr-seq`` was fastest on 8 of 9 graphs (random bipartite 200 to 200,000 rows,
   R-MAT, road grids, Delaunay): 0.05 ms against 0.11 (Hopcroft-Karp) at 200 rows, 93 ms against
@@ -34,21 +51,28 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-DENSE_LIMIT = 10**8  # sparse costs made dense for the GPU up to this many entries (800 MB of float64)
+GPU_MIN_EDGES = 250_000      # matching: gpr on a GPU from this many edges
+GPU_MIN_FLOW_EDGES = 10_000  # flow: wbpr on a GPU from this many edges
+GPU_MIN_ENTRIES = 250_000    # dense assignment (a frame pair of a series): hungarian on a GPU from 500 x 500
+
+CPU_CHOICE = {"matching": "pr-seq", "flow": "dinic", "dense": "lsa", "sparse": "lapjvsp"}
+GPU_CHOICE = {"matching": ("gpr", GPU_MIN_EDGES, "edges"), "flow": ("wbpr", GPU_MIN_FLOW_EDGES, "edges"),
+              "dense": ("hungarian", GPU_MIN_ENTRIES, "cost entries"), "sparse": ("hungarian", None, "")}
 
 CHOICE_HELP = """\
 without --algo, the fastest algorithm for the problem on this machine (measured):
-  with an NVIDIA GPU   matching gpr, flow wbpr, assignment and point series hungarian
-                       (sparse costs over 10^8 entries: lapjvsp on the CPU)
-  CPU only             matching pr-seq, flow dinic, dense assignment and point series lsa,
+  CPU                  matching pr-seq, flow dinic, dense assignment and point series lsa,
                        sparse assignment lapjvsp
+  with an NVIDIA GPU   from 250,000 edges matching gpr, from 10,000 edges flow wbpr, from
+                       500 x 500 dense assignment (a frame pair) hungarian; smaller problems
+                       and sparse assignment as on the CPU (--backend cuda: always the GPU's)
 the summary says which it chose."""
 
 
 @dataclass(frozen=True)
 class Choice:
     algorithm: str
-    reason: str  # "the fastest on the CPU for a flow network", shown after the algorithm's name
+    reason: str  # "the fastest on the CPU for a flow network of ...", shown after the algorithm's name
 
 
 def choose(problem, backend: str = "auto") -> Choice:
@@ -56,34 +80,34 @@ def choose(problem, backend: str = "auto") -> Choice:
     from .targets import cuda_available
 
     backend = (backend or "auto").lower()
-    gpu = backend in ("cuda", "cudasim") or (backend == "auto" and cuda_available())
-    what, entries = _what(problem)
-    if problem.kind == "matching":
-        name = "gpr" if gpu else "pr-seq"
-    elif problem.kind == "flow":
-        name = "wbpr" if gpu else "dinic"
-    elif problem.kind == "assignment" and not hasattr(problem, "costs"):  # SparseCosts
-        name = "hungarian" if gpu and (entries <= DENSE_LIMIT or backend != "auto") else "lapjvsp"
-    elif gpu:
-        name = "hungarian"
-    else:
-        name = "lsa"
-    reason = f"the fastest {'with a GPU' if gpu else 'on the CPU'} for {what}"
-    return Choice(name, reason + ("; the GPU is simulated here" if backend == "cudasim" else ""))
+    family, size, what = _measure(problem)
+    if backend in ("cuda", "cudasim"):
+        name = GPU_CHOICE[family][0]
+        simulated = "; the GPU is simulated here" if backend == "cudasim" else ""
+        return Choice(name, f"the GPU's choice for {what}{simulated}")
+    if backend == "auto" and cuda_available():
+        name, least, unit = GPU_CHOICE[family]
+        if least is not None and size >= least:
+            return Choice(name, f"the fastest with a GPU for {what}")
+        why = f"under {least:,} {unit} the CPU wins" if least is not None else "the CPU wins at every size measured"
+        return Choice(CPU_CHOICE[family], f"the fastest here for {what}: {why}")
+    return Choice(CPU_CHOICE[family], f"the fastest on the CPU for {what}")
 
 
-def _what(problem) -> tuple[str, int]:
-    """How the problem reads in the reason, and the dense entries an assignment solve handles."""
+def _measure(problem) -> tuple[str, int, str]:
+    """(family, the size its GPU threshold counts, how the problem reads in the reason)."""
     kind = problem.kind
     if kind == "matching":
-        return "a matching problem", 0
+        edges = int(problem.n_edges)
+        return "matching", edges, f"a matching problem with {edges:,} edges"
     if kind == "flow":
-        return "a flow network", 0
+        edges = int(problem.n_edges)
+        return "flow", edges, f"a flow network with {edges:,} edges"
     if kind == "points":
         sizes = problem.sizes
         largest = max((a * b for a, b in zip(sizes, sizes[1:])), default=0)
-        return "a point series, one dense assignment per frame pair", largest
+        return "dense", largest, f"a point series, one dense assignment per frame pair (up to {largest:,} entries)"
     rows, cols = problem.shape
     if hasattr(problem, "costs"):
-        return f"a dense assignment problem of {rows:,} x {cols:,}", rows * cols
-    return f"a sparse assignment problem of {rows:,} x {cols:,}", rows * cols
+        return "dense", rows * cols, f"a dense assignment problem of {rows:,} x {cols:,}"
+    return "sparse", rows * cols, f"a sparse assignment problem of {rows:,} x {cols:,}"

@@ -993,19 +993,49 @@ def test_solve_without_algo_picks_the_measured_choice_on_cpu(capsys, sample, exp
     assert algorithm.startswith(f"{expected} on cpu") and algorithm.endswith(f"({record['choice']}; --algo to choose)")
 
 
-def test_with_a_gpu_the_benchmarked_gpu_algorithms_are_chosen(monkeypatch):
+def _sized(kind, **fields):
+    """A stand-in problem of a given size (choose reads only the kind and the size)."""
+    return types.SimpleNamespace(kind=kind, **fields)
+
+
+GPU_CASES = [  # (problem, CPU's choice, GPU's choice, large enough for the GPU), at the measured thresholds
+    (_sized("matching", n_edges=249_999), "pr-seq", "gpr", False),
+    (_sized("matching", n_edges=250_000), "pr-seq", "gpr", True),
+    (_sized("flow", n_edges=9_999), "dinic", "wbpr", False),
+    (_sized("flow", n_edges=10_000), "dinic", "wbpr", True),
+    (_sized("assignment", shape=(499, 500), costs=None), "lsa", "hungarian", False),
+    (_sized("assignment", shape=(500, 500), costs=None), "lsa", "hungarian", True),
+    (_sized("points", sizes=[400, 600, 400]), "lsa", "hungarian", False),
+    (_sized("points", sizes=[400, 700, 500]), "lsa", "hungarian", True),
+    (_sized("assignment", shape=(20000, 20000)), "lapjvsp", "hungarian", False),  # sparse: CPU at every size
+]
+
+
+@pytest.mark.parametrize("problem, cpu, gpu, large", GPU_CASES)
+def test_with_a_gpu_its_algorithm_runs_from_the_measured_size(monkeypatch, problem, cpu, gpu, large):
     from solvers import targets
     from solvers.choice import choose
     monkeypatch.setattr(targets, "cuda_available", lambda: True)
-    expected = {"random-bipartite_200x200_d3.mtx": "gpr", "washington-rlg_8x8.max": "wbpr",
-                "dense-lap_50.npy": "hungarian", "sparse-lap_100.asn": "hungarian", "particles_100x10.npz": "hungarian"}
-    for sample, name in expected.items():
-        problem = solvers.load(ROOT / "sample_graphs" / sample)
-        assert choose(problem, "auto").algorithm == name and "with a GPU" in choose(problem, "auto").reason
-        assert choose(problem, "cuda").algorithm == name
-        assert choose(problem, "cpu").algorithm != name or name == "lsa"
-    huge = types.SimpleNamespace(kind="assignment", shape=(20000, 20000))  # sparse costs too big to make dense
-    assert choose(huge, "auto").algorithm == "lapjvsp" and choose(huge, "cuda").algorithm == "hungarian"
+    auto = choose(problem, "auto")
+    assert auto.algorithm == (gpu if large else cpu)
+    assert ("with a GPU" in auto.reason) == large and ("the CPU wins" in auto.reason) != large
+    assert choose(problem, "cuda").algorithm == gpu and choose(problem, "cudasim").algorithm == gpu
+    assert "simulated" in choose(problem, "cudasim").reason
+    assert choose(problem, "cpu").algorithm == cpu
+    monkeypatch.setattr(targets, "cuda_available", lambda: False)
+    assert choose(problem, "auto").algorithm == cpu and "on the CPU" in choose(problem, "auto").reason
+
+
+def test_choice_reasons_name_the_problem_and_its_size():
+    from solvers.choice import choose
+    reasons = {name: choose(solvers.load(ROOT / "sample_graphs" / name), "cpu").reason
+               for name in ("random-bipartite_200x200_d3.mtx", "washington-rlg_8x8.max", "dense-lap_50.npy",
+                            "sparse-lap_100.asn", "particles_100x10.npz")}
+    assert reasons["random-bipartite_200x200_d3.mtx"] == "the fastest on the CPU for a matching problem with 600 edges"
+    assert reasons["washington-rlg_8x8.max"] == "the fastest on the CPU for a flow network with 184 edges"
+    assert reasons["dense-lap_50.npy"] == "the fastest on the CPU for a dense assignment problem of 50 x 50"
+    assert reasons["sparse-lap_100.asn"] == "the fastest on the CPU for a sparse assignment problem of 100 x 100"
+    assert reasons["particles_100x10.npz"].startswith("the fastest on the CPU for a point series, one dense")
 
 
 def test_the_chosen_algorithm_is_documented(capsys):
@@ -1014,7 +1044,8 @@ def test_the_chosen_algorithm_is_documented(capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert " ".join(CHOICE_HELP.split()) in text
     readme = " ".join((ROOT / "README.md").read_text().split())
-    for phrase in ("matching pr-seq", "flow dinic", "sparse assignment lapjvsp", "matching gpr", "flow wbpr"):
+    for phrase in ("matching pr-seq", "flow dinic", "sparse assignment lapjvsp", "250,000 edges matching gpr",
+                   "10,000 edges flow wbpr", "500 x 500 dense assignment"):
         assert phrase in " ".join(CHOICE_HELP.split()) and phrase in readme, phrase
 
 
