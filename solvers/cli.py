@@ -450,7 +450,8 @@ def _converter(name: str, kind: type):
                 return int(value)
             return kind(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a valid {kind.__name__}") from None
+            what = {bool: "true or false", int: "a whole number", float: "a number"}.get(kind, kind.__name__)
+            raise argparse.ArgumentTypeError(f"{text} is not {what}") from None
     convert.__name__ = name
     return convert
 

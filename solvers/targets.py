@@ -68,7 +68,7 @@ def resolve_backend(requested: str, supported: tuple[str, ...], algorithm: str =
             return "cpu"
         return supported[0]
     if requested not in BACKENDS:
-        raise BackendUnavailable(f"unknown backend {requested!r}; choose from auto, {', '.join(BACKENDS)}")
+        raise BackendUnavailable(f"unknown backend {requested}; choose from auto, {', '.join(BACKENDS)}")
     if requested not in supported:
         raise BackendUnavailable(f"{algorithm or 'this algorithm'} runs on {', '.join(supported)}, not {requested}")
     if requested == "cuda" and not cuda_available():

@@ -420,7 +420,8 @@ class RunRecord:
             with np.load(path, allow_pickle=False) as z:
                 header = json.loads(bytes(z["header"]).decode())
                 if header.get("format") != cls.FORMAT:
-                    raise InputError(f"not a matchscope run record (format {header.get('format')!r})", str(path))
+                    raise InputError(f"not a matchscope run record (its format is {header.get('format') or 'not named'})",
+                                     str(path))
                 cols = {k[3:]: z[k] for k in z.files if k.startswith("it.")}
                 extras = [k for k in cols if k.startswith("extra.")]
                 iterations = []

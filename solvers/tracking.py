@@ -147,15 +147,15 @@ def _gating_mode(max_distance, source) -> tuple[str, float | None]:
         try:
             max_distance = float(word)
         except ValueError:
-            raise InputError(f"max_distance must be a positive number, 'auto' or 'off', got {max_distance!r}",
+            raise InputError(f"max_distance must be a positive number, auto or off, not {max_distance}",
                              source) from None
     try:
         gate = float(max_distance)
     except (TypeError, ValueError):
-        raise InputError(f"max_distance must be a positive number, 'auto' or 'off', got {max_distance!r}",
+        raise InputError(f"max_distance must be a positive number, auto or off, not {max_distance}",
                          source) from None
     if not (gate > 0 and math.isfinite(gate)):
-        raise InputError(f"max_distance must be a positive number, 'auto' or 'off', got {max_distance!r}", source)
+        raise InputError(f"max_distance must be a positive number, auto or off, not {max_distance}", source)
     return "fixed", gate
 
 

@@ -1237,3 +1237,26 @@ def test_numba_cuda_performance_hints_are_off_for_cli_runs(tmp_path):
                            "--backend", "cpu", "--json"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[-1] == "0 0 0"
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["gen", "random-bipartite", "--rows", "ten", "--cols", "3", "--degree", "1", "--out", "x.mtx"],
+     "ten is not a whole number"),
+    (["gen", "dense-lap", "--n", "3", "--integer", "maybe", "--out", "x.npy"], "maybe is not true or false"),
+    (["gen", "rmat", "--scale", "5", "--a", "half", "--out", "x.mtx"], "half is not a number"),
+    (["solve", "s.npz", "--algo", "lsa", "--opt", "max_distance=far"], "max_distance must be a positive number, auto or off, not far"),
+    (["solve", "s.npz", "--algo", "lsa", "--opt", "gate"], "--opt gate must look like KEY=VALUE"),
+])
+def test_error_lines_are_plain_language(tmp_path, capsys, monkeypatch, argv, expected):
+    monkeypatch.chdir(tmp_path)
+    write_series_npz(tmp_path / "s.npz", np.random.default_rng(1), [3, 3])
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert_one_error_line(err, expected)
+    assert "'" not in err and '"' not in err  # no Python reprs
+
+
+def test_unknown_backend_in_the_api_is_plain_language():
+    with pytest.raises(solvers.BackendUnavailable) as caught:
+        solvers.solve([[1.0]], "lsa", backend="tpu")
+    assert str(caught.value) == "unknown backend tpu; choose from auto, cpu, cuda, cudasim"

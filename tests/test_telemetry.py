@@ -290,3 +290,12 @@ def test_on_progress_is_a_documented_no_op_that_tee_forwards():
 
     Tee(Listens(), Observer(), Listens()).on_progress(2, 5, "frame pair")
     assert heard == [(2, 5, "frame pair")] * 2
+
+
+def test_a_foreign_run_record_is_named_in_plain_words(tmp_path):
+    import json as _json
+    path = tmp_path / "other.npz"
+    np.savez(path, header=np.frombuffer(_json.dumps({"format": "other/2"}).encode(), dtype=np.uint8))
+    with pytest.raises(InputError) as caught:
+        RunRecord.load(path)
+    assert str(caught.value) == f"{path}: not a matchscope run record (its format is other/2)"
