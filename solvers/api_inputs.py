@@ -67,6 +67,9 @@ def problem_kind_for(path, algo) -> str | None:
 def as_problem(data, algo=None, kind: str | None = None):
     """``data`` as a Problem for ``algo`` (a registry.Algorithm or None); ``kind`` is solve's
     ``problem=`` argument. See the module docstring."""
+    if kind is not None and not isinstance(kind, str):
+        raise TypeError(f"problem= names how to read the data ({', '.join(SOLVED_KINDS)}); pass the problem "
+                        "itself as the first argument")
     if kind is not None and kind not in SOLVED_KINDS + ("points",):
         raise InputError(f"problem must be one of {', '.join(SOLVED_KINDS)}, not {kind}")
     if isinstance(data, PROBLEM_TYPES):
@@ -145,8 +148,7 @@ def _array(data, what: str) -> np.ndarray:
     except (ValueError, TypeError):  # ragged lists, objects numpy cannot hold
         array = None
     if array is None or array.dtype == object:
-        raise InputError(f"{what} must be a rectangular array of numbers: these rows differ in length "
-                         "or hold something else")
+        raise InputError(f"{what} must be a rectangular array of numbers: rows of one length, numbers only")
     return array
 
 

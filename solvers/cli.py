@@ -159,11 +159,14 @@ def _at_path(exc, *paths) -> str:
     return f"{paths[0]}: {text}"
 
 
-def _same_file(a, b) -> bool:
+def _same_file(out, path) -> bool:
+    """Whether writing ``out`` would replace the input ``path`` (a missing input is reported by load)."""
+    if not os.path.exists(path):
+        return False
     try:
-        return os.path.samefile(a, b)
-    except OSError:  # one of them does not exist (yet)
-        return os.path.realpath(a) == os.path.realpath(b)
+        return os.path.samefile(out, path)
+    except OSError:  # out does not exist yet
+        return os.path.realpath(out) == os.path.realpath(path)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -227,6 +227,8 @@ def test_a_point_series_is_tracked_not_solved():
         solvers.solve([[1.0]], "lsa", problem="points")
     with pytest.raises(InputError, match="problem must be one of"):
         solvers.solve([[1.0]], "lsa", problem="banana")
+    with pytest.raises(TypeError, match="pass the problem itself as the first argument"):
+        solvers.solve([[1.0]], "lsa", problem=solvers.CostMatrix.from_array([[1.0]]))
 
 
 def test_observer_must_be_an_observer_or_have_its_methods():

@@ -1093,6 +1093,14 @@ def test_out_may_not_replace_the_input(tmp_path, capsys, monkeypatch, how):
     assert path.read_bytes() == before
 
 
+def test_a_missing_input_is_reported_as_missing_even_with_the_same_out(tmp_path, capsys):
+    missing = tmp_path / "absent.mtx"
+    assert main(["solve", str(missing), "--algo", "hopcroft-karp", "--out", str(missing)]) == 2
+    err = capsys.readouterr().err
+    assert_one_error_line(err, str(missing))
+    assert "--out" not in err and not missing.exists()
+
+
 def test_out_next_to_the_input_is_fine(tmp_path, capsys):
     path = write_graph_mtx(tmp_path / "g.mtx", random_graph(np.random.default_rng(3), 6, 6, 0.4))
     assert main(["solve", str(path), "--algo", "hopcroft-karp", "--out", str(tmp_path / "g.result.mtx")]) == 0
