@@ -86,14 +86,16 @@ EMPTY_ALLOWANCE = 1 << 22  # 4,194,304 rows, columns or vertices that no entry o
 
 
 def check_declared_beyond_data(declared: int, reachable: int, what: str, unit: str, path=None,
-                               line: int | None = None, allowance: int = EMPTY_ALLOWANCE) -> None:
+                               line: int | None = None, allowance: int | None = None) -> None:
     """Refuse a declared count (``what`` declares ``declared`` ``unit``) that exceeds what the data
     present can fill (``reachable``: rows and columns the entries can touch, frames the points can
-    be in) by more than ``allowance`` empty ones: they would cost memory and time without data.
+    be in) by more than ``allowance`` (default EMPTY_ALLOWANCE) empty ones: they would cost memory
+    and time without holding data.
 
     This is the rule by which memory follows the bytes present rather than a header: an empty row,
     vertex or frame is legal, but only a bounded number of them beyond the data.
     """
+    allowance = EMPTY_ALLOWANCE if allowance is None else allowance
     empty = declared - reachable
     if empty > allowance:
         raise InputError(f"{what}; the data can fill at most {reachable:,} {unit}, and more than "

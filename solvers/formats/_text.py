@@ -214,7 +214,8 @@ def iter_blocks(path, block_bytes: int | None = None) -> Iterator[Block]:
         carry = b""
         seen_any = False
         while True:
-            chunk = read_bytes(fh, block_bytes, path)
+            # a long line is read in growing pieces, so joining it costs linear, not quadratic, time
+            chunk = read_bytes(fh, max(block_bytes, len(carry)), path)
             if not chunk:
                 break
             seen_any = True
