@@ -61,6 +61,28 @@ def atomic_write_bytes(path, data: bytes) -> None:
         raise
 
 
+def check_output_name(path) -> None:
+    """Refuse, before any long work, an output name that cannot be written: its folder missing or
+    not a folder, a name too long for the file system, a NUL in it. (Path.is_dir() would raise
+    OSError on a name too long instead of answering.) One InputError line, like the write's own."""
+    name = str(path)
+    folder = Path(path).parent
+    try:
+        is_folder = stat.S_ISDIR(os.stat(folder).st_mode)
+        limit = os.pathconf(folder, "PC_NAME_MAX") if is_folder else 0
+    except FileNotFoundError:
+        raise InputError(f"cannot write file: no such folder {folder}", name) from None
+    except OSError as e:
+        raise InputError(f"cannot write file: {e.strerror or e}", name) from None
+    except ValueError:
+        raise InputError("cannot write file: the name holds a NUL character", name) from None
+    if not is_folder:
+        raise InputError(f"cannot write file: {folder} is not a folder", name)
+    if len(os.fsencode(Path(path).name)) > limit:
+        raise InputError(f"cannot write file: the name is longer than the {limit} bytes this file system allows",
+                         name)
+
+
 def atomic_write_text(path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
