@@ -25,7 +25,10 @@ TEXT_SAMPLES = {
 
 TOKENS = [b"-1", b"0", b"nan", b"inf", b"-inf", b"x", b"\n", b" ", b"\t", b"99999999999999999999", b"1e400",
           b"%", b"#", b",", b"\r", b"\x00", b"\xff", b"p max 3 1\n", b"n 2 s\n", b"a 1 2 3\n", b"2.5",
-          b"%%MatrixMarket matrix coordinate pattern general\n", b"element vertex 99\n", b"end_header\n"]
+          b"%%MatrixMarket matrix coordinate pattern general\n", b"element vertex 99\n", b"end_header\n",
+          # hostile sizes and encodings (issue 11): a byte-order mark, counts far beyond the data
+          b"\xef\xbb\xbf", b"element face 2000000000\n", b"100000000 100000000 1\n", b"20000000", b"-5",
+          b"property list uchar int vertex_indices\n"]
 
 
 def _binary_samples(folder) -> dict[str, bytes]:
