@@ -42,15 +42,15 @@ class Element:
         import plyfile
         return any(isinstance(p, plyfile.PlyListProperty) for p in self.properties)
 
-    def row_bytes(self, byte_order: str) -> int:
+    def row_bytes(self) -> int:
         """Bytes of one binary row without lists; with lists, the least a row can take (empty lists)."""
         return sum(int(np.dtype(p.len_dtype if hasattr(p, "len_dtype") else p.val_dtype).itemsize)
                    for p in self.properties)
 
-    def min_row_bytes(self, text: bool, byte_order: str) -> int:
+    def min_row_bytes(self, text: bool) -> int:
         if text:  # one token and one separator per property, or at least the newline of an empty row
             return max(2 * len(self.properties), 1)
-        return max(self.row_bytes(byte_order), 1)
+        return self.row_bytes()  # 0 for an element without properties: harmless, its rows are never read
 
 
 @dataclass
@@ -117,7 +117,7 @@ def _check_counts(layout: Layout, name: str) -> None:
     """Every declared row needs a minimum number of bytes: refuse counts the file cannot hold."""
     left = layout.file_size - layout.data_start
     for element in layout.elements:
-        least = element.min_row_bytes(layout.text, layout.byte_order)
+        least = element.min_row_bytes(layout.text)
         if element.count * least > left:
             raise InputError(f"element {shown(element.name)} declares {plural(element.count, 'row')} of at least "
                              f"{plural(least, 'byte')} each, but only {plural(max(left, 0), 'byte')} of the file "
@@ -142,12 +142,12 @@ def _read_binary(path, layout: Layout) -> np.ndarray:
             raise InputError(f"element {shown(element.name)} (line {element.line}) has list properties and comes "
                              "before the vertices; binary PLY vertices must come before such elements", name,
                              vertex.line)
-        offset += element.count * element.row_bytes(layout.byte_order)
+        offset += element.count * element.row_bytes()
     position = offset
     for element in layout.elements[layout.elements.index(vertex):]:
         if element.has_lists:
             break  # its size is unknown without reading it; _check_counts made sure of its minimum
-        row = element.row_bytes(layout.byte_order)
+        row = element.row_bytes()
         if position + element.count * row > layout.file_size:
             whole = max(layout.file_size - position, 0) // row
             raise InputError(f"the file is truncated: element {shown(element.name)} declares "
