@@ -489,9 +489,10 @@ def test_output_names_are_checked_before_work(tmp_path):
     from solvers.io_util import check_output_name
     check_output_name(tmp_path / "fine.csv")
     (tmp_path / "file").write_text("x")
-    for name, fragment in [(tmp_path / ("d" * 300) / "x.csv", "too long"), (tmp_path / "no" / "x.csv", "no such folder"),
-                           (tmp_path / "file" / "x.csv", "not a folder"), (tmp_path / ("n" * 300 + ".csv"), "longer than"),
-                           (str(tmp_path / "a\0" / "x.csv"), "NUL")]:
+    cases = [(tmp_path / ("d" * 300) / "x.csv", "too long"), (tmp_path / "no" / "x.csv", "no such folder"),
+             (tmp_path / "file" / "x.csv", "not a folder"), (tmp_path / ("n" * 300 + ".csv"), "longer than"),
+             (str(tmp_path / "a\0" / "x.csv"), "NUL")]
+    for name, fragment in cases:
         with pytest.raises(InputError, match=fragment) as caught:
             check_output_name(name)
         assert caught.value.path == str(name) and str(caught.value).startswith(f"{name}: cannot write file: ")
