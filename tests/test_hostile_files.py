@@ -606,3 +606,18 @@ def test_the_cli_prints_one_error_line(tmp_path):
                           capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
     assert proc.returncode == 2
     assert proc.stderr.startswith(f"error: {path}:2: ") and proc.stderr.count("\n") == 1, proc.stderr
+
+
+def test_damaged_track_files_are_named_plainly(tmp_path):
+    from solvers.formats import tracks
+    path = tmp_path / "t.json"
+    for text, fragment, line in [('{"x": 1}', "no 'tracks' entry", None), ("{bad", "double quotes", 1),
+                                 ('{"tracks": [{"frames": [1], "indices": [1], "points": "ab"}]}', "do not hold", None),
+                                 ('\ufeff{"tracks": []}', None, None)]:
+        path.write_text(text)
+        if fragment is None:  # a byte-order mark before the JSON is fine
+            assert tracks.read(path).tracks == []
+            continue
+        with pytest.raises(InputError, match=fragment) as caught:
+            tracks.read(path)
+        assert caught.value.line == line and not UNPLAIN.search(str(caught.value))

@@ -138,8 +138,13 @@ def read(path) -> TrackTable:
             points = [np.asarray(t["points"], dtype=np.float64).reshape(-1, 3) for t in record["tracks"]]
             ids = ([np.asarray(t["ids"], dtype=np.int64) for t in record["tracks"]]
                    if record["tracks"] and "ids" in record["tracks"][0] else None)
-        except (ValueError, KeyError, TypeError) as exc:
-            raise InputError(f"not a track JSON file ({exc})", name) from None
+        except KeyError as exc:  # str(KeyError) is the key's repr
+            raise InputError(f"not a track JSON file (no {shown(str(exc.args[0]))} entry)", name) from None
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not a track JSON file ({exc.msg})", name, exc.lineno) from None
+        except (ValueError, TypeError):
+            raise InputError("not a track JSON file (its tracks do not hold frames, indices and points)",
+                             name) from None
         return TrackTable(tracks, points, ids, record.get("summary"))
     text = data.decode("utf-8", errors="replace").splitlines()
     if not text:
@@ -151,7 +156,7 @@ def read(path) -> TrackTable:
     try:
         table = np.array([[float(x) for x in line.split(",")] for line in rows]).reshape(-1, len(header))
     except ValueError as exc:
-        raise InputError(f"malformed row ({exc})", name) from None
+        raise InputError(f"malformed row ({shown(str(exc), 80)})", name) from None
     track = table[:, 0].astype(np.int64)
     cut = np.flatnonzero(np.diff(track)) + 1
     tracks, points, ids = [], [], ([] if len(header) == 7 else None)
