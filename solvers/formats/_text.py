@@ -71,12 +71,12 @@ def open_binary(path):
         raw.close()
         raise InputError(f"cannot read file: {e.strerror or e}", name) from None
     fh = gzip.GzipFile(fileobj=raw, mode="rb") if magic == b"\x1f\x8b" else raw
-    try:
-        if read_bytes(fh, len(UTF8_BOM), path) != UTF8_BOM:
+    try:  # not through read_bytes: this probe is no progress to report
+        if fh.read(len(UTF8_BOM)) != UTF8_BOM:
             fh.seek(0)
-    except BaseException:
+    except (OSError, EOFError, zlib.error) as e:
         close_binary(fh)
-        raise
+        raise InputError(f"cannot read file (corrupt or truncated data): {e}", name) from None
     return fh
 
 
