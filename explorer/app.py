@@ -66,22 +66,12 @@ def parse_size(text: str) -> tuple[int, int]:
 
 
 def reading_for(path: str, requested: str | None, algorithm: str | None) -> str | None:
-    """The problem kind to read ``path`` as: the one asked for; else the kind ``algorithm`` solves when
-    the file's format can hold it (a square .mtx is read as a flow network for dinic); else the
-    format's default (None)."""
+    """The problem kind to read ``path`` as: the one asked for, else the rule ``matchscope solve``
+    follows (solvers.formats.reading_for)."""
     if requested:
         return requested
-    if not algorithm:
-        return None
-    import solvers
-
-    from .session import readings
-    algo = solvers.algorithms().get(algorithm)
-    kinds = readings(path)
-    if algo is None or len(kinds) < 2:
-        return None
-    fitting = [k for k in algo.problem_kinds if k in kinds]
-    return fitting[0] if fitting and fitting[0] != kinds[0] else None
+    from solvers.formats import reading_for as rule
+    return rule(path, algorithm)
 
 
 def _prepare_environment(args) -> None:

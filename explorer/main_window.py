@@ -12,10 +12,11 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 import solvers
 from solvers.errors import InputError
+from solvers.formats import readings
 
 from . import export
 from .dialogs import GenerateDialog, ReadAsDialog, SampleGallery
-from .session import RunState, Session, readings
+from .session import RunState, Session
 from .theme import apply_app_theme, icon
 from .wording import (bytes_words, certificate_short, duration, plural, problem_words, run_iterations_words,
                       settings_words, time_words)

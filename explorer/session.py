@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 from PySide6 import QtCore
 
+from solvers.formats import readings
 from solvers.telemetry import Recorder, RunInfo, RunRecord, Snapshot
 
 from .wording import dataset_name
@@ -335,22 +336,6 @@ class RunState:
         run.wall_seconds = float(res.get("seconds") or 0.0)
         run.recorded_summary = res
         return run
-
-
-def readings(path) -> tuple[str, ...]:
-    """The problem kinds ``path``'s format can be read as, the default first; () if it is not a
-    readable file name (load() says why)."""
-    from solvers.errors import InputError
-    from solvers.formats import FORMATS, detect
-    try:
-        default = detect(path)  # sniffs a .csv: a point series or a cost matrix
-    except (InputError, OSError):
-        return ()
-    name = Path(path).name.lower().removesuffix(".gz")
-    same_name = [f for f in FORMATS if f.read is not None and (any(name.endswith(e) for e in f.extensions)
-                                                               or any(name.startswith(p) for p in f.prefixes))]
-    kinds = [k for f in [default, *same_name] for k in f.problems]
-    return tuple(dict.fromkeys(kinds))
 
 
 def _frame_stats(track) -> list[dict]:

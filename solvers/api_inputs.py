@@ -50,20 +50,6 @@ def a_value(value) -> str:
     return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
 
 
-def problem_kind_for(path, algo) -> str | None:
-    """The interpretation to load ``path`` as for ``algo`` (None: no algorithm chosen yet): the
-    algorithm's kind when it solves one and the file's format can hold it, else None (the format's
-    default)."""
-    if algo is None or len(algo.problem_kinds) != 1:
-        return None
-    from .formats import detect
-    try:
-        fmt = detect(path)
-    except InputError:
-        return None  # load() reports it, with the file's name
-    return algo.problem_kinds[0] if algo.problem_kinds[0] in fmt.problems else None
-
-
 def as_problem(data, algo=None, kind: str | None = None):
     """``data`` as a Problem for ``algo`` (a registry.Algorithm or None); ``kind`` is solve's
     ``problem=`` argument. See the module docstring."""
@@ -75,8 +61,8 @@ def as_problem(data, algo=None, kind: str | None = None):
     if isinstance(data, PROBLEM_TYPES):
         return data
     if isinstance(data, (str, os.PathLike)):
-        from .formats import load
-        return load(data, problem=kind or problem_kind_for(data, algo))
+        from .formats import load, reading_for
+        return load(data, problem=kind or reading_for(data, algo))
     if kind == "points":
         raise InputError("a point series is tracked (solvers.track), not solved")
     import scipy.sparse as sp

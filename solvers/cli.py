@@ -186,7 +186,7 @@ def _cmd_solve(args) -> int:
         enable_simulator()  # before anything below can import numba
     import solvers
     from . import registry
-    from .api_inputs import problem_kind_for
+    from .formats import reading_for
     from .formats import read_progress
 
     options = _parse_opts(args.opt)
@@ -206,7 +206,7 @@ def _cmd_solve(args) -> int:
             progress.show(f"loading {args.path}")
         start = time.perf_counter()
         with read_progress(progress.loading(args.path) if progress else None):
-            problem = solvers.load(args.path, problem=args.problem or problem_kind_for(args.path, algo))
+            problem = solvers.load(args.path, problem=args.problem or reading_for(args.path, algo))
         load_seconds = time.perf_counter() - start
         if progress:
             progress.clear()
@@ -313,17 +313,14 @@ def _execute(solvers, run: _Run, problem, progress, out):
 
 
 def _check_result_name(path) -> None:
-    from pathlib import Path
-
     from .formats import RESULT_FORMATS
+    from .io_util import check_output_name
     from .formats.results import written_as
     if not any(written_as(path) in fmt.extensions for fmt in RESULT_FORMATS):
         choices = " ".join(dict.fromkeys(p for fmt in RESULT_FORMATS for p in fmt.patterns))
         raise InputError(f"results are written as {choices} (tracks of a point series: *.csv *.json; "
                          "a name without an extension: CSV); give --out one of those names", str(path))
-    folder = Path(path).parent
-    if not folder.is_dir():
-        raise InputError(f"cannot write file: no such folder {folder}", str(path))
+    check_output_name(path)  # a missing folder or a name too long: one line now, not after the solve
 
 
 def _certified_text(certificate) -> str:

@@ -18,8 +18,14 @@ class InputError(ValueError):
     def __str__(self) -> str:
         if self.path is None:  # about an option or a parameter, not a file
             return self.message if self.line is None else f"line {self.line}: {self.message}"
-        where = self.path if self.line is None else f"{self.path}:{self.line}"
+        path = printable(str(self.path))  # a newline in a file name must not make two lines
+        where = path if self.line is None else f"{path}:{self.line}"
         return f"{where}: {self.message}"
+
+
+def printable(text: str) -> str:
+    """``text`` with every unprintable character (newline, tab, escape...) shown as '?'."""
+    return text if text.isprintable() else "".join(c if c.isprintable() else "?" for c in text)
 
 
 class InfeasibleError(ValueError):

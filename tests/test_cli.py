@@ -1268,3 +1268,16 @@ def test_unknown_backend_in_the_api_is_plain_language():
     with pytest.raises(solvers.BackendUnavailable) as caught:
         solvers.solve([[1.0]], "lsa", backend="tpu")
     assert str(caught.value) == "unknown backend tpu; choose from auto, cpu, cuda, cudasim"
+
+
+def test_an_out_name_too_long_is_one_line_before_the_solve(graph_file, capsys, tmp_path):
+    out = tmp_path / ("d" * 300) / "x.csv"  # Path.is_dir() raises OSError on such a folder name
+    assert main(["solve", str(graph_file[0]), "--algo", "hopcroft-karp", "--out", str(out)]) == 2
+    assert_one_error_line(capsys.readouterr().err, "cannot write file")
+
+
+def test_a_newline_in_a_file_name_keeps_the_error_on_one_line(capsys, tmp_path):
+    odd = tmp_path / "two\nlines.mtx"
+    odd.write_text("not a matrix market file\n")
+    assert main(["solve", str(odd), "--algo", "hopcroft-karp"]) == 2
+    assert_one_error_line(capsys.readouterr().err, "two?lines.mtx")

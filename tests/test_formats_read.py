@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 from scipy.sparse.csgraph import maximum_flow
 
+import solvers
+
 from solvers.errors import InputError
 from solvers.formats import FORMATS, RESULT_FORMATS, detect, file_filters, load, save
 from solvers.problems import BipartiteGraph, CostMatrix, FlowNetwork, PointSeries, SparseCosts
@@ -249,3 +251,21 @@ def test_snap_loads_a_million_lines_at_numpy_speed(tmp_path):
     assert graph.n_rows == max(rows.max(), cols.max()) + 1
     np.testing.assert_array_equal(graph.row_ptr, expected.row_ptr)
     np.testing.assert_array_equal(graph.col_ind, expected.col_ind)
+
+
+def test_one_rule_picks_how_a_file_is_read_for_an_algorithm(tmp_path):
+    """solvers.formats.reading_for: the CLI, the API and the explorer read a file by this rule."""
+    from solvers.formats import reading_for, readings
+    square = tmp_path / "square.mtx"
+    solvers.save(solvers.generate("random-bipartite", rows=6, cols=6, degree=2, seed=1), str(square))
+    assert readings(square) == ("matching", "assignment", "flow")
+    assert reading_for(square, "dinic") == "flow"          # the default (matching) is not what dinic solves
+    assert reading_for(square, "lsa") == "assignment"
+    assert reading_for(square, "gpr") is None              # the default already fits
+    assert reading_for(square, "wbpr") is None             # solves flow and matching: the default wins
+    assert reading_for(square, None) is None and reading_for(square, "no-such-algo") is None
+    flow = tmp_path / "net.max"
+    solvers.save(solvers.generate("washington-rlg", rows=3, cols=3, seed=1), str(flow))
+    assert readings(flow) == ("flow",) and reading_for(flow, "gpr") is None  # solve refuses it, naming why
+    assert readings(tmp_path / "notes.docx") == ()
+    assert solvers.load(str(square), problem=reading_for(square, "dinic")).kind == "flow"

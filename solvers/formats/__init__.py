@@ -216,6 +216,35 @@ def detect(path, problem: str | None = None, format: str | None = None) -> Forma
     return candidates[-1]
 
 
+def readings(path) -> tuple[str, ...]:
+    """The problem kinds ``path`` can be read as, its format's default first (a .csv is sniffed:
+    a point series or a cost matrix); () when the name is no readable format (load() says why)."""
+    try:
+        default = detect(path)
+    except (InputError, OSError):
+        return ()
+    kinds = [k for f in [default, *_named(path, FORMATS)] if f.read is not None for k in f.problems]
+    return tuple(dict.fromkeys(kinds))
+
+
+def reading_for(path, algorithm) -> str | None:
+    """How to read ``path`` for ``algorithm`` (a registry.Algorithm or its name): None (the format's
+    default) when the default is a kind the algorithm solves, else the first kind it solves that the
+    format can hold (a square .mtx becomes a flow network for dinic), else None (solve says why).
+    The command line, the API and the explorer all read files by this one rule."""
+    if algorithm is None:
+        return None
+    if isinstance(algorithm, str):
+        from ..registry import algorithms
+        algorithm = algorithms().get(algorithm)
+        if algorithm is None:
+            return None
+    kinds = readings(path)
+    if not kinds or kinds[0] in algorithm.problem_kinds:
+        return None
+    return next((k for k in algorithm.problem_kinds if k in kinds), None)
+
+
 def load(path, problem: str | None = None, format: str | None = None, **options):
     """Read ``path`` into a Problem (see the module docstring)."""
     name = str(path)

@@ -25,7 +25,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, printable
 from ..io_util import atomic_write_bytes, check_allocation
 
 BLOCK_BYTES = 1 << 24
@@ -280,7 +280,7 @@ def parse_fields(block: Block, mask: np.ndarray, kinds: str, path, *, skip: int 
 def shown(text: str, limit: int = 40) -> str:
     """``text`` quoted for a message: cut to ``limit`` characters, unprintable characters as '?'."""
     cut = text if len(text) <= limit else text[:limit] + "..."
-    return "'" + "".join(c if c.isprintable() else "?" for c in cut) + "'"
+    return "'" + printable(cut) + "'"
 
 
 def token_error(token: str, kind: str) -> str | None:
