@@ -53,15 +53,35 @@ def test_loading_a_foreign_file_is_an_input_error(tmp_path):
         RunRecord.load(tmp_path / "missing.npz")
 
 
-def test_snapshots_are_throttled_per_kind():
+class ManualClock:
+    """solvers.telemetry's clock, moved only by the test: the throttle's decisions cannot depend on
+    how loaded the machine is."""
+
+    def __init__(self):
+        self.now = 100.0
+
+    def perf_counter(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def manual_clock(monkeypatch):
+    from solvers import telemetry
+    clock = ManualClock()
+    monkeypatch.setattr(telemetry, "time", clock)
+    return clock
+
+
+def test_snapshots_are_throttled_per_kind(manual_clock):
     class Slow(Observer):
         snapshot_interval = 60.0
     tel = Telemetry.attach(Slow(), INFO)
     assert tel.snapshot_due("labels") and tel.snapshot_due("workload")
     assert not tel.snapshot_due("labels")
+    clock = manual_clock
     t = Throttle(0.01)
     assert t.ready() and not t.ready()
-    time.sleep(0.02)
+    clock.now += 0.02
     assert t.ready()
 
 
@@ -96,14 +116,17 @@ def test_atomic_write_gives_normal_permissions_and_leaves_no_temp_files(tmp_path
     assert [p.name for p in tmp_path.iterdir()] == ["out.csv"]
 
 
-def test_throttle_gaps_grow_geometrically_to_the_interval():
+def test_throttle_gaps_grow_geometrically_to_the_interval(manual_clock):
+    clock = manual_clock
     t = Throttle(0.4, start=1 / 8, ratio=0.0)  # gaps 0.05, 0.1, 0.2, 0.4, 0.4, ...
     assert t.ready() and not t.ready()
-    time.sleep(0.06)
+    clock.now += 0.049
+    assert not t.ready()
+    clock.now += 0.002
     assert t.ready() and not t.ready()
-    time.sleep(0.06)
+    clock.now += 0.06
     assert not t.ready()  # the second gap is twice the first
-    time.sleep(0.06)
+    clock.now += 0.041
     assert t.ready()
     for _ in range(3):  # held at the interval from now on
         assert t._gap == 0.4
@@ -111,13 +134,14 @@ def test_throttle_gaps_grow_geometrically_to_the_interval():
         assert t.ready()
 
 
-def test_an_expensive_snapshot_pushes_the_next_one_back():
+def test_an_expensive_snapshot_pushes_the_next_one_back(manual_clock):
+    clock = manual_clock
     t = Throttle(10.0, start=1e-6, ratio=2.0)
     assert t.ready()
     t.spent(0.05)  # it took 50 ms to take: the next waits 100 ms, not the 10 us gap
-    time.sleep(0.01)
+    clock.now += 0.099
     assert not t.ready()
-    time.sleep(0.1)
+    clock.now += 0.002
     assert t.ready()
     every = Throttle(0.0)  # an observer asking for every snapshot gets every one, however costly
     for _ in range(5):
