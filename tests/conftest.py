@@ -93,6 +93,25 @@ class StepClock:
         return self.now
 
 
+class ManualClock:
+    """perf_counter for solvers.telemetry that only the test moves (``clock.now += seconds``)."""
+
+    def __init__(self):
+        self.now = 100.0
+
+    def perf_counter(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def manual_clock(monkeypatch):
+    """solvers.telemetry on a ManualClock for the test."""
+    from solvers import telemetry
+    clock = ManualClock()
+    monkeypatch.setattr(telemetry, "time", clock)
+    return clock
+
+
 @pytest.fixture
 def step_clock(monkeypatch):
     """solvers.telemetry on a StepClock for the test (the worker thread's solves included)."""

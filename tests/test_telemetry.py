@@ -53,25 +53,6 @@ def test_loading_a_foreign_file_is_an_input_error(tmp_path):
         RunRecord.load(tmp_path / "missing.npz")
 
 
-class ManualClock:
-    """solvers.telemetry's clock, moved only by the test: the throttle's decisions cannot depend on
-    how loaded the machine is."""
-
-    def __init__(self):
-        self.now = 100.0
-
-    def perf_counter(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def manual_clock(monkeypatch):
-    from solvers import telemetry
-    clock = ManualClock()
-    monkeypatch.setattr(telemetry, "time", clock)
-    return clock
-
-
 def test_snapshots_are_throttled_per_kind(manual_clock):
     class Slow(Observer):
         snapshot_interval = 60.0
