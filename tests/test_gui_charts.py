@@ -401,3 +401,57 @@ def test_workload_legend_beside_the_boxes_and_counts_in_words(qtbot):
     view = shown(WorkloadView(session), qtbot)
     assert view.info.text().startswith("1 launch snapshotted")
     assert_legend_beside_the_data(view, view.legend, (view.box_plot, view.imbalance_plot), 2)
+
+
+# ---- Dataset --------------------------------------------------------------------------------------
+
+def dataset_panel(qtbot, problem, width: int = 380):
+    from explorer.views.dataset import DatasetPanel
+    session = Session()
+    session.set_problem(problem)
+    return shown(DatasetPanel(session), qtbot, size=(width, 560))
+
+
+def test_dataset_degrees_of_a_heavy_tail_on_log_axes_said_in_their_labels(qtbot):
+    """The power-law sample's largest degree is 41 times the typical one: log axes, named so; a random
+    graph's degrees stay linear. Degree 0 has no place on a log axis and is left out, not drawn at 1."""
+    heavy = dataset_panel(qtbot, solvers.load("sample_graphs/powerlaw_300x400.tsv"))
+    plot = heavy.plot
+    assert plot.getAxis("bottom").logMode and plot.getAxis("left").logMode
+    assert plot.getAxis("bottom").labelText == "degree (log)" and plot.getAxis("left").labelText == "vertices (log)"
+    assert all(np.all(x > 0) and np.all(y > 0) for x, y in curve_data(plot))
+    even = dataset_panel(qtbot, small_graph())
+    assert not even.plot.getAxis("bottom").logMode and not even.plot.getAxis("left").logMode
+    assert even.plot.getAxis("bottom").labelText == "degree" and even.plot.getAxis("left").labelText == "vertices"
+    for view in (heavy, even):
+        axes = [item for item in view.charts.scene().items() if isinstance(item, pg.AxisItem)]
+        assert axes and all(not axis.autoSIPrefix for axis in axes)
+        assert all("(x" not in axis.labelString() for axis in axes)
+
+
+@pytest.mark.parametrize("width", [250, 380])  # the dock at its narrowest, and at its usual width
+def test_dataset_legend_sits_beside_the_degree_chart(qtbot, width):
+    view = dataset_panel(qtbot, solvers.load("sample_graphs/rmat_s9.mtx"), width)
+    qtbot.waitUntil(lambda: view.legend.sceneBoundingRect().width() > 0)
+    assert_legend_beside_the_data(view, view.legend, (view.plot,), 2)
+    assert [label.text for _, label in view.legend.items] == ["rows", "cols"]
+
+
+def test_dataset_without_edges_says_so_instead_of_drawing_axes(qtbot):
+    from solvers.problems import BipartiteGraph
+    empty = BipartiteGraph.from_edges(np.zeros(0, np.int64), np.zeros(0, np.int64), 400, 400)
+    view = dataset_panel(qtbot, empty)
+    assert view.empty_note.label.isVisible() and view.empty_note.text == "no edges: every vertex has degree 0"
+    assert not curve_data(view.plot) and not view.legend.isVisible()
+    assert not view.plot.getAxis("bottom").style["showValues"] and not view.plot.getAxis("left").style["showValues"]
+    view.session.set_problem(small_graph())  # a graph with edges: its histogram, numbered axes
+    view.refresh(force=True)
+    assert not view.empty_note.label.isVisible() and len(curve_data(view.plot)) == 2
+    assert view.plot.getAxis("left").style["showValues"]
+
+
+def test_dataset_statistics_are_plain_numbers():
+    from explorer.views.dataset import problem_facts
+    network = solvers.load("sample_graphs/washington-rlg_8x8.max")
+    facts = dict(problem_facts(network))
+    assert "e+" not in facts["capacity"] and facts["capacity"].startswith(f"{int(network.capacity.min())} to ")

@@ -103,6 +103,22 @@ class IntegerAxis(pg.AxisItem):
             self.update()
 
 
+class DecadeAxis(pg.AxisItem):
+    """An axis whose log scale is numbered at the powers of ten first, then at 2 and 5 times them,
+    then at the other whole multiples, each level only where there is room. pyqtgraph's own log
+    ticks number every multiple when the axis spans less than a few decades, and on a short chart
+    those numbers overlap. On a linear scale it is a plain axis."""
+
+    def logTickValues(self, minVal, maxVal, size, stdTicks):  # noqa: N802 - pyqtgraph's name
+        levels = {1: [], 2: [], 0: []}  # decades, then 2x and 5x, then the other multiples
+        for decade in range(int(np.floor(minVal)), int(np.ceil(maxVal)) + 1):
+            for factor in range(1, 10):
+                value = decade + np.log10(factor)
+                if minVal <= value <= maxVal:
+                    levels[{1: 1, 2: 2, 5: 2}.get(factor, 0)].append(value)
+        return [(None, levels[1]), (None, levels[2]), (None, levels[0])]
+
+
 def add_plot(layout: pg.GraphicsLayout, row: int, col: int, title: str, x_label: str, y_label: str,
              integer_x: bool = False, **kwargs) -> pg.PlotItem:
     if integer_x:

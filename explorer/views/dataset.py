@@ -13,16 +13,31 @@ from PySide6 import QtCore, QtWidgets
 
 from ..theme import series_color, style_plot_widget
 from ..wording import problem_words, settings_words, value_words
-from .base import View
+from .base import DecadeAxis, EmptyNote, View, add_plot, add_side_legend, log_scale_wanted, new_layout_widget, set_axis_label, \
+    set_title
 
 HEATMAP_MAX = 256
+# a degree distribution is drawn on log axes when its largest degree is this many times the typical
+# (median) one: a heavy tail (the power-law and R-MAT samples: 27 to 41 times), which linear axes
+# squeeze into one corner; random, Delaunay and grid graphs stay within 3 times and stay linear
+DEGREE_SPREAD = 10.0
+DEGREE_TITLE = "Vertex degrees"  # short: the title's width and the legend's must fit a narrow dock
+
+
+def _number(x) -> str:
+    """A statistic as a person writes it: 30000 and 7284 (not 3e+04), 0.0167, 1.5e-07."""
+    x = float(x)
+    if np.isfinite(x) and abs(x) < 1e15 and (x.is_integer() or abs(x) >= 1e4):
+        return f"{x:.0f}"
+    return f"{x:.4g}"
 
 
 def _stats(name: str, values: np.ndarray) -> tuple[str, str]:
     v = np.asarray(values)
     if v.size == 0:
         return name, "—"
-    return name, f"min {v.min():.4g} · mean {v.mean():.4g} · max {v.max():.4g}"
+    # short, so that it stays on one line in a narrow dock
+    return name, f"{_number(v.min())} to {_number(v.max())}, mean {_number(v.mean())}"
 
 
 def problem_facts(problem) -> list[tuple[str, str]]:
@@ -104,13 +119,15 @@ class DatasetPanel(View):
         self.form.setVerticalSpacing(2)
         v.addWidget(self.source_label)
         v.addLayout(self.form)
-        self.preview = pg.PlotWidget()
-        self.preview.setMinimumHeight(130)
+        self.charts = new_layout_widget()
+        self.charts.setMinimumHeight(130)
         # take the height that is left rather than asking for more (the dock would scroll instead)
-        self.preview.setSizePolicy(QtWidgets.QSizePolicy.Policy.Expanding, QtWidgets.QSizePolicy.Policy.Ignored)
-        self.preview.getPlotItem().showGrid(x=True, y=True, alpha=0.15)
-        v.addWidget(self.preview, 1)
-        self.legend = self.preview.getPlotItem().addLegend(offset=(-5, 5), labelTextSize="8pt")
+        self.charts.setSizePolicy(QtWidgets.QSizePolicy.Policy.Expanding, QtWidgets.QSizePolicy.Policy.Ignored)
+        v.addWidget(self.charts, 1)
+        self.plot = add_plot(self.charts.ci, 0, 0, "", "", "",
+                             axisItems={"left": DecadeAxis("left"), "bottom": DecadeAxis("bottom")})
+        self.legend = add_side_legend(self.charts.ci, 0, 1)  # beside the chart: never over a curve
+        self.empty_note = EmptyNote(self.plot)
         self.set_content(body)
         self.show_message("No dataset.\nFile ▸ Open (Ctrl+O), Open Sample or Generate.")
         self._tables: dict = {}
@@ -119,7 +136,7 @@ class DatasetPanel(View):
         return self.session.problem is not None
 
     def export_item(self):
-        return self.preview.getPlotItem()
+        return self.charts.ci
 
     def tables(self) -> dict:
         return dict(self._tables)
@@ -134,7 +151,7 @@ class DatasetPanel(View):
             self.show_message("No dataset.\nFile ▸ Open (Ctrl+O), Open Sample or Generate.")
             return
         self.show_message(None)
-        self.preview.show()
+        self.charts.show()
         rows = []
         generator = getattr(self.session, "generator", None)
         if self.session.path:
@@ -173,7 +190,7 @@ class DatasetPanel(View):
         """No dataset is loaded, but a run record is replayed: show what the record says of its run."""
         self.show_message(None)
         self.read_as_row.hide()
-        self.preview.hide()
+        self.charts.hide()
         self._tables = {}
         where = Path(run.record_path).name if run.record_path else "a run record"
         self.source_label.setText(f"<b>run record: {html.escape(where)}</b><br>"
@@ -185,24 +202,18 @@ class DatasetPanel(View):
         self._fill_form(facts)
 
     def _draw_preview(self, problem) -> None:
-        plot = self.preview.getPlotItem()
+        plot = self.plot
         plot.clear()
         self.legend.clear()
-        self.legend.setVisible(kind_name(problem) == "BipartiteGraph")
+        self.legend.setVisible(False)
+        self.empty_note.set(None)
         plot.setLogMode(False, False)
         plot.setAspectLocked(False)
         plot.invertY(False)
         kind = type(problem).__name__
         self._tables = {}
         if kind == "BipartiteGraph":
-            for i, (name, deg) in enumerate((("rows", problem.row_degrees()), ("cols", problem.col_degrees()))):
-                counts = np.bincount(deg) if deg.size else np.zeros(1, np.int64)
-                x = np.arange(counts.size + 1) - 0.5
-                plot.plot(x, counts, stepMode="center", pen=pg.mkPen(series_color(i), width=1.5), name=name)
-                self._tables[f"{name}_degree"] = {"degree": np.arange(counts.size), "count": counts}
-            plot.setTitle("Degree distribution", size="9pt")
-            plot.setLabel("bottom", "degree")
-            plot.setLabel("left", "vertices")
+            self._draw_degrees(problem)
         elif kind in ("FlowNetwork", "SparseCosts") or (kind == "CostMatrix" and min(problem.shape) < 2):
             values = (problem.capacity if kind == "FlowNetwork" else
                       problem.cost if kind == "SparseCosts" else problem.costs[np.isfinite(problem.costs)])
@@ -212,9 +223,9 @@ class DatasetPanel(View):
                 plot.plot(edges, counts, stepMode="center", fillLevel=0, brush=pg.mkBrush(series_color(0) + "80"),
                           pen=pg.mkPen(series_color(0)))
                 self._tables[f"{name}_histogram"] = {"low": edges[:-1], "high": edges[1:], "count": counts}
-            plot.setTitle(f"{name.capitalize()} distribution", size="9pt")
-            plot.setLabel("bottom", name)
-            plot.setLabel("left", "edges")
+            else:
+                self.empty_note.set("no edges" if kind != "CostMatrix" else "no allowed pair")
+            self._name_axes(f"{name.capitalize()} distribution", name, "edges" if kind != "CostMatrix" else "pairs")
         elif kind == "CostMatrix":
             image = downsample_image(problem.costs)
             item = pg.ImageItem(image, axisOrder="row-major")
@@ -222,22 +233,57 @@ class DatasetPanel(View):
             item.setRect(QtCore.QRectF(0, 0, problem.n_cols, problem.n_rows))
             plot.addItem(item)
             plot.invertY(True)
-            plot.setTitle("Cost matrix" + (" (block means)" if image.shape != problem.shape else ""), size="9pt")
-            plot.setLabel("bottom", "column")
-            plot.setLabel("left", "row")
+            self._name_axes("Cost matrix" + (" (block means)" if image.shape != problem.shape else ""), "column", "row")
         elif kind == "PointSeries":
-            frame_of = np.concatenate([np.full(f.shape[0], t) for t, f in enumerate(problem.frames)])
-            pts = np.concatenate(problem.frames)
-            step = max(1, pts.shape[0] // 20000)
-            cmap = pg.colormap.get("viridis")
-            colors = cmap.map(frame_of[::step] / max(problem.n_frames - 1, 1), mode="qcolor")
-            plot.addItem(pg.ScatterPlotItem(pts[::step, 0], pts[::step, 1], size=3, pen=None, brush=colors))
-            plot.setAspectLocked(True)
-            plot.setTitle("Points (x, y), coloured by frame", size="9pt")
-            plot.setLabel("bottom", "x")
-            plot.setLabel("left", "y")
+            frames = [f for f in problem.frames if f.shape[0]]
+            if frames:
+                frame_of = np.concatenate([np.full(f.shape[0], t) for t, f in enumerate(problem.frames)])
+                pts = np.concatenate(problem.frames)
+                step = max(1, pts.shape[0] // 20000)
+                cmap = pg.colormap.get("viridis")
+                colors = cmap.map(frame_of[::step] / max(problem.n_frames - 1, 1), mode="qcolor")
+                plot.addItem(pg.ScatterPlotItem(pts[::step, 0], pts[::step, 1], size=3, pen=None, brush=colors))
+                plot.setAspectLocked(True)
+            else:
+                self.empty_note.set("no points")
+            self._name_axes("Points (x, y), coloured by frame", "x", "y")
         plot.autoRange()
 
+    def _draw_degrees(self, graph) -> None:
+        """Degree histograms of both sides; on log axes when the degrees have a heavy tail. A graph
+        without edges has nothing to distribute: a note says so instead of a lone bar at degree 0."""
+        plot = self.plot
+        sides = (("rows", graph.row_degrees()), ("cols", graph.col_degrees()))
+        for name, deg in sides:
+            counts = np.bincount(deg) if deg.size else np.zeros(0, np.int64)
+            self._tables[f"{name}_degree"] = {"degree": np.arange(counts.size), "count": counts}
+        if graph.n_edges == 0:
+            vertices = graph.n_rows + graph.n_cols
+            self.empty_note.set("no edges: every vertex has degree 0" if vertices else "no vertices")
+            self._name_axes(DEGREE_TITLE, "degree", "vertices")
+            return
+        log = log_scale_wanted(np.concatenate([deg for _, deg in sides]), spread=DEGREE_SPREAD)
+        self.legend.setVisible(True)
+        for i, (name, deg) in enumerate(sides):
+            counts = self._tables[f"{name}_degree"]["count"]
+            pen = pg.mkPen(series_color(i), width=1.5)
+            if log:  # points joined by lines: degree 0 has no place on a log axis, and steps mislead there
+                degree = np.flatnonzero(counts)
+                degree = degree[degree > 0]
+                curve = plot.plot(degree, counts[degree], pen=pen, symbol="o", symbolSize=4, symbolPen=None,
+                                  symbolBrush=series_color(i))
+            else:
+                curve = plot.plot(np.arange(counts.size + 1) - 0.5, counts, stepMode="center", pen=pen)
+            self.legend.addItem(curve, name)
+        plot.setLogMode(log, log)
+        scale = " (log)" if log else ""  # short: the dock's chart is about 100 pixels high
+        self._name_axes(DEGREE_TITLE, f"degree{scale}", f"vertices{scale}")
+
+    def _name_axes(self, title: str, x_label: str, y_label: str) -> None:
+        set_title(self.plot, title, size="9pt")
+        set_axis_label(self.plot, "bottom", x_label)
+        set_axis_label(self.plot, "left", y_label)
+
     def apply_theme(self, palette=None) -> None:
-        style_plot_widget(self.preview, palette)
+        style_plot_widget(self.charts, palette)
         self.invalidate()
