@@ -17,6 +17,8 @@ from solvers.problems import BipartiteGraph, CostMatrix, FlowNetwork, PointSerie
 
 EXAMPLES = settings(max_examples=40)
 finite_floats = st.floats(allow_nan=False, allow_infinity=False, width=64)
+# costs span every legal scale; beyond about 1e306 their sums could overflow, which problems refuse
+cost_floats = st.floats(min_value=-1e300, max_value=1e300, allow_nan=False, width=64)
 
 
 @st.composite
@@ -33,7 +35,7 @@ def sparse_costs(draw, integral=False, max_side=10):
     n_rows, n_cols = draw(st.integers(1, max_side)), draw(st.integers(1, max_side))
     cells = draw(st.sets(st.tuples(st.integers(0, n_rows - 1), st.integers(0, n_cols - 1)), max_size=30))
     pairs = np.array(sorted(cells), dtype=np.int64).reshape(-1, 2)
-    values = st.integers(-10**12, 10**12) if integral else finite_floats
+    values = st.integers(-10**12, 10**12) if integral else cost_floats
     costs = draw(hnp.arrays(np.int64 if integral else np.float64, len(pairs), elements=values))
     return SparseCosts.from_edges(pairs[:, 0], pairs[:, 1], costs, n_rows, n_cols)
 
@@ -41,7 +43,7 @@ def sparse_costs(draw, integral=False, max_side=10):
 @st.composite
 def cost_matrices(draw):
     shape = (draw(st.integers(1, 8)), draw(st.integers(1, 8)))
-    costs = draw(hnp.arrays(np.float64, shape, elements=finite_floats))
+    costs = draw(hnp.arrays(np.float64, shape, elements=cost_floats))
     forbidden = draw(hnp.arrays(np.bool_, shape))
     return CostMatrix.from_array(costs, forbidden=forbidden)
 
