@@ -323,3 +323,22 @@ def test_timeline_slider_keeps_its_room_in_a_narrow_window(qtbot):
     timeline.resize(1400, 40)
     qtbot.waitUntil(lambda: timeline.slider.width() > 2 * SLIDER_MIN_WIDTH)
     assert "report 50 of 50" in timeline.position_label.text()
+
+
+def test_timeline_shows_no_run_after_a_new_dataset(qtbot):
+    """Generate or Open clears the current run: the run list selects none rather than showing the
+    previous run (earlier runs stay listed), also when the list is rebuilt afterwards."""
+    from explorer.views import Timeline
+    session = replay_session([IterationStats(i, 1e-3 * (i + 1), "push", 10, float(i)) for i in range(20)])
+    timeline = Timeline(session)
+    qtbot.addWidget(timeline)
+    earlier = session.current_run
+    assert timeline.run_combo.currentIndex() == 0 and timeline.run_combo.currentText() == earlier.label
+    session.set_problem(small_graph(seed=2))  # a new dataset: no current run
+    assert timeline.run_combo.count() == 1 and timeline.run_combo.currentIndex() == -1
+    assert timeline.run_combo.currentText() == "" and timeline.position_label.text() == "no run"
+    session.add_run(RunState.from_record(RunRecord({"algorithm": "y"}, [], [])), make_current=False)
+    assert timeline.run_combo.count() == 2 and timeline.run_combo.currentIndex() == -1  # rebuilt: still none
+    assert session.current_run is None
+    session.set_current_run(earlier)  # choosing a run again shows it
+    assert timeline.run_combo.currentIndex() == 0 and session.cursor is None

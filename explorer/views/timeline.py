@@ -118,9 +118,9 @@ class Timeline(QtWidgets.QWidget):
         self.run_combo.clear()
         for run in runs:
             self.run_combo.addItem(run.label, run.id)
+        # adding to an empty list selects the first item: with no current run, nothing is selected
         current = self.session.current_run
-        if current is not None:
-            self.run_combo.setCurrentIndex(self.run_combo.findData(current.id))
+        self.run_combo.setCurrentIndex(self.run_combo.findData(current.id) if current is not None else -1)
         self.run_combo.blockSignals(False)
         self.update_position()
 
@@ -133,12 +133,12 @@ class Timeline(QtWidgets.QWidget):
 
     def _current_changed(self, run) -> None:
         self.set_playing(False)
-        if run is not None:
-            i = self.run_combo.findData(run.id)
-            if i >= 0 and i != self.run_combo.currentIndex():
-                self.run_combo.blockSignals(True)
-                self.run_combo.setCurrentIndex(i)
-                self.run_combo.blockSignals(False)
+        # no current run (a new dataset): the list shows no run rather than the one before
+        i = self.run_combo.findData(run.id) if run is not None else -1
+        if i != self.run_combo.currentIndex() and (i >= 0 or run is None):
+            self.run_combo.blockSignals(True)
+            self.run_combo.setCurrentIndex(i)
+            self.run_combo.blockSignals(False)
         self.live_button.setChecked(True)
         self.update_position()
 
