@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import html
+import os
 import re
 from pathlib import Path
 
@@ -103,18 +104,23 @@ class GenerateDialog(QtWidgets.QDialog):
 
 # ---- sample gallery ----------------------------------------------------------------------------
 
+# os.path.isdir / isfile, not Path.is_dir / is_file: those raise OSError on a name longer than the file
+# system allows, where these answer False like for any other name that is not there
+
+
 def sample_files(folder: Path = SAMPLES) -> list[Path]:
-    if not folder.is_dir():
+    if not os.path.isdir(folder):
         return []
     skip = {".md", ".py", ".pyc"}
-    return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix not in skip and not p.name.startswith("."))
+    return sorted(p for p in Path(folder).iterdir()
+                  if os.path.isfile(p) and p.suffix not in skip and not p.name.startswith("."))
 
 
 def sample_descriptions(folder: Path = SAMPLES) -> dict[str, dict[str, str]]:
     """File name -> {column: cell} from the table in sample_graphs/README.md (file, kind, size, command...)."""
-    readme = folder / "README.md"
+    readme = Path(folder) / "README.md"
     out: dict[str, dict[str, str]] = {}
-    if not readme.is_file():
+    if not os.path.isfile(readme):
         return out
     header: list[str] | None = None
     for line in readme.read_text(encoding="utf-8", errors="replace").splitlines():

@@ -298,6 +298,17 @@ def test_sample_gallery_reads_the_samples_readme(qtbot, tmp_path):
     assert gallery.selected_path() == str(tmp_path / "tiny.mtx")
 
 
+def test_sample_gallery_with_a_folder_name_too_long_is_empty_not_an_error(qtbot, tmp_path):
+    """Path.is_dir() raises OSError on a name longer than the file system allows: the gallery
+    answers as for any folder that is not there (an empty list, an empty table)."""
+    from explorer.dialogs import SampleGallery, sample_descriptions, sample_files
+    too_long = tmp_path / ("x" * 300)
+    assert sample_files(too_long) == [] and sample_descriptions(too_long) == {}
+    gallery = SampleGallery(folder=too_long)
+    qtbot.addWidget(gallery)
+    assert gallery.table.rowCount() == 0
+
+
 def test_recent_files_layout_and_shortcuts_persist(window, qtbot, tmp_path):
     win = window
     _, path = open_graph(qtbot, win, tmp_path)
