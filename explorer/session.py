@@ -214,8 +214,6 @@ class RunState:
         """Telemetry reports received (a solver may report more or fewer than its iterations)."""
         return len(self.recorder.iterations)
 
-    n_iterations = n_reports  # the older name, still read by tests of the views; means reports
-
     @property
     def iterations(self) -> int | None:
         """The solver's own iteration count (a tracking run: its assignment solves), once known.

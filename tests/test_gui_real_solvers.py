@@ -130,7 +130,7 @@ def test_stop_reaches_a_real_gpr_run(window, qtbot):
     wait_run(qtbot, warm, timeout=240_000)
     assert warm.status == "finished", warm.error
     run = win.start_run()
-    qtbot.waitUntil(lambda: run.n_iterations > 5, timeout=60_000)
+    qtbot.waitUntil(lambda: run.n_reports > 5, timeout=60_000)
     win.stop()
     qtbot.waitUntil(lambda: run.status == "cancelled", timeout=10_000)
     job = win.jobs[run.id]

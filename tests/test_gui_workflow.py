@@ -59,7 +59,7 @@ def test_open_run_views_compare_export_replay(window, qtbot, tmp_path, fake_algo
     wait_run(qtbot, run)
     assert run.status == "finished", run.error
     assert run.result.certified and run.result.value == optimum
-    assert run.n_iterations == 91
+    assert run.n_reports == 91
     win.refresh_all()
     for view, name in ((win.labels_view, "labels"), (win.activity_view, "activity"), (win.workload_view, "workload")):
         win.tabs.setCurrentWidget(view)
@@ -137,7 +137,7 @@ def test_open_run_views_compare_export_replay(window, qtbot, tmp_path, fake_algo
     win.open_path(out / "run.npz")
     qtbot.waitUntil(lambda: win.session.current_run is not None and win.session.current_run.replayed, timeout=20_000)
     replay = win.session.current_run
-    assert replay.n_iterations == run.n_iterations and len(replay.recorder.snapshots) == len(run.recorder.snapshots)
+    assert replay.n_reports == run.n_reports and len(replay.recorder.snapshots) == len(run.recorder.snapshots)
     win.tabs.setCurrentWidget(win.activity_view)
     win.timeline.slider.setValue(30)
     win.activity_view.refresh()
@@ -209,11 +209,11 @@ def test_stop_cancels_within_100_ms_and_the_app_stays_usable(window, qtbot, tmp_
     win.solver_panel.set_option("steps", 1_000_000)
     win.solver_panel.set_option("delay", 0.002)
     run = win.start_run()
-    qtbot.waitUntil(lambda: run.n_iterations > 20, timeout=20_000)
+    qtbot.waitUntil(lambda: run.n_reports > 20, timeout=20_000)
     assert win.act_stop.isEnabled() and not win.act_run.isEnabled()
-    ticks = run.n_iterations
+    ticks = run.n_reports
     QtWidgets.QApplication.processEvents()
-    assert run.n_iterations >= ticks  # the GUI thread keeps running while the solver works
+    assert run.n_reports >= ticks  # the GUI thread keeps running while the solver works
     win.stop()
     qtbot.waitUntil(lambda: run.status == "cancelled", timeout=5_000)
     job = win.jobs[run.id]
@@ -255,7 +255,7 @@ def test_a_flood_of_iterations_is_coalesced(window, qtbot, tmp_path, fake_algori
     run = win.start_run()
     wait_run(qtbot, run, timeout=120_000)
     elapsed = time.perf_counter() - start
-    assert run.status == "finished" and run.n_iterations == 60_001
+    assert run.status == "finished" and run.n_reports == 60_001
     assert len(progress) <= 70 * elapsed + 5, f"{len(progress)} notifications in {elapsed:.2f} s"
     win.tabs.setCurrentWidget(win.activity_view)
     win.activity_view.refresh(force=True)
