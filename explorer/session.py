@@ -160,7 +160,7 @@ class RunState:
         self.started_at: float | None = None
         self.wall_seconds = 0.0
         self.stop_requested = False
-        self.warmup_seconds = 0.0  # untimed compile / load before the run (explorer.warmup)
+        self.warmup_seconds = 0.0  # untimed compile / load before the run (solvers.warmup)
         self.preparing = ""       # what the worker does before the timed run ("compiling gpr for cpu")
         self.replayed = False     # loaded from a run record
         self.recorded_summary: dict | None = None  # a loaded record's result summary

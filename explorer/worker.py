@@ -6,7 +6,8 @@ appended to the run's Recorder right there in the worker thread, and the GUI thr
 second cannot flood the event loop; the GUI reads the Recorder when it redraws. Cancellation is a
 ``threading.Event`` the observer's ``should_stop`` returns, so the solver raises Cancelled at its
 next telemetry call or Stop check. Before the first timed run of a compiled algorithm the worker
-runs it once untimed on a tiny problem (explorer.warmup), so the run's time is the algorithm's own.
+runs it once untimed on a tiny problem (solvers.warmup, as the command line does), so the run's
+time is the algorithm's own.
 """
 from __future__ import annotations
 
@@ -20,10 +21,9 @@ from typing import Any, Callable
 from PySide6 import QtCore
 
 import solvers
+from solvers import warmup
 from solvers.errors import BackendUnavailable, Cancelled, InfeasibleError, InputError
 from solvers.telemetry import Observer
-
-from . import warmup
 
 log = logging.getLogger("matchscope.explorer")
 
@@ -186,9 +186,10 @@ class Worker(QtCore.QObject):
         return report
 
     def _warm_up(self, job: Job) -> None:
+        """Once per warm-up key in this session; Stop cancels it like the run (Cancelled propagates)."""
         p = job.params
         backend = warmup.resolved_backend(p["algorithm"], p["backend"])
-        if backend is None or not warmup.wants_warmup(p["algorithm"], backend):
+        if backend is None or not wants_warmup(p["algorithm"], backend):
             return
         options = dict(p.get("options", {}))
         key = warmup.warmup_key(p["problem"], p["algorithm"], backend, options)
@@ -196,9 +197,18 @@ class Worker(QtCore.QObject):
             return
         first = not any(k[:2] == key[:2] for k in self.warmed)  # later ones: other sizes / options, mostly quick
         self.jobWarming.emit(job, f"compiling {p['algorithm']} for {backend}", first)
-        job.warmup_seconds = warmup.warm_up(p["problem"], p["algorithm"], backend, options, job.cancel,
-                                            track=job.kind == "track")
+        # every snapshot (interval 0), so the snapshot code paths the run takes are compiled too
+        job.warmup_seconds = warmup.warm_up(p["problem"], p["algorithm"], backend, options,
+                                            track=job.kind == "track", snapshot_interval=0.0,
+                                            should_stop=job.cancel.is_set)
         self.warmed.add(key)
+
+
+def wants_warmup(algorithm: str, backend: str) -> bool:
+    """solvers.warmup's choice (a compiled algorithm on a backend that compiles), for the package's
+    own solvers only: a test's stand-in (its runner outside ``solvers``) has nothing to compile."""
+    algo = solvers.algorithms().get(algorithm)
+    return algo is not None and algo.runner.startswith("solvers.") and warmup.wants_warmup(algorithm, backend)
 
 
 class WorkerHost(QtCore.QObject):

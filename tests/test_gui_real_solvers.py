@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from test_gui_fakes import (assert_real_content, configure_qt_platform, flush_deleted_widgets,  # noqa: F401
-                            image_array, save_shot, wait_loaded, wait_run, window)
+from test_gui_fakes import (assert_real_content, configure_qt_platform, fake_algorithms,  # noqa: F401
+                            flush_deleted_widgets, image_array, save_shot, wait_loaded, wait_run, window)
 
 configure_qt_platform()
 
@@ -116,6 +116,25 @@ def test_the_first_run_is_warmed_up_and_its_time_is_the_algorithms(window, qtbot
     assert third.status == "finished", third.error
     assert win.jobs[third.id].warmup_seconds > 0 and win.jobs[second.id].warmup_seconds == 0
     assert win.log_panel.text.toPlainText().count("compiling gpr for cpu") == 1  # logged for the pair once
+
+
+def test_stop_cancels_the_warm_up_and_stand_ins_are_not_warmed_up(fake_algorithms):
+    """The worker's warm-up (solvers.warmup) polls the job's Stop like the run does; a test's
+    stand-in solver, whose runner lies outside the package, is never warmed up."""
+    from solvers.errors import Cancelled
+
+    from explorer.session import RunState
+    from explorer.worker import Job, Worker, wants_warmup
+    graph = solvers.generate("random-bipartite", rows=50, cols=50, degree=3, seed=1)
+    job = Job("solve", {"problem": graph, "algorithm": "gpr", "backend": "cpu", "options": {}},
+              run=RunState("gpr", "cpu", {}, "matching", problem=graph))
+    job.request_stop()
+    worker = Worker()
+    with pytest.raises(Cancelled):
+        worker._warm_up(job)
+    assert not worker.warmed  # a cancelled warm-up is done again next time
+    assert wants_warmup("gpr", "cpu") and not wants_warmup("gpr", "cudasim") and not wants_warmup("lsa", "cpu")
+    assert not wants_warmup("fake-pr", "cpu") and not wants_warmup("no-such-algorithm", "cpu")
 
 
 def test_stop_reaches_a_real_gpr_run(window, qtbot):

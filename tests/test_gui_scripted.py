@@ -148,3 +148,20 @@ def test_scripted_dinic_reads_a_square_mtx_as_a_flow_network(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines()[-1].startswith(
         "error: dinic cannot run on matching problems (read the file as flow to run it")
+
+
+def test_numba_cuda_performance_hints_are_off_in_the_explorer(tmp_path):
+    """Small GPU runs got a numba-cuda 'grid size ... under-utilization' warning per kernel: the
+    explorer turns those hints off before numba reads its configuration, as `matchscope solve` does."""
+    path = tmp_path / "graph.mtx"
+    solvers.save(small_graph(3, 20), str(path))
+    code = ("import sys; from explorer.app import main; code = main(sys.argv[1:]); "
+            "from numba.core import config; "
+            "print(code, config.CUDA_LOW_OCCUPANCY_WARNINGS, config.CUDA_WARN_ON_IMPLICIT_COPY)")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), XDG_CONFIG_HOME=str(tmp_path))
+    for name in ("NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS", "NUMBA_CUDA_WARN_ON_IMPLICIT_COPY", "NUMBA_ENABLE_CUDASIM"):
+        env.pop(name, None)
+    proc = subprocess.run([sys.executable, "-c", code, str(path), "--algo", "gpr", "--backend", "cpu", "--run",
+                           "--quit"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.splitlines()[-1] == "0 0 0"
