@@ -355,6 +355,31 @@ def test_the_histogram_title_names_the_snapshot_shown(qtbot):
     assert view.info.text() == "3 of 3 snapshots · label: psi"
 
 
+def test_a_snapshot_with_every_label_at_the_cap_is_shown_not_dropped(qtbot):
+    """gpr's final check on a perfect matching leaves every label at the cap (no vertex reachable):
+    that end-state snapshot has no finite label. It still counts, the histogram names its iteration
+    and says why it is empty, instead of falling back to an earlier snapshot."""
+    from explorer.views import LabelsView
+    run = labels_run([0, 3, 20], last=41)
+    values = np.full(10, 82.0)  # every label at the cap
+    counts, edges = label_histogram(values[values < 82.0])
+    run.recorder.snapshots.append(Snapshot(41, 4.2e-3, "labels", {"rows.hist_edges": edges, "rows.hist_counts": counts,
+                                                                  "rows.sample": values[:5]},
+                                           {"label": "psi", "rows.unreachable": 10}))
+    run.snapshot_positions.append(run.columns.n)
+    session = Session()
+    session.set_problem(small_graph())
+    session.add_run(run)
+    view = shown(LabelsView(session), qtbot)
+    assert view.info.text() == "4 of 4 snapshots · label: psi"
+    assert view.hist_plot.titleLabel.text == "psi histogram at iteration 41"
+    assert view.hist_note.text == "all 10 rows at the cap (unreachable)" and view.hist_note.label.isVisible()
+    assert np.unique(view.tables()["heatmap"]["iteration"]).tolist() == [0, 3, 20, 41]
+    session.set_cursor(25)  # replay before the end: the snapshot of iteration 20, with its bars
+    view.refresh()
+    assert view.hist_note.text is None and "at iteration 20" in view.hist_plot.titleLabel.text
+
+
 def test_label_axes_stay_within_the_labels_real_range(qtbot):
     """Prices all 0 at first (unit bins from -0.5), then spread over [0.3, 1.7]: the axes start at 0,
     not below it, and no label count is lost to the common axis."""

@@ -92,6 +92,23 @@ def test_a_real_run_populates_every_view(window, qtbot, step_clock, sample, algo
         assert not win.workload_view.has_content()
 
 
+def test_gpr_on_a_perfect_matching_shows_its_final_labels_snapshot(window, qtbot):
+    """delaunay_500 has a perfect matching: gpr's final check reaches no vertex, so its end-state
+    labels are all at the cap. The snapshot arrives (the last, at the last iteration) and the
+    Labels view shows it as the last of its snapshots rather than one from the middle of the run."""
+    win = window
+    run = run_sample(qtbot, win, "delaunay_500.mtx", "gpr")
+    last = run.recorder.iterations[-1].iteration
+    labels = run.snapshots("labels")
+    assert labels[-1][1].iteration == last and labels[-1][0] == run.n_reports
+    assert labels[-1][1].meta["rows.unreachable"] == 500
+    view = win.labels_view
+    shown(win, view, "real-gpr-delaunay-labels.png")
+    assert view.info.text() == f"{len(labels)} of {len(labels)} snapshots · label: psi"
+    assert view.hist_plot.titleLabel.text == f"psi histogram at iteration {last}"
+    assert view.hist_note.text == "all 500 rows at the cap (unreachable)"
+
+
 def test_the_first_run_is_warmed_up_and_its_time_is_the_algorithms(window, qtbot):
     win = window
     first = run_sample(qtbot, win, "random-bipartite_200x200_d3.mtx", "gpr")

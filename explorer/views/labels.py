@@ -15,7 +15,7 @@ from PySide6 import QtCore, QtWidgets
 from solvers.text import plural
 
 from ..theme import faint, series_color
-from .base import View, add_plot, cursor_line, new_layout_widget, no_si_prefix, set_axis_label, set_title
+from .base import EmptyNote, View, add_plot, cursor_line, new_layout_widget, no_si_prefix, set_axis_label, set_title
 
 HEATMAP_COLUMNS = 480
 MAX_TRACES = 64
@@ -138,6 +138,7 @@ class LabelsView(View):
         self.hist_plot = add_plot(lay, 1, 0, "Histogram at the replay position", "label", "vertices")
         self.hist_bars = pg.BarGraphItem(x0=[], x1=[], height=[], brush=series_color(0), pen=None)
         self.hist_plot.addItem(self.hist_bars)
+        self.hist_note = EmptyNote(self.hist_plot)
         self.trace_plot = add_plot(lay, 1, 1, "Sampled vertices", "iteration", "label", integer_x=True)
         self.trace_curve = self.trace_plot.plot(pen=pg.mkPen(faint(series_color(1), 170), width=1))
         lay.layout.setRowStretchFactor(0, 3)
@@ -196,18 +197,20 @@ class LabelsView(View):
             self.show_message(f"{run.label}: {state}")
             return
         side = self._sync_sides(self._sides(all_snaps))
-        usable = [(p, s) for p, s in snaps if f"{side}.hist_counts" in s.data and s.data[f"{side}.hist_counts"].size]
-        all_usable = [(p, s) for p, s in all_snaps if f"{side}.hist_counts" in s.data
-                      and s.data[f"{side}.hist_counts"].size]
-        if not all_usable:
+        # a snapshot whose labels are all at the cap (gpr's final check on a perfect matching: no
+        # vertex is reachable) has an empty histogram; it is kept, and drawn as what it is
+        usable = [(p, s) for p, s in snaps if f"{side}.hist_counts" in s.data]
+        all_usable = [(p, s) for p, s in all_snaps if f"{side}.hist_counts" in s.data]
+        finite = [s for _, s in all_usable if s.data[f"{side}.hist_counts"].size]
+        if not finite:
             self._tables = {}
             self.show_message(f"{run.label}: no finite {side} labels recorded.")
             return
         self.show_message(None)
         name = run.label_name
         # one axis for the whole run, so the picture does not jump while scrubbing
-        edges = common_edges([s.data[f"{side}.hist_edges"] for _, s in all_usable],
-                             count_list=[s.data[f"{side}.hist_counts"] for _, s in all_usable])
+        edges = common_edges([s.data[f"{side}.hist_edges"] for s in finite],
+                             count_list=[s.data[f"{side}.hist_counts"] for s in finite])
         xs_all = np.array([run.snapshot_x(p, s) for p, s in all_usable])
         if not usable:
             usable = all_usable[:1]
@@ -248,8 +251,13 @@ class LabelsView(View):
         centre, half = (e[:-1] + e[1:]) / 2, np.maximum((e[1:] - e[:-1]) / 2, (edges[-1] - edges[0]) / 400)
         self.hist_bars.setOpts(x0=centre - half, x1=centre + half, height=c.astype(float))
         unreachable = last.meta.get(f"{side}.unreachable")
-        extra = f", {unreachable} at the cap" if unreachable else ""
+        extra = f", {unreachable} at the cap" if unreachable and c.size else ""
         set_title(self.hist_plot, f"{name} histogram{histogram_when(run, pos, last, n, self.session.cursor)}{extra}")
+        if c.size:
+            self.hist_note.set(None)
+        else:
+            self.hist_note.set(f"all {unreachable} {side} at the cap (unreachable)" if unreachable else
+                               f"no finite {side} labels in this snapshot")
         set_axis_label(self.hist_plot, "bottom", name)
         self._draw_traces(run, usable, side, name, float(edges[-1]))
         self.info.setText(f"{len(usable)} of {plural(len(all_usable), 'snapshot')} · label: {name}")
