@@ -64,20 +64,24 @@ def certify(problem, solution: Solution) -> Certificate:
 
 
 def _note_reported_value(cert: Certificate, reported) -> Certificate:
-    """Say so when the solver's own value disagrees with the recomputed one (the Result uses ours)."""
+    """Say so when the solver's own value disagrees with the recomputed one (the Result uses ours).
+    Integers (matching sizes, flow values, past 2^53 too) are compared exactly."""
     value = cert.witness.get("value")
     if value is None or reported is None:
         return cert
-    try:
-        reported = float(reported)
-    except (TypeError, ValueError):
-        return cert
-    if isinstance(value, int) and float(reported).is_integer() and abs(reported) < 2 ** 53:
-        if int(reported) == value:  # exact integers (flow values past 2^53 are compared as floats)
+    if isinstance(value, int) and isinstance(reported, (int, np.integer)) and not isinstance(reported, bool):
+        if int(reported) == value:
             return cert
-    elif math.isclose(reported, float(value), rel_tol=1e-9, abs_tol=cert.tolerance):
-        return cert
-    note = f"solver reported value {reported:g}, recomputed {float(value):g}"
+        shown = f"{int(reported)}, recomputed {value}"
+    else:
+        try:
+            reported = float(reported)
+        except (TypeError, ValueError):
+            return cert
+        if math.isclose(reported, float(value), rel_tol=1e-9, abs_tol=cert.tolerance):
+            return cert
+        shown = f"{reported:g}, recomputed {float(value):g}"
+    note = f"solver reported value {shown}"
     details = f"{cert.details}; {note}" if cert.details else note
     return dataclasses.replace(cert, details=details)
 
@@ -422,7 +426,7 @@ def _plain(x) -> str:
 # data at every magnitude, 1e-300 and 1e300 alike, and an offset shared by all costs (1e6 plus
 # noise of 1e-3) cannot swallow the differences that matter.
 
-SPFA_RELATIVE = 4 * EPS  # a shortest-path distance drops only by more than this share of the terms
+SPFA_RELATIVE = 4 * EPS  # a shortest-path distance drops only by more than this share of its value
 SPFA_RETRIES = 4  # a cycle that float sums made negative (exactly it is not): retry 256x coarser
 
 
@@ -569,8 +573,9 @@ def _spfa_potentials(n_cols, row_ptr, col_ind, dense, cost, row_match, col_match
     -> hub (0), which pins free columns to the hub and every other column at or below it. Rows >
     cols: every row -> hub (0) and hub -> free row (0), the mirror image. Every node but an assigned
     row starts at 0 (a virtual source); an assigned row's only in-arc comes from its column, so its
-    pair ends up tight. A distance only drops by more than ``relative`` times the magnitudes summed,
-    so float round-off rarely cycles. (A distance-ordered heap was tried: faster on some dense
+    pair ends up tight. A distance only drops by more than ``relative`` times its new value (a sum's
+    rounding is relative to the result, so an offset shared by the costs does not blunt it), so
+    float round-off rarely cycles. (A distance-ordered heap was tried: faster on some dense
     instances, much slower on sparse ones.)
 
     Returns (dist, ok, node, pred, pred_cost): ok False means the tentative paths loop, and node
@@ -613,7 +618,7 @@ def _spfa_potentials(n_cols, row_ptr, col_ind, dense, cost, row_match, col_match
                     continue
                 b = n + j
                 cand = da + c
-                if cand < dist[b] - relative * (abs(da) + abs(c)):
+                if cand < dist[b] - relative * abs(cand):
                     dist[b] = cand
                     pred[b], pred_cost[b] = a, c
                     arcs[b] = arcs[a] + 1
@@ -639,7 +644,7 @@ def _spfa_potentials(n_cols, row_ptr, col_ind, dense, cost, row_match, col_match
             if a == hub and n > m and row_match[b] >= 0:
                 continue  # the hub leads to free rows only
             cand = da + step
-            if cand < dist[b] - relative * (abs(da) + abs(step)):
+            if cand < dist[b] - relative * abs(cand):
                 dist[b] = cand
                 pred[b], pred_cost[b] = a, step
                 arcs[b] = arcs[a] + 1
@@ -831,7 +836,11 @@ def certify_assignment(problem: CostMatrix | SparseCosts, row_match, col_match=N
     primal = float_sum(assigned_costs)
     magnitude = float_sum(np.abs(assigned_costs))
     pairs = min(n, m)
-    strict_tol = rounding_tolerance(pairs, 2.0 * magnitude)
+    # integer costs whose sums stay below 2^53: every assignment costs an exact integer, so a gap
+    # below 1 is no gap, and the allowance stays below 1 (a gap of 1 is never rounding there)
+    integral = cr.integer and cr.max_abs * max(pairs, 1) < 2.0 ** 53
+    allowance = (lambda tol: min(tol, 0.5)) if integral else (lambda tol: tol)
+    strict_tol = allowance(rounding_tolerance(pairs, 2.0 * magnitude))
     count = int(assigned.sum())
     if count < pairs:
         return Certificate(kind, False, False, tolerance=strict_tol, witness={"value": primal},
@@ -852,11 +861,11 @@ def certify_assignment(problem: CostMatrix | SparseCosts, row_match, col_match=N
         gap = float_sum_up(assigned_costs, -fu, -fv)  # >= cost - D exactly
         tol = strict_tol
         if trusted:
-            tol = rounding_tolerance(pairs, magnitude + float_sum(np.abs(fu)) + float_sum(np.abs(fv)))
+            tol = allowance(rounding_tolerance(pairs, magnitude + float_sum(np.abs(fu)) + float_sum(np.abs(fv))))
         bounds.append((gap, tol, fu, fv))
         if gap <= tol:
             note = f"{how}: cost - dual = {gap:.3g} <= tol {tol:.3g}"
-        elif cr.integer and gap < 1.0:
+        elif integral and gap < 1.0:
             note = f"{how}: integer costs and dual gap {gap:.3g} < 1, so gap 0"
             reason += "; with integer costs a dual gap below 1 is no gap"
             gap = 0.0

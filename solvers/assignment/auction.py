@@ -44,8 +44,9 @@ from ..result import Solution
 from .auction_cpu import BIDS, CPU_KERNELS, INFEAS, N_COUNTERS, NO_BIDDER, UCOUNT
 from .hungarian import cost_view, device_costs, empty_solution, launcher_for, original_solution
 from .hungarian_cpu import KEEP_NEGATIVE
-from .narrow import narrow_long_side
 from .hungarian_cpu import compact as cpu_compact
+from .narrow import narrow_long_side
+from .offset import without_offset
 
 ALGORITHMS = [
     Algorithm(
@@ -243,6 +244,9 @@ def run(problem: CostMatrix, backend: str, tel, eps: float = 0.0, scaling: str =
     if view.stats.n_forbidden and not complete_assignment_exists(np.isfinite(problem.costs)):
         raise InfeasibleError(f"no complete assignment of {view.n_real} pairs exists with the allowed pairs "
                               "(maximum matching of the allowed pattern is smaller)")
+    reduced = without_offset(problem)  # prices that carry a huge shared offset leave epsilon no room
+    if reduced is not None:
+        return reduced.restore(run(reduced.problem, backend, tel, eps, scaling, eps_factor))
     scale, epsilons, cap = epsilon_schedule(view, eps, scaling, eps_factor)
     from . import auction_kernels as ak
     from .hungarian_kernels import KERNELS as HK, KINDS as HKINDS

@@ -76,6 +76,7 @@ ALGORITHMS = [
 
 EXACT_FLOAT32 = 2 ** 24  # integers below this are exact in float32
 EXACT_FLOAT64 = 2 ** 50  # keep integer duals well inside float64's exact range
+EXACT_INTEGER = 2 ** 53  # every integer up to this is a float64
 SMALL_MATRIX = 1 << 20  # entries below which the cost statistics come from numpy
 
 
@@ -212,10 +213,14 @@ def device_costs(launcher, view: CostView, compact_integers: bool) -> tuple[obje
 
 def zero_tolerance(view: CostView) -> float:
     """0 for exact integer costs; else a bound on the rounding the dual steps accumulate, relative
-    to the costs' own scale (costs of 1e-20 get a tolerance of about 1e-33, not 1e-13)."""
+    to the costs' own scale (costs of 1e-20 get a tolerance of about 1e-33, not 1e-13). Integer
+    costs too large for exact duals (but below 2^53, where 1 is still a float step) keep it below
+    1/2, so a reduced cost of 1 is never "tight"."""
     if view.exact_integer:
         return 0.0
-    return 16.0 * view.n * np.finfo(np.float64).eps * view.stats.max_abs
+    tol = 16.0 * view.n * np.finfo(np.float64).eps * view.stats.max_abs
+    resolvable = view.stats.integer and view.stats.max_abs < EXACT_INTEGER  # floats past 2^53 are all integers
+    return min(tol, 0.5) if resolvable else tol
 
 
 def empty_solution(problem: CostMatrix) -> Solution:

@@ -11,6 +11,7 @@ from ..errors import InfeasibleError
 from ..problems import CostMatrix, SparseCosts
 from ..registry import Algorithm
 from ..result import Solution
+from .offset import without_offset
 
 ALGORITHMS = [
     Algorithm(name="lsa", problem_kinds=("assignment",), accepts=(CostMatrix,), backends=("cpu",),
@@ -39,6 +40,9 @@ def _infeasible(problem, exc: ValueError) -> InfeasibleError:
 
 
 def run_lsa(problem: CostMatrix, backend: str, tel) -> Solution:
+    reduced = without_offset(problem)  # scipy missed the optimum of integers near 1e15 by 1
+    if reduced is not None:
+        return reduced.restore(run_lsa(reduced.problem, backend, tel))
     if tel.enabled:
         tel.iteration(0, "start", active=min(problem.shape))
     try:

@@ -2,21 +2,26 @@
 changing the maximum flow.
 
 Every flow sum (a vertex's excess, the value, a push-relabel preflow) is at most the total
-capacity out of the source, so that total must fit in int64. The maximum flow is at most the
-capacity of any cut, in particular B = min(capacity out of the source, capacity into the sink)
-(computed exactly). Lowering the source's capacities above K to K, for any K >= B, changes no
-maximum flow value (a cut holding a lowered edge still has capacity >= B), and a flow of the
-lowered network is a flow of the original: a network with capacities out of the source far past
-int64 but a small maximum flow is solved exactly. K is B, or less where the lowered capacities
-would still sum past int64: then the answer is the maximum only if no augmenting path remains in
-the original network, which ``refuse_unless_maximum`` checks afterwards (else the maximum flow is
-more than the preflow can carry in 64 bits, and the run is refused with one line).
+capacity out of the source, so that total must fit in int64. Two bounds lower it without changing
+the maximum flow value (a flow of the lowered network is a flow of the original):
+
+* an edge s -> v (v not the sink) never needs more than v can pass on: the capacity out of v to
+  vertices other than s (flow that returns to s can be cancelled);
+* the maximum flow is at most the capacity of any cut, in particular B = min(capacity out of the
+  source, capacity into the sink) (exact sums): lowering the source's capacities above K to K, for
+  any K >= B, leaves every cut through a lowered edge at capacity >= B.
+
+So a network with capacities out of the source far past int64 but a maximum flow that fits is
+solved exactly. Where the lowered capacities would still sum past int64, K goes below B: then the
+answer is the maximum only if no augmenting path remains in the original network, which
+``refuse_unless_maximum`` checks afterwards (else the run is refused with one line).
 """
 from __future__ import annotations
 
 import dataclasses
 
 import numpy as np
+from numba import njit
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import breadth_first_order
 
@@ -40,8 +45,11 @@ def clamp_capacities(network: FlowNetwork) -> Clamped:
     if not m or int(cap.max()) <= INT64_MAX // m:
         return Clamped(network, None, True)  # every sum of capacities fits: nothing to do
     s, t = network.source_vertex, network.sink_vertex
-    from_source = cap[network.tail == s]
-    bound = min(int_sum(from_source), int_sum(cap[network.head == t]))
+    at_source = network.tail == s
+    passes_on = _out_capacity(network.n_vertices, network.tail, network.head, cap, s)
+    heads = network.head[at_source].astype(np.int64)
+    from_source = np.where(heads == t, cap[at_source], np.minimum(cap[at_source], passes_on[heads]))
+    bound = min(int_sum(cap[at_source]), int_sum(cap[network.head == t]))
     limit = min(bound, INT64_MAX)
     if _lowered_sum(from_source, limit) > INT64_MAX:
         low, high = 0, limit  # the largest limit whose lowered source capacities fit
@@ -52,12 +60,26 @@ def clamp_capacities(network: FlowNetwork) -> Clamped:
             else:
                 high = mid - 1
         limit = low
-    at_source = network.tail == s
-    if int(cap[at_source].max(initial=0)) <= limit:
+    lowered_source = np.minimum(from_source, limit)
+    if np.array_equal(lowered_source, cap[at_source]):
         return Clamped(network, None, True)
     lowered = cap.copy()
-    lowered[at_source] = np.minimum(cap[at_source], limit)
+    lowered[at_source] = lowered_source
     return Clamped(dataclasses.replace(network, capacity=_frozen(lowered)), limit, limit >= bound)
+
+
+@njit(cache=True)
+def _out_capacity(n, tail, head, capacity, source):
+    """Per vertex, the capacity of its edges to vertices other than ``source``, saturating at
+    2^63 - 1 (no wrap; a lower sum is exact)."""
+    out = np.zeros(n, dtype=np.int64)
+    top = np.iinfo(np.int64).max
+    for e in range(capacity.size):
+        if head[e] == source:
+            continue
+        v = tail[e]
+        out[v] = top if capacity[e] > top - out[v] else out[v] + capacity[e]
+    return out
 
 
 def _lowered_sum(capacities: np.ndarray, limit: int) -> int:
