@@ -11,14 +11,14 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
 from PySide6 import QtCore
 
 from solvers.formats import readings
-from solvers.telemetry import Recorder, RunInfo, RunRecord, Snapshot
+from solvers.telemetry import Recorder, RunInfo, RunRecord, Snapshot, SolveStart
 
 from .wording import dataset_name
 
@@ -165,10 +165,10 @@ class RunState:
         self.replayed = False     # loaded from a run record
         self.recorded_summary: dict | None = None  # a loaded record's result summary
         self.record_path: str | None = None        # the file a replayed run came from
-        # tracking: solves started so far, and the solver's own progress: (done, total, unit), e.g.
-        # (3, 9, "frame pair") while the 4th of 9 frame pairs is solved (Observer.on_progress)
-        self.solves_started = 0
+        # tracking: the solver's own progress: (done, total, unit), e.g. (3, 9, "frame pair") while
+        # the 4th of 9 frame pairs is solved (Observer.on_progress)
         self.progress: tuple[int, int, str] | None = None
+        self._solve_starts: tuple[tuple, list[SolveStart]] = ((), [])
 
     # ---- identity -------------------------------------------------------------------------
     @property
@@ -208,6 +208,20 @@ class RunState:
     # ---- telemetry --------------------------------------------------------------------------
     def sync(self) -> bool:
         return self.columns.sync(self.recorder.iterations)
+
+    @property
+    def solves_started(self) -> int:
+        """Solves begun so far (a tracking run: one per frame pair, more for gated pairs)."""
+        return len(self.recorder.solves)
+
+    @property
+    def solve_starts(self) -> list[SolveStart]:
+        """Where each solve began (the Recorder's SolveStarts), with its frame pair (``item``) where
+        it is known: see ``frame_pairs_of``."""
+        key = (len(self.recorder.solves), self.track is not None)
+        if self._solve_starts[0] != key:
+            self._solve_starts = (key, frame_pairs_of(self.recorder.solves[:key[0]], self.track))
+        return self._solve_starts[1]
 
     @property
     def n_reports(self) -> int:
@@ -311,6 +325,7 @@ class RunState:
         rec = self.recorder.record()
         if rec.result is None and self.result is not None:
             rec.result = self.result.summary()
+        rec.solves = list(self.solve_starts)  # with the frame pairs the tracking result told
         return rec
 
     @classmethod
@@ -325,6 +340,7 @@ class RunState:
             run.recorder.info = None
         run.recorder.iterations = list(record.iterations)
         run.recorder.snapshots = list(record.snapshots)
+        run.recorder.solves = list(record.solves)
         run.recorder.result_summary = record.result
         run.columns.sync(run.recorder.iterations)
         run.snapshot_positions = positions_for(run.columns, run.recorder.snapshots)
@@ -334,6 +350,27 @@ class RunState:
         run.wall_seconds = float(res.get("seconds") or 0.0)
         run.recorded_summary = res
         return run
+
+
+def frame_pairs_of(solves: list[SolveStart], track=None) -> list[SolveStart]:
+    """The solves with the frame pair each solved (``item``) where it can be told. A solve of a pass
+    over every pair ("frame pair" k of N) solved pair k. A re-solve of the automatic gate ("gated
+    frame pair" k of M) solved the k-th of the pairs that round re-solved: each round re-solves the
+    pairs whose plain links were longer than its gate, a growing set whose last is every pair the
+    tracking result calls gated, so a round of M pairs, M their number, re-solved exactly those.
+    A round of fewer (rare) does not say which it took: its solves keep item None."""
+    gated = None
+    if track is not None:
+        gated = [t for t, stats in enumerate(_frame_stats(track)) if stats.get("gated")]
+    out = []
+    for solve in solves:
+        item = solve.item
+        if item is None and solve.unit == "frame pair":
+            item = solve.index
+        elif item is None and solve.unit == "gated frame pair" and gated is not None and solve.total == len(gated):
+            item = gated[solve.index] if 0 <= solve.index < len(gated) else None
+        out.append(solve if item == solve.item else replace(solve, item=item))
+    return out
 
 
 def _frame_stats(track) -> list[dict]:

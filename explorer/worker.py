@@ -76,12 +76,12 @@ class ForwardingObserver(Observer):
             self.notify()
 
     def on_start(self, info):
-        self.run.solves_started += 1  # a tracking run: one per frame pair, more for gated pairs
-        self.recorder.on_start(info)
+        self.recorder.on_start(info)  # where this solve begins (run.solve_starts)
         self._poke(force=True)
 
     def on_progress(self, done, total, unit):
         """Work of many solves (tracking: "frame pair" k of N, then "gated frame pair" k of M)."""
+        self.recorder.on_progress(done, total, unit)  # the unit each next solve belongs to
         self.run.progress = (int(done), int(total), str(unit))
         self._poke(force=True)
 

@@ -15,7 +15,9 @@ from work made of many solves (``solvers.track``: one per frame pair), ``on_prog
 unit)``: ``done`` of ``total`` units finished ("frame pair", "gated frame pair"), called before each
 unit's solve and once more with ``done == total`` at the end.
 ``Recorder`` keeps everything and turns it into a ``RunRecord`` that saves to / loads from one
-``.npz`` file (arrays + a JSON header; no pickle) for replay and export.
+``.npz`` file (arrays + a JSON header; no pickle) for replay and export. Of work made of many
+solves it also keeps where each solve began (``SolveStart``: the report it starts at and the unit
+of work on_progress last named), so a replay can tell the solves apart without guessing.
 
 Snapshot kinds and their data keys (the explorer relies on these):
   "labels"   per side S in {"rows","cols","vertices","persons","objects"}:
@@ -75,6 +77,24 @@ class Snapshot:
     kind: str
     data: Mapping[str, np.ndarray]
     meta: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SolveStart:
+    """Where one solve of a run began. ``position``: the reports recorded before it (the index of its
+    first report). The unit of work it belongs to, as ``Observer.on_progress`` last named it (empty
+    for a run that never called it): ``unit`` ("frame pair", "gated frame pair"), ``index`` (the unit
+    being solved is number index + 1 of ``total``) and ``sweep``, the passes over units begun before
+    its own (solvers.track: 0 for the pass over every frame pair, then one per round of its automatic
+    gate). ``item``: which unit it is (a frame pair's number) where whoever keeps the record can tell;
+    the Recorder leaves it None (a gate round's k-th pair is not the series' k-th)."""
+
+    position: int
+    unit: str = ""
+    index: int = -1
+    total: int = 0
+    sweep: int = 0
+    item: int | None = None
 
 
 class Observer:
@@ -346,17 +366,29 @@ def sample_indices(n: int, size: int = SAMPLE_SIZE) -> np.ndarray:
 
 
 class Recorder(Observer):
-    """Keeps a whole run in memory; ``record()`` gives the RunRecord."""
+    """Keeps a whole run in memory; ``record()`` gives the RunRecord. ``solves``: a SolveStart per
+    ``on_start`` (one per solve: solvers.track makes several)."""
 
     def __init__(self, snapshot_interval: float = 0.05):
         self.snapshot_interval = snapshot_interval
         self.info: RunInfo | None = None
         self.iterations: list[IterationStats] = []
         self.snapshots: list[Snapshot] = []
+        self.solves: list[SolveStart] = []
         self.result_summary: dict | None = None
+        self._unit = ("", -1, 0)  # (unit, index, total) as on_progress last said
+        self._sweep = -1
 
     def on_start(self, info):
         self.info = info
+        unit, index, total = self._unit
+        self.solves.append(SolveStart(len(self.iterations), unit, index, total, max(self._sweep, 0)))
+
+    def on_progress(self, done, total, unit):
+        if done < total:  # done == total: the pass is over, no unit starts
+            if done == 0:
+                self._sweep += 1
+            self._unit = (str(unit), int(done), int(total))
 
     def on_iteration(self, stats):
         self.iterations.append(stats)
@@ -369,17 +401,19 @@ class Recorder(Observer):
 
     def record(self) -> "RunRecord":
         return RunRecord(asdict(self.info) if self.info else {}, list(self.iterations),
-                         list(self.snapshots), self.result_summary)
+                         list(self.snapshots), self.result_summary, list(self.solves))
 
 
 @dataclass
 class RunRecord:
-    """A recorded run: RunInfo (as a dict), every IterationStats, every Snapshot, the result summary."""
+    """A recorded run: RunInfo (as a dict), every IterationStats, every Snapshot, the result summary,
+    and where each solve began (``solves``, SolveStart; empty in records written before they were kept)."""
 
     info: dict
     iterations: list
     snapshots: list
     result: dict | None = None
+    solves: list = field(default_factory=list)
 
     FORMAT = "matchscope-run/1"
 
@@ -408,7 +442,7 @@ class RunRecord:
             snaps.append({"iteration": s.iteration, "elapsed": s.elapsed, "kind": s.kind,
                           "keys": keys, "meta": jsonable(dict(s.meta))})
         header = {"format": self.FORMAT, "info": jsonable(self.info), "result": jsonable(self.result),
-                  "snapshots": snaps}
+                  "snapshots": snaps, "solves": [jsonable(asdict(s)) for s in self.solves]}
         arrays["header"] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
         buf = io.BytesIO()
         np.savez_compressed(buf, **arrays)
@@ -433,8 +467,19 @@ class RunRecord:
                 snapshots = [Snapshot(s["iteration"], s["elapsed"], s["kind"],
                                       {k: z[f"snap{i}.{k}"] for k in s["keys"]}, s["meta"])
                              for i, s in enumerate(header["snapshots"])]
+                solves = [_solve_start(s, path) for s in header.get("solves") or []]
         except InputError:
             raise
         except (OSError, ValueError, KeyError, json.JSONDecodeError) as exc:
             raise InputError(f"cannot read run record: {exc}", str(path)) from None
-        return cls(header["info"], iterations, snapshots, header.get("result"))
+        return cls(header["info"], iterations, snapshots, header.get("result"), solves)
+
+
+def _solve_start(entry, path) -> SolveStart:
+    """A SolveStart from a record's header (written by RunRecord.save)."""
+    try:
+        item = entry.get("item")
+        return SolveStart(int(entry["position"]), str(entry.get("unit", "")), int(entry.get("index", -1)),
+                          int(entry.get("total", 0)), int(entry.get("sweep", 0)), None if item is None else int(item))
+    except (AttributeError, KeyError, TypeError, ValueError):
+        raise InputError("cannot read run record: where a solve began is damaged", str(path)) from None

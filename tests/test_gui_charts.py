@@ -272,15 +272,22 @@ def tracked_run(session: Session, monkeypatch, series, **options) -> tuple[RunSt
     return run, order
 
 
+# a series whose automatic gate takes two rounds, each re-solving pairs 1 and 3 (of 4): the tracking
+# result alone cannot say which solve was which frame pair, the solve starts recorded on the way can
+SEVERAL_GATE_ROUNDS = dict(n=30, frames=5, enter_rate=0.5, leave_rate=0.5, speed=0.05, seed=2)
+
+
 @pytest.mark.parametrize("sample, options", [
     ("particles_100x10.npz", {}),  # the automatic gate: every pair once, then the long-linked ones again
+    ("several rounds", {}),
     ("tiny", {"max_distance": "off"}),
     ("tiny", {"max_distance": 0.05}),
 ])
-def test_tracking_solves_are_marked_with_their_frame_pairs(qtbot, monkeypatch, sample, options):
+def test_tracking_solves_are_marked_with_their_frame_pairs(qtbot, monkeypatch, sample, options, tmp_path):
     from explorer.views import ActivityView
-    from explorer.views.activity import solve_frame_pairs, solve_starts
+    from explorer.views.activity import solve_starts
     series = (solvers.generate("particles", n=14, frames=4, seed=3, speed=0.03) if sample == "tiny" else
+              solvers.generate("particles", **SEVERAL_GATE_ROUNDS) if sample == "several rounds" else
               solvers.load(f"sample_graphs/{sample}"))
     session = Session()
     run, order = tracked_run(session, monkeypatch, series, **options)
@@ -288,21 +295,50 @@ def test_tracking_solves_are_marked_with_their_frame_pairs(qtbot, monkeypatch, s
     assert solves >= series.n_frames - 1
     if not options:
         assert solves > series.n_frames - 1, "the sample has gated re-solves"
-    assert solve_starts(run.columns).size == solves - 1
-    pairs = solve_frame_pairs(run.track, solves)
-    assert pairs is not None and [t for t, _ in pairs] == order
+    if sample == "several rounds":
+        assert run.track.summary["gate_rounds"] > 1
+    # recorded as each solve began: its first report and its frame pair (the oracle: tracking's own order)
+    starts = run.solve_starts
+    assert [s.item for s in starts] == order and starts[0].position == 0
+    assert [s.position for s in starts[1:]] == solve_starts(run.columns).tolist()
+    gated = [s.unit == "gated frame pair" for s in starts]
     view = shown(ActivityView(session), qtbot)
     assert points(view.solve_lines[0]) == 2 * (solves - 1)  # one dashed line per solve after the first
-    assert [text.toPlainText().rstrip("*") for text in view.solve_labels] == [f"{t}→{t + 1}" for t in order]
+    assert [text.toPlainText() for text in view.solve_labels] == \
+        [f"{t}→{t + 1}" + ("*" if g else "") for t, g in zip(order, gated)]
     assert view.active_plot.getAxis("bottom").labelText == "" and \
         view.value_plot.getAxis("bottom").labelText == "report (across solves)"
     # the curves are not joined across solves: each solve's last point ends a segment
     connect = view.value_curve.opts["connect"]
     assert isinstance(connect, np.ndarray) and np.count_nonzero(~connect[:-1]) == solves - 1
+    # saved in the run record and read back: a replay marks the same frame pairs without the tracking result
+    run.record().save(tmp_path / "run.npz")
+    replay = RunState.from_record(RunRecord.load(tmp_path / "run.npz"))
+    assert replay.track is None and replay.solve_starts == starts
+    session.add_run(replay)
+    view.refresh(force=True)
+    assert [text.toPlainText() for text in view.solve_labels] == \
+        [f"{t}→{t + 1}" + ("*" if g else "") for t, g in zip(order, gated)]
     # a one-solve run shown next in the same view is joined all along again
     session.set_current_run(fake_run(session, small_graph(), steps=12))
     view.refresh(force=True)
     assert view.value_curve.opts["connect"] == "all" and points(view.solve_lines[0]) == 0
+
+
+def test_a_gate_round_that_re_solved_only_some_gated_pairs_is_not_given_a_frame_pair():
+    """Rounds re-solve a growing set of pairs; the last, every gated one. A round of fewer pairs does
+    not say which it took: its solves are left without a frame pair rather than given a wrong one."""
+    from types import SimpleNamespace
+
+    from solvers.telemetry import SolveStart
+
+    from explorer.session import frame_pairs_of
+    track = SimpleNamespace(frame_stats=[{"gated": g} for g in (False, True, True, False, True)])
+    solves = ([SolveStart(2 * k, "frame pair", k, 5) for k in range(5)]
+              + [SolveStart(10 + k, "gated frame pair", k, 2, 1) for k in range(2)]    # round 1: two of three
+              + [SolveStart(12 + k, "gated frame pair", k, 3, 2) for k in range(3)])   # round 2: all three
+    assert [s.item for s in frame_pairs_of(solves, track)] == [0, 1, 2, 3, 4, None, None, 1, 2, 4]
+    assert [s.item for s in frame_pairs_of(solves)] == [0, 1, 2, 3, 4] + [None] * 5  # no tracking result yet
 
 
 def test_frequent_events_are_markers_not_lines(qtbot):

@@ -304,3 +304,39 @@ def test_a_foreign_run_record_is_named_in_plain_words(tmp_path):
     with pytest.raises(InputError) as caught:
         RunRecord.load(path)
     assert str(caught.value) == f"{path}: not a matchscope run record (its format is other/2)"
+
+
+def test_the_recorder_keeps_where_each_solve_of_a_tracking_run_began(tmp_path):
+    """solvers.track solves every frame pair, then re-solves within each round of its automatic gate
+    (two rounds here): each solve's first report and its unit of work are recorded as it begins, and
+    a run record keeps them (a record written before them reads as none)."""
+    import json
+    import solvers
+    series = solvers.generate("particles", n=30, frames=5, enter_rate=0.5, leave_rate=0.5, speed=0.05, seed=2)
+    rec = Recorder()
+    track = solvers.track(series, "lsa", backend="cpu", observer=rec)
+    assert track.summary["gate_rounds"] == 2
+    assert len(rec.solves) == track.summary["solves"] and rec.solves[0].position == 0
+    positions = [s.position for s in rec.solves]
+    assert positions == sorted(positions) and positions[-1] < len(rec.iterations)
+    assert [(s.unit, s.index, s.total, s.sweep) for s in rec.solves] == \
+        [("frame pair", k, 4, 0) for k in range(4)] + \
+        [("gated frame pair", k, 2, r) for r in (1, 2) for k in range(2)]
+    assert all(s.item is None for s in rec.solves)  # which pair a gated one is: the tracking result tells
+    rec.record().save(tmp_path / "run.npz")
+    assert RunRecord.load(tmp_path / "run.npz").solves == rec.solves
+    # a record without them (written before they were kept), and one whose entries are damaged
+    with np.load(tmp_path / "run.npz") as z:
+        arrays = {k: z[k] for k in z.files}
+    header = json.loads(bytes(arrays["header"]).decode())
+    for name, solves, error in (("old.npz", None, None),
+                                ("bad.npz", [{"unit": "frame pair"}], "where a solve began is damaged")):
+        changed = {k: v for k, v in header.items() if k != "solves"}
+        if solves is not None:
+            changed["solves"] = solves
+        np.savez(tmp_path / name, **dict(arrays, header=np.frombuffer(json.dumps(changed).encode(), dtype=np.uint8)))
+        if error is None:
+            assert RunRecord.load(tmp_path / name).solves == []
+        else:
+            with pytest.raises(InputError, match=error):
+                RunRecord.load(tmp_path / name)

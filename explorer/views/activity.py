@@ -3,7 +3,8 @@ steps other than the main one (global relabels, dual updates, ε-scaling...) mar
 
 A run made of several solves (tracking: one or more per frame pair) restarts its iteration counter and
 clock at each: the x axis then counts reports across the solves, each solve's start is marked (with
-its frame pair where the tracking result tells it), and curves are not joined across solves. A
+its frame pair, as recorded when the solve began: RunState.solve_starts), and curves are not joined
+across solves. A
 solver that runs as one call (the scipy-backed ones) reports only its start and end: the view says
 so instead of drawing a lone point.
 """
@@ -33,7 +34,8 @@ def event_segments(x: np.ndarray, y_low: float, y_high: float) -> tuple[np.ndarr
 
 
 def solve_starts(columns, n: int | None = None) -> np.ndarray:
-    """Report indices where a new solve begins (its clock or iteration counter went back), after the first."""
+    """Report indices where a new solve begins (its clock or iteration counter went back), after the
+    first: for a run record written before records kept where each solve began."""
     m = columns.n if n is None else min(n, columns.n)
     if m < 2:
         return np.zeros(0, dtype=np.int64)
@@ -41,23 +43,30 @@ def solve_starts(columns, n: int | None = None) -> np.ndarray:
     return np.flatnonzero((np.diff(elapsed) < 0) | (np.diff(its) < 0)) + 1
 
 
-def solve_frame_pairs(track, n_solves: int) -> list[tuple[int, bool]] | None:
-    """(frame pair, gated re-solve?) of each solve of a tracking run, in the order they ran, or None
-    when the tracking result cannot tell (several gate rounds, or a count that does not add up).
-    tracking.track solves every pair once in order, then re-solves gated pairs in order (auto gate);
-    with a fixed gate or none, each pair's solves come one after another."""
-    stats = list(getattr(track, "frame_stats", None) or [])
-    if not stats:
-        return None
-    solves = [int(f.get("solves", 0)) if isinstance(f, dict) else 0 for f in stats]
-    gating = getattr(track, "gating", "off")
-    if gating == "auto":
-        if int((getattr(track, "summary", {}) or {}).get("gate_rounds", 0)) > 1:
-            return None
-        order = [(t, False) for t in range(len(stats))] + [(t, True) for t, k in enumerate(solves) for _ in range(k - 1)]
-    else:
-        order = [(t, gating == "fixed") for t, k in enumerate(solves) for _ in range(k)]
-    return order if len(order) == n_solves else None
+def reported_solves(run) -> list:
+    """The run's solves that reported something, in order (SolveStart, with its frame pair where known).
+    Several solves starting at one report: all but the last reported nothing (the last's reports
+    begin there); a solve that has not reported yet is left out."""
+    n = run.columns.n
+    by_position = {}
+    for solve in run.solve_starts:
+        if 0 <= solve.position < n:
+            by_position[solve.position] = solve
+    return [by_position[p] for p in sorted(by_position)]
+
+
+def solve_label(solve) -> tuple[str, str] | None:
+    """(label, tooltip) of a solve of a tracking run: its frame pair, "*" for a re-solve within the
+    automatic gate; None for a solve of no frame pair (a single solve)."""
+    gated = solve.unit == "gated frame pair"
+    if solve.item is not None:
+        t = solve.item
+        return (f"{t}→{t + 1}" + ("*" if gated else ""),
+                f"frames {t} and {t + 1}" + (f", solved again within the gate (round {solve.sweep})" if gated else ""))
+    if gated:
+        return "*", (f"gated frame pair {solve.index + 1} of {solve.total}, solved within the gate (round "
+                     f"{solve.sweep}); which frame pair it is was not recorded")
+    return None
 
 
 class ActivityView(View):
@@ -201,7 +210,11 @@ class ActivityView(View):
         set_title(self.value_plot, f"Objective: {value_name}" + (" of each solve" if several else ""))
         set_axis_label(self.value_plot, "left", value_name)
         set_title(self.active_plot, f"Active vertices — {run.label}")
-        starts = solve_starts(cols, n)
+        solves = reported_solves(run)
+        # where each solve after the first begins; a record without solve starts: where the clock restarts
+        starts_all = (np.array([s.position for s in solves[1:]], dtype=np.int64) if solves
+                      else solve_starts(cols))
+        starts = starts_all[starts_all < n]
         set_points(self.active_curve, x, _log_safe(active, log), starts)
         set_points(self.value_curve, x, value, starts)
 
@@ -229,7 +242,7 @@ class ActivityView(View):
         active_all = cols.column("active").astype(np.float64)
         active_all[active_all < 0] = np.nan
         extra_all = cols.column(f"extra.{extra_key}") if extra_key else None
-        self._draw_solves(run, x_all, solve_starts(cols), (active_all, cols.column("value"), extra_all), log)
+        self._draw_solves(solves, x_all, starts_all, (active_all, cols.column("value"), extra_all), log)
         self._pin_ranges(x_all, cols, log)
         cursor_on = self.session.cursor is not None and n > 0
         for line in self.cursors:
@@ -243,8 +256,9 @@ class ActivityView(View):
         for key in sorted(cols.extras):
             self._table[f"extra.{key}"] = cols.column(f"extra.{key}", n)
 
-    def _draw_solves(self, run, x_all: np.ndarray, starts: np.ndarray, values: tuple, log: bool) -> None:
-        """Dashed lines where each solve after the first starts; over them, the frame pair it solved."""
+    def _draw_solves(self, solves: list, x_all: np.ndarray, starts: np.ndarray, values: tuple, log: bool) -> None:
+        """Dashed lines where each solve after the first starts; over them, the frame pair it solved
+        (``solves``: those that reported, as recorded; empty for a record that did not keep them)."""
         for label in self.solve_labels:
             self.active_plot.removeItem(label)
         self.solve_labels = []
@@ -258,22 +272,24 @@ class ActivityView(View):
             lo, hi = _extent(y, logged)
             line.setLogMode(False, logged)
             line.setData(*event_segments(edges, lo, hi), connect="pairs")
-        pairs = solve_frame_pairs(run.track, starts.size + 1) if run.track is not None else None
-        if pairs is None:
+        labels = [solve_label(s) for s in solves]
+        if not any(labels):
             return
         low, top = _extent(values[0], log)
         if log:  # a TextItem sits in the view's coordinates
             low, top = np.log10(low), np.log10(top)
         bounds = np.concatenate([[x_all[0]], edges])
-        step = max(1, int(np.ceil(len(pairs) / MAX_SOLVE_LABELS)))
-        for row, k in enumerate(range(0, len(pairs), step)):
-            t, gated = pairs[k]
-            text = pg.TextItem(f"{t}→{t + 1}" + ("*" if gated else ""), color="#888", anchor=(0, 0))
-            text.setToolTip(f"frames {t} and {t + 1}" + (", solved again within the gate" if gated else ""))
+        step = max(1, int(np.ceil(len(labels) / MAX_SOLVE_LABELS)))
+        for row, k in enumerate(range(0, len(labels), step)):
+            if labels[k] is None:
+                continue
+            text, tip = labels[k]
+            item = pg.TextItem(text, color="#888", anchor=(0, 0))
+            item.setToolTip(tip)
             # two rows of labels, alternating, so the labels of short solves do not run into each other
-            text.setPos(float(bounds[k]), top - (row % 2) * 0.12 * (top - low))
-            self.active_plot.addItem(text, ignoreBounds=True)
-            self.solve_labels.append(text)
+            item.setPos(float(bounds[k]), top - (row % 2) * 0.12 * (top - low))
+            self.active_plot.addItem(item, ignoreBounds=True)
+            self.solve_labels.append(item)
 
     def _draw_events(self, cols, x, active, value, n, ignore=frozenset()) -> None:
         """Markers (active plot) and vertical lines (objective plot) per non-main phase. The items
