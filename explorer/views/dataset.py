@@ -13,8 +13,8 @@ from PySide6 import QtCore, QtWidgets
 
 from ..theme import series_color, style_plot_widget
 from ..wording import problem_words, settings_words, value_words
-from .base import DecadeAxis, EmptyNote, View, add_plot, add_side_legend, log_scale_wanted, new_layout_widget, set_axis_label, \
-    set_title
+from .base import (DecadeAxis, EmptyNote, View, add_plot, add_side_legend, log_scale_wanted, new_layout_widget,
+                   set_axis_label, set_title)
 
 HEATMAP_MAX = 256
 # a degree distribution is drawn on log axes when its largest degree is this many times the typical
