@@ -441,12 +441,35 @@ class _CostRows:
         else:
             self.dense = False
             self.row_ptr, self.col_ind, self.cost = problem.row_ptr, problem.col_ind, problem.cost
-        finite = self.cost[np.isfinite(self.cost)]
-        self.max_abs = float(np.abs(finite).max()) if finite.size else 0.0
-        self.integer = bool(np.all(finite == np.round(finite)))
+        max_abs, integer = _cost_summary(self.cost)
+        self.max_abs, self.integer = float(max_abs), bool(integer)
 
     def args(self):
         return self.row_ptr, self.col_ind, self.dense, self.cost
+
+    def cost_at(self, i: int, j: int) -> float:
+        """c_ij (inf when the pair is not allowed)."""
+        lo, hi = int(self.row_ptr[i]), int(self.row_ptr[i + 1])
+        if self.dense:
+            return float(self.cost[lo + j])
+        k = lo + int(np.searchsorted(self.col_ind[lo:hi], j))
+        return float(self.cost[k]) if k < hi and self.col_ind[k] == j else np.inf
+
+
+@njit(cache=True)
+def _cost_summary(cost):
+    """(max |c| over finite costs, every finite cost an integer), in one pass without temporaries."""
+    top = 0.0
+    integer = True
+    for k in range(cost.size):
+        c = cost[k]
+        if c == np.inf:
+            continue
+        if abs(c) > top:
+            top = abs(c)
+        if integer and c != np.floor(c):
+            integer = False
+    return top, integer
 
 
 @njit(cache=True)
@@ -514,8 +537,9 @@ def _sum_exceeds(a, b, c):
 @njit(cache=True)
 def _row_min_down(row_ptr, col_ind, dense, cost, v):
     """u_i = the largest float with u_i <= c_ij - v_j exactly for every allowed j (inf for a row
-    with no allowed pair), then every pair checked exactly: returns (u, i, j) with (i, j) the first
-    pair where u_i + v_j > c_ij, (-1, -1) when there is none (as there must not be)."""
+    with no allowed pair). Exact by construction: each candidate difference is rounded down
+    (TwoSum), and a difference whose nearest rounding is above the running minimum cannot round
+    down below it, so skipping it loses nothing (the next float down is still >= the minimum)."""
     n = row_ptr.size - 1
     out = np.full(n, np.inf)
     for i in range(n):
@@ -525,21 +549,27 @@ def _row_min_down(row_ptr, col_ind, dense, cost, v):
             if c == np.inf:
                 continue
             j = k - row_ptr[i] if dense else col_ind[k]
-            if c - v[j] <= best:  # a rounded difference above best cannot round down below it
+            if c - v[j] <= best:
                 d = _difference_down(c, v[j])
                 if d < best:
                     best = d
         out[i] = best
-        if best == np.inf:
-            continue
+    return out
+
+
+@njit(cache=True)
+def _first_excess(row_ptr, col_ind, dense, cost, u, v):
+    """The first allowed pair with u_i + v_j > c_ij exactly, or (-1, -1) (tests check the
+    construction above with it)."""
+    for i in range(u.size):
         for k in range(row_ptr[i], row_ptr[i + 1]):
             c = cost[k]
             if c == np.inf:
                 continue
             j = k - row_ptr[i] if dense else col_ind[k]
-            if _sum_exceeds(best, v[j], c):
-                return out, i, j
-    return out, -1, -1
+            if _sum_exceeds(u[i], v[j], c):
+                return i, j
+    return -1, -1
 
 
 @njit(cache=True)
@@ -578,9 +608,9 @@ def _spfa_potentials(n_cols, row_ptr, col_ind, dense, cost, row_match, col_match
     float round-off rarely cycles. (A distance-ordered heap was tried: faster on some dense
     instances, much slower on sparse ones.)
 
-    Returns (dist, ok, node, pred, pred_cost): ok False means the tentative paths loop, and node
-    lies on that loop of predecessors (pred_cost[x]: the cost of the arc pred[x] -> x), which the
-    caller sums exactly: negative, a cheaper assignment exists; else float round-off made it.
+    Returns (dist, ok, node, pred): ok False means the tentative paths loop, and node lies on that
+    loop of predecessors, whose arc costs the caller sums exactly: negative, a cheaper assignment
+    exists; else float round-off made it.
     """
     n, m = row_match.size, n_cols
     n_nodes = n + m + 1
@@ -588,7 +618,6 @@ def _spfa_potentials(n_cols, row_ptr, col_ind, dense, cost, row_match, col_match
     dist = np.zeros(n_nodes)
     arcs = np.zeros(n_nodes, dtype=np.int64)  # arcs on the current tentative path
     pred = np.full(n_nodes, -1, dtype=np.int64)
-    pred_cost = np.zeros(n_nodes)
     queue = np.empty(n_nodes, dtype=np.int64)
     queued = np.zeros(n_nodes, dtype=np.bool_)
     qhead, size = 0, 0
@@ -620,12 +649,12 @@ def _spfa_potentials(n_cols, row_ptr, col_ind, dense, cost, row_match, col_match
                 cand = da + c
                 if cand < dist[b] - relative * abs(cand):
                     dist[b] = cand
-                    pred[b], pred_cost[b] = a, c
+                    pred[b] = a
                     arcs[b] = arcs[a] + 1
                     if arcs[b] >= n_nodes:
                         x, length = _cycle_node(pred, b, n_nodes)
                         if x >= 0:
-                            return dist, False, x, pred, pred_cost
+                            return dist, False, x, pred
                         arcs[b] = length
                     size = _push(b, queue, queued, qhead, size)
             # the row's remaining out-arc: to the hub when rows > cols
@@ -646,23 +675,31 @@ def _spfa_potentials(n_cols, row_ptr, col_ind, dense, cost, row_match, col_match
             cand = da + step
             if cand < dist[b] - relative * abs(cand):
                 dist[b] = cand
-                pred[b], pred_cost[b] = a, step
+                pred[b] = a
                 arcs[b] = arcs[a] + 1
                 if arcs[b] >= n_nodes:
                     x, length = _cycle_node(pred, b, n_nodes)
                     if x >= 0:
-                        return dist, False, x, pred, pred_cost
+                        return dist, False, x, pred
                     arcs[b] = length
                 size = _push(b, queue, queued, qhead, size)
-    return dist, True, -1, pred, pred_cost
+    return dist, True, -1, pred
 
 
-def _cycle_costs(pred: np.ndarray, pred_cost: np.ndarray, node: int) -> np.ndarray:
-    """The arc costs around the loop of predecessors through ``node``."""
+def _cycle_costs(cr: _CostRows, pred: np.ndarray, node: int, mate_cost: np.ndarray) -> np.ndarray:
+    """The arc costs around the loop of predecessors through ``node`` (nodes as in _spfa_potentials:
+    row -> col costs c_ij, an assigned col -> its row -c_ij, arcs of the hub 0)."""
+    n, m = cr.n_rows, cr.n_cols
     costs, x = [], node
     while True:
-        costs.append(pred_cost[x])
-        x = int(pred[x])
+        p = int(pred[x])
+        if p < n and n <= x < n + m:  # row p -> column x - n
+            costs.append(cr.cost_at(p, x - n))
+        elif n <= p < n + m and x < n:  # assigned column p - n -> its row x
+            costs.append(-mate_cost[p - n])
+        else:
+            costs.append(0.0)  # to or from the hub
+        x = p
         if x == node:
             return np.array(costs)
 
@@ -720,10 +757,10 @@ def _feasible_duals(cr: _CostRows, v):
             v = v - max(0.0, float(v.max()))  # v_j - max v rounds to <= 0: the sign survives rounding
     if not np.all(np.isfinite(v)):
         return None
-    u, bad_row, _ = _row_min_down(*cr.args(), v)
+    u = _row_min_down(*cr.args(), v)
     if n > m:
         u = np.minimum(u, 0.0)
-    if bad_row >= 0 or not np.all(np.isfinite(u)):
+    if not np.all(np.isfinite(u)):
         return None
     return u, v
 
@@ -738,12 +775,12 @@ def _derived_columns(cr: _CostRows, rows, mates, pair_cost):
     mate_cost[rows[assigned]] = pair_cost[assigned]
     relative = SPFA_RELATIVE
     for _ in range(SPFA_RETRIES):
-        dist, no_loop, node, pred, pred_cost = _spfa_potentials(m, *cr.args(), rows, mates, mate_cost, relative)
+        dist, no_loop, node, pred = _spfa_potentials(m, *cr.args(), rows, mates, mate_cost, relative)
         with np.errstate(invalid="ignore"):
             columns = dist[n:n + m] - dist[n + m]
         if no_loop:
             return columns, None
-        cycle = _cycle_costs(pred, pred_cost, node)
+        cycle = _cycle_costs(cr, pred, node, mate_cost)
         if float_sum_up(cycle) < 0:  # exactly negative: not an artefact of rounding
             return columns, cycle
         relative *= 256

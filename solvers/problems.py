@@ -7,12 +7,14 @@ from, so validation errors can name it.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import ClassVar, Sequence
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit
 
 from .errors import InputError
 from .exact import INT64_MAX, int_sum
@@ -310,6 +312,21 @@ def _dtype_words(dtype: np.dtype) -> str:
     return kinds.get(dtype.kind, f"values of type {dtype.name}")
 
 
+@njit(cache=True)
+def _finite_summary(costs):
+    low, high, forbidden, integer = np.inf, -np.inf, 0, True
+    for k in range(costs.size):
+        c = costs[k]
+        if c == np.inf:
+            forbidden += 1
+            continue
+        low = min(low, c)
+        high = max(high, c)
+        if integer and c != np.floor(c):
+            integer = False
+    return low, high, forbidden, integer
+
+
 @dataclass(frozen=True, eq=False)
 class CostMatrix:
     """Dense assignment costs, rows (persons) x cols (objects); rectangular allowed.
@@ -354,16 +371,20 @@ class CostMatrix:
 
     @property
     def is_integer(self) -> bool:
-        finite = self.costs[np.isfinite(self.costs)]
-        return bool(np.all(finite == np.round(finite)))
+        return self._summary[3]
+
+    @functools.cached_property
+    def _summary(self) -> tuple:
+        """(min, max, forbidden count, all integer) of the finite costs: one pass, computed once
+        (the problem is immutable, and every solve describes it)."""
+        low, high, forbidden, integer = _finite_summary(self.costs.reshape(-1))
+        return float(low), float(high), int(forbidden), bool(integer)
 
     def describe(self) -> dict:
-        finite = self.costs[np.isfinite(self.costs)]
-        return {"kind": self.kind, "rows": self.n_rows, "cols": self.n_cols,
-                "forbidden": int(self.costs.size - finite.size),
-                "min_cost": float(finite.min()) if finite.size else None,
-                "max_cost": float(finite.max()) if finite.size else None,
-                "integer": self.is_integer}
+        low, high, forbidden, integer = self._summary
+        some = forbidden < self.costs.size
+        return {"kind": self.kind, "rows": self.n_rows, "cols": self.n_cols, "forbidden": forbidden,
+                "min_cost": low if some else None, "max_cost": high if some else None, "integer": integer}
 
 
 @dataclass(frozen=True, eq=False)

@@ -131,10 +131,11 @@ def test_huge_floats_are_not_mistaken_for_small_integers():
             assert_claim_holds(costs, result, optimum)
 
 
-@pytest.mark.parametrize("scale", [1e-12, 1e-20])
+@pytest.mark.parametrize("scale", [1e-300, 1e-20, 1e-12, 1e12, 1e300])
 def test_the_reported_tiny_cost_failures_are_fixed(scale):
-    """The tester's case: uniform 12 x 12 costs times 1e-12 or 1e-20. Every solver (it was wrong
-    and certified in 47-88% of instances) must match scipy's optimum to a relative 1e-9."""
+    """The tester's case: uniform 12 x 12 costs times 1e-12 or 1e-20 (and the other extremes).
+    Every solver (it was wrong and certified in 47-88% of instances) must match scipy's optimum to
+    a relative 1e-9."""
     rng = np.random.default_rng(12)
     for _ in range(6):
         costs = rng.uniform(size=(12, 12)) * scale
@@ -213,10 +214,24 @@ def test_exact_recheck_refutes_what_rounding_would_accept():
     u_i + v_j <= c_ij holds exactly, and the gap is an exact sum rounded up."""
     costs = np.array([[0.1, 0.2], [0.2, 0.1]])
     v = np.array([0.3, 0.3])  # 0.1 - 0.3 is not exact in binary
-    u, bad_row, _ = cm._row_min_down(*cm._CostRows(CostMatrix.from_array(costs)).args(), v)
-    assert bad_row == -1
+    rows = cm._CostRows(CostMatrix.from_array(costs))
+    u = cm._row_min_down(*rows.args(), v)
     for i, j in itertools.product(range(2), range(2)):
         assert Fraction(u[i]) + Fraction(v[j]) <= Fraction(costs[i, j])
+    assert cm._first_excess(*rows.args(), u, v) == (-1, -1)
+    rng = np.random.default_rng(0)
+    for _ in range(500):  # the exact comparison a + b > c, on sums that round to c or next to it
+        a, b = rng.normal(size=2) * 10.0 ** rng.integers(-20, 20, size=2)
+        c = np.nextafter(a + b, rng.choice([-np.inf, np.inf])) if rng.random() < 0.5 else a + b
+        assert cm._sum_exceeds(a, b, c) == (Fraction(a) + Fraction(b) > Fraction(c))
+    for _ in range(200):  # rounded-down duals on random instances at awkward magnitudes
+        costs = rng.uniform(size=(4, 5)) * 10.0 ** rng.integers(-300, 300)
+        v = rng.normal(size=5) * 10.0 ** rng.integers(-300, 300)
+        rows = cm._CostRows(CostMatrix.from_array(costs))
+        u = cm._row_min_down(*rows.args(), v)
+        assert cm._first_excess(*rows.args(), u, v) == (-1, -1)
+        for i, j in itertools.product(range(4), range(5)):
+            assert Fraction(u[i]) + Fraction(v[j]) <= Fraction(costs[i, j])
     # the upper rounded sum is a true upper bound, even where fsum alone rounds down
     terms = np.array([1.0, 1e-17, 1e-17])
     assert Fraction(float_sum_up(terms)) >= sum(map(Fraction, terms.tolist()))
