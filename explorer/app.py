@@ -77,13 +77,8 @@ def reading_for(path: str, requested: str | None, algorithm: str | None) -> str 
 def _prepare_environment(args) -> None:
     if os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
         os.environ.setdefault("QT_QPA_PLATFORM", "xcb")
-    # numba-cuda's performance hints (a small grid, an implicit host copy) speak to kernel writers,
-    # not users: off unless asked for, before numba reads its configuration (as `matchscope solve`)
-    os.environ.setdefault("NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS", "0")
-    os.environ.setdefault("NUMBA_CUDA_WARN_ON_IMPLICIT_COPY", "0")
-    if args.backend == "cudasim":
-        from solvers.targets import enable_simulator
-        enable_simulator()  # must precede numba's import
+    from solvers.targets import configure_numba
+    configure_numba(args.backend)  # must precede numba's import
 
 
 class Script(QtCore.QObject):

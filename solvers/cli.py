@@ -177,13 +177,8 @@ TRACKING_OPTIONS = ("max_distance",)  # `solve` on a point series: options of so
 
 
 def _cmd_solve(args) -> int:
-    # numba-cuda's performance hints (a small grid, an implicit host copy) speak to kernel writers,
-    # not users: off unless asked for, before numba reads its configuration
-    os.environ.setdefault("NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS", "0")
-    os.environ.setdefault("NUMBA_CUDA_WARN_ON_IMPLICIT_COPY", "0")
-    if args.backend == "cudasim":
-        from .targets import enable_simulator
-        enable_simulator()  # before anything below can import numba
+    from .targets import configure_numba
+    configure_numba(args.backend)  # before anything below can import numba
     import solvers
     from . import registry
     from .formats import reading_for

@@ -14,7 +14,6 @@ from typing import ClassVar, Sequence
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
 
 from .errors import InputError
 from .exact import INT64_MAX, int_sum
@@ -312,21 +311,6 @@ def _dtype_words(dtype: np.dtype) -> str:
     return kinds.get(dtype.kind, f"values of type {dtype.name}")
 
 
-@njit(cache=True)
-def _finite_summary(costs):
-    low, high, forbidden, integer = np.inf, -np.inf, 0, True
-    for k in range(costs.size):
-        c = costs[k]
-        if c == np.inf:
-            forbidden += 1
-            continue
-        low = min(low, c)
-        high = max(high, c)
-        if integer and c != np.floor(c):
-            integer = False
-    return low, high, forbidden, integer
-
-
 @dataclass(frozen=True, eq=False)
 class CostMatrix:
     """Dense assignment costs, rows (persons) x cols (objects); rectangular allowed.
@@ -377,7 +361,8 @@ class CostMatrix:
     def _summary(self) -> tuple:
         """(min, max, forbidden count, all integer) of the finite costs: one pass, computed once
         (the problem is immutable, and every solve describes it)."""
-        low, high, forbidden, integer = _finite_summary(self.costs.reshape(-1))
+        from .cost_summary import finite_summary  # numba loads only when a matrix is described
+        low, high, forbidden, integer = finite_summary(self.costs.reshape(-1))
         return float(low), float(high), int(forbidden), bool(integer)
 
     def describe(self) -> dict:

@@ -37,6 +37,16 @@ def enable_simulator() -> None:
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
 
 
+def configure_numba(backend: str | None = None) -> None:
+    """What a front end (CLI, explorer) sets before numba is imported: numba-cuda's performance hints
+    (a small grid, an implicit host copy) speak to kernel writers, not users, so they are off unless
+    asked for; ``backend`` "cudasim" switches the simulator on."""
+    os.environ.setdefault("NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS", "0")
+    os.environ.setdefault("NUMBA_CUDA_WARN_ON_IMPLICIT_COPY", "0")
+    if backend == "cudasim":
+        enable_simulator()
+
+
 @functools.lru_cache(maxsize=1)
 def cuda_available() -> bool:
     """A real NVIDIA GPU usable by numba.cuda (never true under the simulator)."""

@@ -1281,3 +1281,13 @@ def test_a_newline_in_a_file_name_keeps_the_error_on_one_line(capsys, tmp_path):
     odd.write_text("not a matrix market file\n")
     assert main(["solve", str(odd), "--algo", "hopcroft-karp"]) == 2
     assert_one_error_line(capsys.readouterr().err, "two?lines.mtx")
+
+
+def test_importing_the_package_loads_no_numba():
+    """numba must load only where it is used: a front end chooses the CUDA simulator (an environment
+    variable numba reads once, on import) after it has imported solvers."""
+    code = "import sys, solvers, solvers.cli; print('numba' in sys.modules)"
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=dict(env, PYTHONPATH=str(ROOT)),
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip() == "False", proc.stderr
