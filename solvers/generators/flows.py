@@ -57,8 +57,8 @@ def genrmf(a: int, b: int, c1: int = 1, c2: int = 10000, seed: int = 0) -> FlowN
     require(b >= 2, f"b must be >= 2 frames, got {b}")
     require(c1 <= c2, f"c1 ({c1}) must be <= c2 ({c2})")
     aa = a * a
-    require(c2 * aa <= INT64_MAX, f"in-frame capacity c2*a*a = {c2 * aa} is larger than 2^63 - 1, the largest "
-                                  "capacity a 64-bit integer holds")
+    require(c2 * aa <= INT64_MAX, f"in-frame capacity c2*a*a = {c2 * aa} does not fit in 64 bits "
+                                  "(at most 2^63 - 1)")
     n = aa * b
     n_arcs = 5 * aa * b - 4 * a * b - aa
     guard_size(n_arcs, BYTES_PER_EDGE, f"genrmf with {n_arcs} arcs")
