@@ -259,9 +259,19 @@ class FlowNetwork:
                 "total_capacity": int_sum(self.capacity)}  # exact: an int64 sum would wrap past 2^63
 
     def to_sparse(self) -> sp.csr_matrix:
-        """Capacity matrix with parallel edges summed (what scipy.sparse.csgraph.maximum_flow takes)."""
-        m = sp.csr_matrix((self.capacity, (self.tail, self.head)),
-                          shape=(self.n_vertices, self.n_vertices))
+        """Capacity matrix with parallel edges summed (what scipy.sparse.csgraph.maximum_flow takes).
+        InputError when parallel edges sum past 2^63 - 1 (an int64 sum would wrap)."""
+        cap = self.capacity
+        if cap.size and int(cap.max()) > INT64_MAX // cap.size:
+            key = self.tail.astype(np.int64) * self.n_vertices + self.head
+            order = np.argsort(key, kind="stable")
+            starts = np.flatnonzero(np.r_[True, key[order][1:] != key[order][:-1]])
+            high = np.add.reduceat(cap[order] >> 32, starts)
+            low = np.add.reduceat(cap[order] & 0xFFFFFFFF, starts)
+            if np.any(high + (low >> 32) > INT64_MAX >> 32):
+                raise InputError("parallel edges sum past 2^63 - 1: their capacity matrix cannot hold them",
+                                 self.source)
+        m = sp.csr_matrix((cap, (self.tail, self.head)), shape=(self.n_vertices, self.n_vertices))
         m.sum_duplicates()
         return m
 

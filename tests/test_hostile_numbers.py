@@ -465,6 +465,10 @@ def test_hostile_flow_networks_are_refused_before_anything_wraps_or_allocates():
     network = FlowNetwork.from_edges(3, [0, 0, 1, 1], [1, 1, 2, 2], [2 ** 62] * 4, 0, 2)
     assert network.describe()["total_capacity"] == 2 ** 64  # was summed in int64 and wrapped to 0
     assert int_sum(np.array([B, B, B])) == 3 * B
+    with pytest.raises(InputError, match="parallel edges sum past"):
+        network.to_sparse()  # its parallel edges were summed into a wrapped int64
+    fits = FlowNetwork.from_edges(3, [0, 0, 1], [1, 1, 2], [2 ** 62, 2 ** 62 - 1, 5], 0, 2)
+    assert fits.to_sparse()[0, 1] == B
 
 
 def test_generators_refuse_what_they_cannot_draw_exactly():
