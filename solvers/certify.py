@@ -951,9 +951,11 @@ def certify_assignment(problem: CostMatrix | SparseCosts, row_match, col_match=N
     if n * m <= REFERENCE_CELLS:
         reference = _reference_columns(problem, cr)
         if reference is not None:
-            cert = attempt(reference, "potentials of an independent optimal assignment",
-                           "the potentials of an independently computed optimal assignment prove it", trusted=True)
-            if cert is not None:  # cheaper by at most the rounding allowance, if a negative cycle was found
+            reason = "the potentials of an independently computed optimal assignment prove it"
+            if cheaper:
+                reason += "; a cheaper assignment exists, by no more than the rounding allowance"
+            cert = attempt(reference, "potentials of an independent optimal assignment", reason, trusted=True)
+            if cert is not None:
                 return cert
             notes.append("gap measured against an independent optimal assignment")
     witness = {"value": primal}
@@ -967,8 +969,7 @@ def certify_assignment(problem: CostMatrix | SparseCosts, row_match, col_match=N
         notes.append(f"proven gap {gap:.6g} is within the claimed {claimed:g}" if within
                      else f"proven gap {gap:.6g} exceeds the claimed {claimed:g}")
     if within:
-        reason = "proven by " + ("potentials derived by shortest paths" if columns is not None and not cheaper
-                                 else "dual potentials")
+        reason = "dual potentials prove the gap"
     elif cheaper:
         reason = "a cheaper assignment exists"
     else:
