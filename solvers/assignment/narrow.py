@@ -34,7 +34,8 @@ class Narrowed:
     dropped_min: np.ndarray  # per line of the short side: its cheapest dropped cost (inf: none)
 
     def widen(self, solution: Solution) -> Solution:
-        """The narrowed problem's solution as one of the original problem (duals dropped)."""
+        """The narrowed problem's solution as one of the original problem (its duals extended where
+        feasible)."""
         n_rows, n_cols = self.shape
         short_match = solution.row_match if not self.transposed else solution.col_match
         long_match = solution.col_match if not self.transposed else solution.row_match
