@@ -189,7 +189,7 @@ class Worker(QtCore.QObject):
         """Once per warm-up key in this session; Stop cancels it like the run (Cancelled propagates)."""
         p = job.params
         backend = warmup.resolved_backend(p["algorithm"], p["backend"])
-        if backend is None or not wants_warmup(p["algorithm"], backend):
+        if backend is None or not warmup.wants_warmup(p["algorithm"], backend):
             return
         options = dict(p.get("options", {}))
         key = warmup.warmup_key(p["problem"], p["algorithm"], backend, options)
@@ -202,13 +202,6 @@ class Worker(QtCore.QObject):
                                             track=job.kind == "track", snapshot_interval=0.0,
                                             should_stop=job.cancel.is_set)
         self.warmed.add(key)
-
-
-def wants_warmup(algorithm: str, backend: str) -> bool:
-    """solvers.warmup's choice (a compiled algorithm on a backend that compiles), for the package's
-    own solvers only: a test's stand-in (its runner outside ``solvers``) has nothing to compile."""
-    algo = solvers.algorithms().get(algorithm)
-    return algo is not None and algo.runner.startswith("solvers.") and warmup.wants_warmup(algorithm, backend)
 
 
 class WorkerHost(QtCore.QObject):

@@ -130,9 +130,11 @@ def _parse_opts(pairs: list[str]) -> dict[str, str]:
     return options
 
 
-def _number(value: float) -> str:
-    """A whole number as one; any other float in full (repr: the shortest text that reads back as
-    the same float), so the summary shows the value the JSON holds."""
+def _number(value: float | int) -> str:
+    """A whole number as one (an exact Python int in full); any other float in full (repr: the
+    shortest text that reads back as the same float), so the summary shows the value the JSON holds."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
     value = float(value)
     if math.isfinite(value) and value == int(value) and abs(value) < 2**53:
         return str(int(value))
@@ -341,7 +343,7 @@ def _solve(solvers, problem, run: _Run, progress, out):
         solvers.save(result, out, problem=problem)  # flow exports need the edge ends
     record = result.summary()
     rows = [("algorithm", _algorithm_text(run)),
-            ("value", _number(result.value)),
+            ("value", _number(result.exact_value)),
             ("certified", _certified_text(result.certificate)),
             ("certificate", result.certificate.summary()),
             ("solve time", duration(result.seconds)),

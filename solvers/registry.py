@@ -115,6 +115,7 @@ class Algorithm:
     label: str = ""                  # what its "labels" snapshots hold
     summary: str = ""
     reference: str = ""              # paper or library it implements
+    compiled: bool = True            # runs numba-compiled code: front ends warm it up before a timed run
 
     def run_function(self):
         module, _, func = self.runner.partition(":")

@@ -34,16 +34,12 @@ COST_CORNER = 48     # a cost matrix warms up on its top-left corner (same dtype
 POINTS = 16          # a point series on its first two frames, this many points each
 
 
-def compiles(algo: registry.Algorithm) -> bool:
-    """Whether the algorithm runs compiled kernels: the scipy references (``*.reference`` runners)
-    compile nothing, so a warm-up would only spend time."""
-    return not algo.runner.partition(":")[0].endswith(".reference")
-
-
 def wants_warmup(algorithm: str, backend: str) -> bool:
-    """A known algorithm that compiles, on a backend that compiles (the simulator compiles nothing)."""
+    """An algorithm that declares compiled code (all of the package's, the scipy references too:
+    their exact-arithmetic helpers and capacity bounds are numba-compiled) on a backend that
+    compiles (the simulator compiles nothing)."""
     algo = registry.algorithms().get(algorithm)
-    return algo is not None and backend != "cudasim" and compiles(algo)
+    return algo is not None and backend != "cudasim" and algo.compiled
 
 
 def resolved_backend(algorithm: str, backend: str) -> str | None:

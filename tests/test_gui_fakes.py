@@ -81,11 +81,11 @@ FAKE_PR = registry.Algorithm(
     (registry.Option("steps", 60, help="iterations to emit"), registry.Option("delay", 0.0, help="seconds per step"),
      registry.Option("mode", "TC", ("TC", "VC"), "workload mode"), registry.Option("relabel_every", 10),
      registry.Option("snapshot_every", 3, help="0: only when the observer's throttle allows")),
-    label="psi", summary="test stand-in with scripted telemetry", reference="matchscope tests")
+    label="psi", summary="test stand-in with scripted telemetry", reference="matchscope tests", compiled=False)
 FAKE_SCIPY = registry.Algorithm(
     "fake-scipy", ("matching",), (BipartiteGraph,), ("cpu",), f"{RUNNER_MODULE}:run_fake_scipy",
     (registry.Option("seconds", 0.5),), summary="test stand-in blocking in one scipy call",
-    reference="scipy (test stand-in)")
+    reference="scipy (test stand-in)", compiled=False)
 
 
 @pytest.fixture

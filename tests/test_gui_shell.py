@@ -52,10 +52,10 @@ def run_fake_broken(problem: BipartiteGraph, backend, tel):
 
 
 FAKE_BROKEN = registry.Algorithm("fake-broken", ("matching",), (BipartiteGraph,), ("cpu",),
-                                 f"{RUNNER_MODULE}:run_fake_broken", summary="test stand-in with a bug")
+                                 f"{RUNNER_MODULE}:run_fake_broken", summary="test stand-in with a bug", compiled=False)
 FAKE_SHORT = registry.Algorithm("fake-short", ("matching",), (BipartiteGraph,), ("cpu",),
                                 f"{RUNNER_MODULE}:run_fake_short", (registry.Option("found", 1, low=0),),
-                                summary="test stand-in returning a non-maximum matching")
+                                summary="test stand-in returning a non-maximum matching", compiled=False)
 
 
 def open_graph(qtbot, win, tmp_path, seed=1, n=60, name=None, square=True):

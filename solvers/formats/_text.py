@@ -290,7 +290,8 @@ def token_error(token: str, kind: str) -> str | None:
             return f"expected an integer, found {shown(token)}"
         # by length first: int() refuses strings of more than 4300 digits
         if len(token.lstrip("+-").lstrip("0")) > 19 or not _INT64.min <= int(token) <= _INT64.max:
-            return f"integer {shown(token)} is out of range"
+            digits = token if len(token) <= 40 else token[:40] + "..."
+            return f"{digits} is out of range: it does not fit in a 64-bit integer (at most 2^63 - 1)"
         return None
     if not _FLOAT_TOKEN.match(token):
         return f"expected a number, found {shown(token)}"
