@@ -81,3 +81,32 @@ def test_tracking_on_the_gpu_matches_the_cpu():
         gpu = solvers.track(series, algorithm, backend="cuda")
         assert gpu.accuracy == pytest.approx(cpu.accuracy)
         assert all(s["certified"] and s["backend"] == "cuda" for s in gpu.frame_stats)
+
+
+@pytest.mark.parametrize("algorithm,options", CONFIGS, ids=lambda x: str(x))
+def test_hostile_scales_on_the_gpu_are_exact_or_refused(algorithm, options):
+    """Issue 11 on the device: costs from 1e-300 to 1e290 (ties, offsets, big-M, forbidden pairs), the
+    answer certified and within its stated allowance of the exact optimum (brute force in fractions)."""
+    from test_hostile_numbers import SCALES, assert_claim_holds, exact_optimum, hostile_costs
+    rng = np.random.default_rng(1111)
+    for trial in range(60):
+        scale = SCALES[trial % len(SCALES)]
+        costs = hostile_costs(rng, scale, (int(rng.integers(1, 7)), int(rng.integers(1, 7))))
+        optimum = exact_optimum(costs)
+        if optimum is None:
+            with pytest.raises(InfeasibleError):
+                solvers.solve(CostMatrix.from_array(costs), algorithm, backend="cuda", **options)
+            continue
+        result = solvers.solve(CostMatrix.from_array(costs), algorithm, backend="cuda", **options)
+        assert result.certified, (trial, scale, result.certificate.summary())
+        assert_claim_holds(costs, result, optimum)
+
+
+@pytest.mark.parametrize("algorithm,options", CONFIGS, ids=lambda x: str(x))
+def test_wide_and_tall_matrices_on_the_gpu(algorithm, options):
+    rng = np.random.default_rng(7)
+    for shape in ((1, 100_000), (5, 100_000), (100_000, 3)):
+        costs = rng.random(shape)
+        r, c = linear_sum_assignment(costs)
+        result = solvers.solve(CostMatrix.from_array(costs), algorithm, backend="cuda", **options)
+        assert result.certified and result.value == pytest.approx(costs[r, c].sum(), rel=1e-12), shape

@@ -104,3 +104,15 @@ def test_workload_snapshots_carry_clock_cycles(mode):
     off = Recorder(snapshot_interval=0.0)
     solvers.solve(net, "wbpr", backend="cuda", observer=off, mode=mode, measure="off")
     assert all("cycles" not in s.data for s in off.snapshots if s.kind == "workload")
+
+
+def test_huge_capacities_on_the_gpu_are_exact():
+    """Issue 11: capacities near 2^63 with a small maximum flow are solved (the source's edges are
+    lowered first), and a path of int64-max capacities gives the exact value."""
+    big = 2 ** 63 - 1
+    small = FlowNetwork.from_edges(4, [0, 0, 1, 2], [1, 2, 3, 3], [big, big, 1, 1], 0, 3)
+    path = FlowNetwork.from_edges(3, [0, 1], [1, 2], [big, big], 0, 2)
+    for mode, csr in COMBOS:
+        for net, value in ((small, 2), (path, big)):
+            r = solvers.solve(net, "wbpr", backend="cuda", mode=mode, csr=csr)
+            assert r.certified and r.certificate.witness["value"] == value, (mode, csr)
