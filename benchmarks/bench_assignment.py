@@ -14,7 +14,7 @@ Timing: each solver runs once untimed (JIT compilation, the upload of the matrix
 certified by solvers.certify (up to --certify-max-n), then ``--repeats`` timed runs of the solver
 alone (what solvers.solve times); the median is reported. The GPU keeps the last uploaded matrix,
 so timed runs measure the solve; the one-off host-to-device copy (converted and copied in pinned
-chunks, solvers.assignment.staged_upload, whose JIT compilation is warmed up first) is reported next to it (upload_s)
+chunks, solvers.targets.staged_upload, whose JIT compilation is warmed up first) is reported next to it (upload_s)
 and added to it (seconds incl. upload). The goals are judged on the solve time and also quote it
 with the upload. scipy runs once when a run takes over 5 s,
 and is skipped where its O(n^3) extrapolation from the previous size exceeds 60 s (said so in the
@@ -181,7 +181,7 @@ class Bench:
     def run(self) -> None:
         args = self.args
         if self.backend == "cuda":  # upload_s then measures copies, not JIT compilation
-            from solvers.assignment.staged_upload import warm_up
+            from solvers.targets.staged_upload import warm_up
             warm_up()
         if not args.skip_dense:
             for label, factor in RANGES:

@@ -5,6 +5,10 @@
     r = solvers.solve(g, "hopcroft-karp")
     print(r.value, r.certified)
 """
+from .targets.cache import configure as _configure_kernel_cache
+
+_configure_kernel_cache()  # before anything imports numba: compiled kernels are kept per machine
+
 from .api import algorithms, generate, load, save, solve, track
 from .errors import BackendUnavailable, Cancelled, InfeasibleError, InputError
 from .problems import BipartiteGraph, CostMatrix, FlowNetwork, PointSeries, SparseCosts

@@ -1,4 +1,4 @@
-"""The chunked pinned upload of cost matrices (solvers.assignment.staged_upload), run under the CUDA
+"""The chunked pinned upload of cost matrices (solvers.targets.staged_upload), run under the CUDA
 simulator with buffers of a few rows so every path is taken: many chunks alternating between the two
 buffers, a last partial chunk, transposed (strided) sources, float32 and float64 targets, and a row
 longer than a buffer (the plain-copy fallback)."""
@@ -9,7 +9,7 @@ import json
 CODE = """
 import json
 import numpy as np
-from solvers.assignment import staged_upload as su
+from solvers.targets import staged_upload as su
 su.STAGED_MIN_BYTES = 0
 rng = np.random.default_rng(4)
 costs = rng.integers(-500, 500, (37, 53)).astype(np.float64)

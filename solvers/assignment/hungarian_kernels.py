@@ -540,7 +540,7 @@ class CudaLauncher:
 
     def upload(self, costs: np.ndarray, dtype):
         """A device copy of the 2-D cost matrix in ``dtype`` (converted and copied in pinned chunks)."""
-        from .staged_upload import upload_matrix
+        from ..targets.staged_upload import upload_matrix
         return upload_matrix(costs, dtype)
 
     def empty(self, n: int, dtype):

@@ -1,14 +1,17 @@
-"""Which backends exist in this process, and launch geometry shared by the kernels.
+"""The one target layer: which backends exist in this process, their launchers, launch geometry,
+and where compiled kernels are cached.
 
 Backends: ``cpu`` (numba njit, parallel over cores), ``cuda`` (numba.cuda kernels on an NVIDIA GPU)
 and ``cudasim`` (the same cuda kernels under numba's CUDA simulator). The simulator is a
 per-process choice: NUMBA_ENABLE_CUDASIM=1 must be set before numba is first imported, so tests
 that need it run in a subprocess; in such a process ``cuda`` is not available.
 
-A solver writes each kernel's per-element body once as a plain function, compiles it with
-``cuda.jit(device=True)`` inside a thin ``@cuda.jit`` kernel (``i = cuda.grid(1)``) and with
-``numba.njit`` inside an ``@njit(parallel=True)`` loop over ``prange``, and calls whichever launcher
-``backend`` names from one target-independent host loop.
+A solver writes each step's per-element body once (``register_jitable``), beside the two loops
+that call it (an ``@njit(cache=True)`` prange loop and a thin ``@cuda.jit(cache=True)`` kernel),
+pairs them in a ``Kernel`` (kernel.py) and runs them from one target-independent host loop through
+the ``Launcher`` that ``launcher_for(backend)`` gives (launcher.py: the protocol and the one
+``{backend: launcher}`` table). Geometry (warp size, block sizes) lives in geometry.py, the on-disk
+cache location in cache.py.
 """
 from __future__ import annotations
 
@@ -16,11 +19,12 @@ import functools
 import os
 import sys
 
-from .errors import BackendUnavailable
+from ..errors import BackendUnavailable
+from .geometry import THREADS_PER_BLOCK, WARP_SIZE, grid_for
+from .kernel import Kernel
+from .launcher import LAUNCHERS, Launcher, launcher_for
 
-BACKENDS = ("cpu", "cuda", "cudasim")
-THREADS_PER_BLOCK = 256
-WARP_SIZE = 32
+BACKENDS = tuple(LAUNCHERS)
 
 
 def simulator_enabled() -> bool:
@@ -43,6 +47,8 @@ def configure_numba(backend: str | None = None) -> None:
     asked for; ``backend`` "cudasim" switches the simulator on."""
     os.environ.setdefault("NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS", "0")
     os.environ.setdefault("NUMBA_CUDA_WARN_ON_IMPLICIT_COPY", "0")
+    from .cache import configure
+    configure()
     if backend == "cudasim":
         enable_simulator()
 
@@ -88,6 +94,6 @@ def resolve_backend(requested: str, supported: tuple[str, ...], algorithm: str =
     return requested
 
 
-def grid_for(n: int, threads: int = THREADS_PER_BLOCK) -> tuple[int, int]:
-    """(blocks, threads) covering n elements, at least one block."""
-    return max(1, (int(n) + threads - 1) // threads), threads
+__all__ = ["BACKENDS", "Kernel", "LAUNCHERS", "Launcher", "THREADS_PER_BLOCK", "WARP_SIZE",
+           "available_backends", "configure_numba", "cuda_available", "enable_simulator", "grid_for",
+           "launcher_for", "resolve_backend", "simulator_enabled"]

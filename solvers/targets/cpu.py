@@ -1,0 +1,73 @@
+"""The cpu launcher: arrays are numpy arrays, a launch calls the kernel's ``@njit`` loop."""
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import numpy as np
+
+from .kernel import Kernel
+
+# Below this many elements a solve runs its parallel loops on one thread: waking a thread team
+# costs more than such a problem's work (on 2 cores, OpenMP's team takes milliseconds per region).
+PARALLEL_MIN = 2048
+
+
+class CpuLauncher:
+    backend = "cpu"
+    device = False
+
+    def __init__(self):
+        self.launches = 0
+        self.readbacks = 0
+
+    @contextmanager
+    def session(self, size: int):
+        import numba
+        before = numba.get_num_threads()
+        numba.set_num_threads(1 if size < PARALLEL_MIN else before)
+        try:
+            yield self
+        finally:
+            numba.set_num_threads(before)
+
+    def launch(self, kernel: Kernel, size, *args) -> None:
+        if kernel.cpu is None:
+            raise NotImplementedError(f"kernel {kernel.name} has no cpu loop")
+        self.launches += 1
+        kernel.cpu(*args)
+
+    def cooperative_blocks(self, kernel: Kernel, *args) -> int:
+        return 1
+
+    def upload(self, host: np.ndarray, dtype=None) -> np.ndarray:
+        array = np.ascontiguousarray(host, dtype=dtype)
+        return array if array.size else np.zeros(1, dtype=array.dtype)
+
+    def upload_matrix(self, host: np.ndarray, dtype) -> np.ndarray:
+        return np.ascontiguousarray(host, dtype=dtype)
+
+    def empty(self, n: int, dtype) -> np.ndarray:
+        return np.empty(n, dtype=dtype)
+
+    def full(self, n: int, value, dtype) -> np.ndarray:
+        return np.full(n, value, dtype=dtype)
+
+    def zeros(self, n: int, dtype) -> np.ndarray:
+        return np.zeros(n, dtype=dtype)
+
+    def read(self, array, out: np.ndarray | None = None) -> np.ndarray:
+        """A host copy: what a readback costs on a GPU, so host loops never alias target arrays."""
+        self.readbacks += 1
+        if out is None:
+            return np.array(array, copy=True)
+        out[...] = array
+        return out
+
+    def host_buffer(self, n: int, dtype) -> np.ndarray:
+        return np.empty(n, dtype=dtype)
+
+    def write(self, array, host: np.ndarray) -> None:
+        array[...] = host
+
+    def synchronize(self) -> None:
+        pass

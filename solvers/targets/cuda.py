@@ -1,0 +1,107 @@
+"""The cuda launcher: arrays are numba device arrays, a launch runs the kernel's ``@cuda.jit`` form."""
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import numpy as np
+from numba import cuda
+
+from .geometry import SIM_THREADS_PER_BLOCK, THREADS_PER_BLOCK, WARP_SIZE, grid_for
+from .kernel import BLOCK_PER_ITEM, COOPERATIVE, EACH, MATRIX, ONE_BLOCK, Kernel
+
+
+class CudaLauncher:
+    backend = "cuda"
+    device = True
+    simulated = False
+
+    def __init__(self):
+        self.launches = 0
+        self.readbacks = 0
+        self._coop_blocks: dict = {}
+
+    @contextmanager
+    def session(self, size: int):
+        yield self
+
+    def threads(self, kernel: Kernel) -> int:
+        if self.simulated:
+            return kernel.sim_threads or SIM_THREADS_PER_BLOCK
+        return kernel.threads or THREADS_PER_BLOCK
+
+    def dims(self, kernel: Kernel, size, *args):
+        """(grid, block) of a launch, or None when there is nothing to do."""
+        threads = self.threads(kernel)
+        if kernel.shape == EACH:
+            if size <= 0:
+                return None
+            smallest = threads if self.simulated else WARP_SIZE
+            return grid_for(size, threads, min(smallest, threads))
+        if kernel.shape == BLOCK_PER_ITEM:
+            return (size, threads) if size > 0 else None
+        if kernel.shape == ONE_BLOCK:
+            return 1, threads
+        if kernel.shape == MATRIX:
+            rows, cols = size
+            if rows <= 0 or cols <= 0:
+                return None
+            return (rows, (cols + threads - 1) // threads), threads
+        if kernel.shape == COOPERATIVE:
+            wanted = max(1, (int(size) + kernel.tiles - 1) // kernel.tiles)
+            return min(wanted, self.cooperative_blocks(kernel, *args)), threads
+        raise ValueError(kernel.shape)
+
+    def launch(self, kernel: Kernel, size, *args) -> None:
+        if kernel.cuda is None:
+            raise NotImplementedError(f"kernel {kernel.name} has no cuda form")
+        dims = self.dims(kernel, size, *args)
+        if dims is None:
+            return
+        self.launches += 1
+        kernel.cuda[dims](*args)
+
+    def cooperative_blocks(self, kernel: Kernel, *args) -> int:
+        """Blocks of ``kernel`` that fit on the device at once (for its argument types)."""
+        dispatcher = kernel.cuda
+        types = tuple(dispatcher.typeof_pyval(a) for a in args)
+        key = (kernel.name, types)
+        if key not in self._coop_blocks:
+            compiled = dispatcher.compile(types)
+            self._coop_blocks[key] = max(1, int(compiled.max_cooperative_grid_blocks(self.threads(kernel))))
+        return self._coop_blocks[key]
+
+    def upload(self, host: np.ndarray, dtype=None):
+        array = np.ascontiguousarray(host, dtype=dtype)
+        return cuda.to_device(array if array.size else np.zeros(1, dtype=array.dtype))
+
+    def upload_matrix(self, host: np.ndarray, dtype):
+        from .staged_upload import upload_matrix
+        return upload_matrix(host, dtype)
+
+    def empty(self, n: int, dtype):
+        return cuda.device_array(int(n), dtype=dtype)
+
+    def full(self, n: int, value, dtype):
+        return cuda.to_device(np.full(int(n), value, dtype=dtype))
+
+    def zeros(self, n: int, dtype):
+        return self.full(n, 0, dtype)
+
+    def read(self, array, out: np.ndarray | None = None) -> np.ndarray:
+        self.readbacks += 1
+        if out is None:
+            return array.copy_to_host()
+        array.copy_to_host(out)
+        return out
+
+    def host_buffer(self, n: int, dtype) -> np.ndarray:
+        try:  # page-locked memory makes a frequent small readback cheaper
+            return cuda.pinned_array(n, dtype)
+        except Exception:  # the simulator may not offer it; plain memory is as good there
+            return np.empty(n, dtype)
+
+    def write(self, array, host: np.ndarray) -> None:
+        array.copy_to_device(np.ascontiguousarray(host))
+
+    def synchronize(self) -> None:
+        cuda.synchronize()

@@ -1,0 +1,80 @@
+"""The ``Launcher`` protocol, and the one table that maps a backend to its launcher.
+
+A host loop (target-independent Python) holds a launcher and never asks which target it has: it
+allocates and copies arrays, launches ``Kernel`` steps and reads small counter arrays back through
+these methods. Adding a backend is adding one class with these methods and one line in
+``LAUNCHERS``. Launchers import numba (and numba.cuda) only when built, so listing algorithms
+stays light.
+"""
+from __future__ import annotations
+
+import importlib
+from contextlib import AbstractContextManager
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from ..errors import BackendUnavailable
+from .kernel import Kernel
+
+
+@runtime_checkable
+class Launcher(Protocol):
+    backend: str    # "cpu", "cuda" or "cudasim"
+    device: bool    # arrays live in device memory (copies to the host synchronise)
+    launches: int   # launches so far (the host loop's cost model)
+    readbacks: int  # copies to the host so far
+
+    def session(self, size: int) -> AbstractContextManager: ...
+    """Run the enclosed solve with settings suited to a problem of ``size`` (cpu: thread count)."""
+
+    def launch(self, kernel: Kernel, size, *args) -> None: ...
+    """Run ``kernel`` over ``size`` (see kernel.SHAPES) with ``args``; asynchronous on a GPU."""
+
+    def cooperative_blocks(self, kernel: Kernel, *args) -> int: ...
+    """How many blocks of a COOPERATIVE kernel can be resident at once (1 on cpu)."""
+
+    def upload(self, host: np.ndarray, dtype=None): ...
+    """A target copy of ``host`` (contiguous, in ``dtype``); an empty array gets one unused element."""
+
+    def upload_matrix(self, host: np.ndarray, dtype): ...
+    """A target copy of a large 2-D matrix converted to ``dtype`` (on a GPU: staged through pinned memory)."""
+
+    def empty(self, n: int, dtype): ...
+    def full(self, n: int, value, dtype): ...
+    def zeros(self, n: int, dtype): ...
+
+    def read(self, array, out: np.ndarray | None = None) -> np.ndarray: ...
+    """A host copy of ``array`` (into ``out`` when given: a reused, on a GPU pinned, buffer)."""
+
+    def host_buffer(self, n: int, dtype) -> np.ndarray: ...
+    """A host array for frequent small readbacks (pinned on a GPU)."""
+
+    def write(self, array, host: np.ndarray) -> None: ...
+    def synchronize(self) -> None: ...
+
+
+# the one table: backend -> "module:class" of its launcher (imported when first asked for)
+LAUNCHERS = {
+    "cpu": "solvers.targets.cpu:CpuLauncher",
+    "cuda": "solvers.targets.cuda:CudaLauncher",
+    "cudasim": "solvers.targets.cudasim:SimulatorLauncher",
+}
+
+
+def launcher_class(backend: str):
+    from . import simulator_enabled
+    if backend not in LAUNCHERS:
+        raise BackendUnavailable(f"unknown backend {backend}; choose from {', '.join(LAUNCHERS)}")
+    if backend == "cudasim" and not simulator_enabled():
+        raise BackendUnavailable("backend cudasim needs NUMBA_ENABLE_CUDASIM=1 before numba is imported; "
+                                 "start the process with that variable set")
+    if backend == "cuda" and simulator_enabled():
+        raise BackendUnavailable("backend cuda is not available in a process running the CUDA simulator")
+    module, name = LAUNCHERS[backend].split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def launcher_for(backend: str) -> Launcher:
+    """A fresh launcher for ``backend`` (cheap: its launch and readback counts start at 0)."""
+    return launcher_class(backend)()
