@@ -163,7 +163,7 @@ def bench_graph(name, graph, backend, repeats, configs, hk_timeout, log) -> dict
     else:
         log(f"  scipy HK          {hk_time:8.3f} s  |M| = {hk_size}")
     if "pr-seq" in solvers.algorithms():
-        from solvers.matching.pr_seq import run as pr_run
+        from solvers.matching.pr_seq_solver import run as pr_run
         seconds, sol = timed(lambda: pr_run(graph, "cpu", NULL), repeats)
         row["pr_seq"] = {"seconds": seconds, "value": int(sol.value), "certified": certified(graph, sol),
                          "initial_matching": int(sol.stats.get("initial_matching", -1))}

@@ -1,17 +1,12 @@
 """The public entry points: load, save, generate, solve, track, algorithms."""
 from __future__ import annotations
 
-import time
-
-import numpy as np
-
 from . import registry
 from .api_inputs import as_observer, as_problem, as_series
-from .errors import InputError
 from .problems import BipartiteGraph, CostMatrix, FlowNetwork, PointSeries, SparseCosts
 from .result import Result
-from .targets import resolve_backend
-from .telemetry import Observer, RunInfo, Telemetry
+from .solving import run_algorithm
+from .telemetry import Observer
 
 
 def load(path, problem: str | None = None, **options):
@@ -38,22 +33,6 @@ def algorithms() -> dict[str, registry.Algorithm]:
     return registry.algorithms()
 
 
-def _convert(problem, algo: registry.Algorithm):
-    if isinstance(problem, algo.accepts):
-        return problem
-    if isinstance(problem, SparseCosts) and CostMatrix in algo.accepts:
-        return problem.to_dense()
-    if isinstance(problem, CostMatrix) and SparseCosts in algo.accepts:
-        rows, cols = np.nonzero(problem.allowed)
-        return SparseCosts.from_edges(rows, cols, problem.costs[rows, cols], problem.n_rows, problem.n_cols,
-                                      problem.source)
-    if isinstance(problem, PointSeries):
-        raise InputError("a point series is tracked (solvers.track, or matchscope solve on its file), not solved",
-                         problem.source)
-    kinds = ", ".join(algo.problem_kinds)
-    raise InputError(f"{algo.name} solves {kinds} problems, not {problem.kind}", problem.source)
-
-
 def solve(data, /, algorithm: str | None = None, backend: str = "auto", observer: Observer | None = None, *,
           problem: str | None = None, **options) -> Result:
     """Run ``algorithm`` on ``data`` and certify the answer independently.
@@ -70,30 +49,13 @@ def solve(data, /, algorithm: str | None = None, backend: str = "auto", observer
     a process's first call it includes compiling the kernels (``solvers.warmup`` runs them untimed
     first).
     """
-    from .certify import certify
-
     observer = as_observer(observer)
     algo = registry.get(algorithm) if algorithm is not None else None
     problem_obj = as_problem(data, algo, problem)
     if algo is None:
         from .choice import choose
         algo = registry.get(choose(problem_obj, backend).algorithm)
-    opts = algo.parse_options(options)
-    chosen = resolve_backend(backend, algo.backends, algo.name)
-    prepared = _convert(problem_obj, algo)
-    info = RunInfo(algo.name, chosen, problem_obj.kind, problem_obj.describe(), opts, algo.label)
-    tel = Telemetry.attach(observer, info)
-    run = algo.run_function()
-    start = time.perf_counter()
-    solution = run(prepared, chosen, tel, **opts)
-    seconds = time.perf_counter() - start
-    certificate = certify(problem_obj, solution)
-    result = Result(problem_obj.kind, algo.name, chosen, float(certificate.witness.get("value", solution.value)),
-                    solution.iterations, seconds, certificate, solution.row_match, solution.col_match,
-                    solution.flow, solution.duals, dict(solution.stats), opts)
-    if observer is not None:
-        observer.on_finish(result)
-    return result
+    return run_algorithm(problem_obj, algo, backend, observer, algo.parse_options(options))
 
 
 def track(series, algorithm: str | None = "lsa", backend: str = "auto",

@@ -9,15 +9,27 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 from dataclasses import dataclass
 from typing import ClassVar, Sequence
 
 import numpy as np
-import scipy.sparse as sp
 
 from .errors import InputError
 from .exact import INT64_MAX, int_sum
 from .io_util import check_allocation
+
+
+def _sparse():
+    """scipy.sparse, imported where a sparse matrix is built (not at startup: it takes a quarter second)."""
+    import scipy.sparse
+    return scipy.sparse
+
+
+def _is_sparse(obj) -> bool:
+    """Whether obj is a scipy.sparse matrix; without scipy.sparse imported, nothing can be one."""
+    module = sys.modules.get("scipy.sparse")
+    return module is not None and module.issparse(obj)
 
 INT32_MAX = np.iinfo(np.int32).max
 EXACT_INTEGER = 2 ** 53  # integers up to this magnitude are exact in float64
@@ -159,13 +171,13 @@ class BipartiteGraph:
     @classmethod
     def from_sparse(cls, matrix, source: str | None = None) -> "BipartiteGraph":
         """Every stored entry of ``matrix`` (even an explicit zero) is an edge row -> col."""
-        if not sp.issparse(matrix):
+        if not _is_sparse(matrix):
             matrix = np.asarray(matrix)
             if matrix.ndim != 2:
                 raise InputError("a bipartite graph needs a 2-D matrix", source)
             rows, cols = np.nonzero(matrix)
             return cls.from_edges(rows, cols, matrix.shape[0], matrix.shape[1], source)
-        coo = sp.coo_matrix(matrix)
+        coo = _sparse().coo_matrix(matrix)
         return cls.from_edges(coo.row, coo.col, coo.shape[0], coo.shape[1], source)
 
     def __post_init__(self):
@@ -187,9 +199,9 @@ class BipartiteGraph:
         rows = np.repeat(np.arange(self.n_rows, dtype=self.col_ind.dtype), np.diff(self.row_ptr))
         return rows, self.col_ind
 
-    def to_sparse(self) -> sp.csr_matrix:
+    def to_sparse(self) -> "scipy.sparse.csr_matrix":
         data = np.ones(self.n_edges, dtype=np.int8)
-        return sp.csr_matrix((data, self.col_ind, self.row_ptr), shape=self.shape)
+        return _sparse().csr_matrix((data, self.col_ind, self.row_ptr), shape=self.shape)
 
     def row_degrees(self) -> np.ndarray:
         return np.diff(self.row_ptr)
@@ -258,7 +270,7 @@ class FlowNetwork:
                 "source": self.source_vertex, "sink": self.sink_vertex,
                 "total_capacity": int_sum(self.capacity)}  # exact: an int64 sum would wrap past 2^63
 
-    def to_sparse(self) -> sp.csr_matrix:
+    def to_sparse(self) -> "scipy.sparse.csr_matrix":
         """Capacity matrix with parallel edges summed (what scipy.sparse.csgraph.maximum_flow takes).
         InputError when parallel edges sum past 2^63 - 1 (an int64 sum would wrap)."""
         cap = self.capacity
@@ -271,7 +283,7 @@ class FlowNetwork:
             if np.any(high + (low >> 32) > INT64_MAX >> 32):
                 raise InputError("parallel edges sum past 2^63 - 1: their capacity matrix cannot hold them",
                                  self.source)
-        m = sp.csr_matrix((cap, (self.tail, self.head)), shape=(self.n_vertices, self.n_vertices))
+        m = _sparse().csr_matrix((cap, (self.tail, self.head)), shape=(self.n_vertices, self.n_vertices))
         m.sum_duplicates()
         return m
 
@@ -334,7 +346,7 @@ class CostMatrix:
 
     @classmethod
     def from_array(cls, costs, forbidden=None, source: str | None = None) -> "CostMatrix":
-        if sp.issparse(costs):
+        if _is_sparse(costs):
             raise InputError("CostMatrix needs a dense array; use SparseCosts for sparse input", source)
         a = np.array(costs, copy=True)
         if a.ndim != 2:
@@ -419,7 +431,7 @@ class SparseCosts:
 
     @classmethod
     def from_sparse(cls, matrix, source: str | None = None) -> "SparseCosts":
-        coo = sp.coo_matrix(matrix)
+        coo = _sparse().coo_matrix(matrix)
         return cls.from_edges(coo.row, coo.col, coo.data, coo.shape[0], coo.shape[1], source)
 
     @property
@@ -434,8 +446,8 @@ class SparseCosts:
     def is_integer(self) -> bool:
         return bool(np.all(self.cost == np.round(self.cost)))
 
-    def to_sparse(self) -> sp.csr_matrix:
-        return sp.csr_matrix((self.cost, self.col_ind, self.row_ptr), shape=self.shape)
+    def to_sparse(self) -> "scipy.sparse.csr_matrix":
+        return _sparse().csr_matrix((self.cost, self.col_ind, self.row_ptr), shape=self.shape)
 
     def to_dense(self) -> CostMatrix:
         dense = np.full(self.shape, np.inf)

@@ -1,21 +1,30 @@
 """Algorithm registry: name -> problem kinds, backends, declared options and a lazily imported runner.
 
-Each module under solvers/matching, solvers/flow and solvers/assignment (other than *_kernels)
-may define ``ALGORITHMS = [Algorithm(...), ...]``; the registry discovers them. A runner is
+The modules in ``DECLARING_MODULES`` define ``ALGORITHMS = [Algorithm(...), ...]``; they import
+neither numba nor scipy.sparse, so listing algorithms is quick and compiles nothing. A runner is
 "module:function" with the signature ``run(problem, backend, tel, **options) -> Solution``; it is
-imported only when the algorithm runs, so listing algorithms compiles nothing.
+imported only when the algorithm runs.
+
+An ``Algorithm`` declares what front ends need to know about it, so they never guess: the problem
+kinds and backends, its options, whether it runs compiled code (``compiled``: warm it up before a
+timed run), whether Stop can interrupt it mid-run (``interruptible``; one scipy call cannot be),
+and the iteration phases its telemetry reports (``phases``).
 """
 from __future__ import annotations
 
 import importlib
 import math
-import pkgutil
 from dataclasses import dataclass
 from typing import Any
 
 from .errors import InputError
 
 FAMILIES = ("matching", "flow", "assignment")
+DECLARING_MODULES = (
+    "solvers.matching.gpr", "solvers.matching.pr_seq", "solvers.matching.reference",
+    "solvers.flow.wbpr", "solvers.flow.reference",
+    "solvers.assignment.hungarian", "solvers.assignment.auction", "solvers.assignment.reference",
+)
 
 
 @dataclass(frozen=True)
@@ -116,6 +125,8 @@ class Algorithm:
     summary: str = ""
     reference: str = ""              # paper or library it implements
     compiled: bool = True            # runs numba-compiled code: front ends warm it up before a timed run
+    interruptible: bool = True       # Stop is answered during the run (not so for one call into scipy)
+    phases: tuple[str, ...] = ()     # the iteration phases its telemetry reports (empty: start and end only)
 
     def run_function(self):
         module, _, func = self.runner.partition(":")
@@ -135,16 +146,11 @@ _REGISTRY: dict[str, Algorithm] | None = None
 
 def _discover() -> dict[str, Algorithm]:
     found: dict[str, Algorithm] = {}
-    for family in FAMILIES:
-        package = importlib.import_module(f"{__package__}.{family}")
-        for info in pkgutil.iter_modules(package.__path__):
-            if info.name.endswith("_kernels") or info.name.startswith("_"):
-                continue
-            module = importlib.import_module(f"{package.__name__}.{info.name}")
-            for algo in getattr(module, "ALGORITHMS", ()):
-                if algo.name in found:
-                    raise RuntimeError(f"algorithm {algo.name} is registered twice")
-                found[algo.name] = algo
+    for name in DECLARING_MODULES:
+        for algo in importlib.import_module(name).ALGORITHMS:
+            if algo.name in found:
+                raise RuntimeError(f"algorithm {algo.name} is registered twice")
+            found[algo.name] = algo
     return dict(sorted(found.items()))
 
 

@@ -2,8 +2,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from .problems import PointSeries
 
 
 @dataclass(frozen=True)
@@ -137,3 +141,35 @@ class Solution:
     duals: dict | None = None
     epsilon: float = 0.0  # for epsilon-optimal assignment solvers: the epsilon of complementary slackness
     stats: dict = field(default_factory=dict)
+
+
+@dataclass
+class TrackResult:
+    """``links[t]``: (k, 2) array of (index in frame t, index in frame t+1). ``tracks``: each a
+    list of (frame, index), in frame order. ``frame_stats[t]``: per frame pair: frame, points,
+    next_points, matched, unmatched, cost (sum of link distances), gated, max_distance (gate of
+    the problem solved, None for the plain assignment), objective (value of the problem solved:
+    cost + max_distance * unmatched when gated), certified, status (the worst of its solves:
+    optimal, within-gap, not-proven, invalid), gap (proven bound on objective - optimum, summed
+    over its solves), bound (the gap its solves claim, n * eps for auction eps-runs), certificate
+    (a summary), blocks (solves the links come from), solves (all made for the pair, the plain
+    one included), seconds (the algorithm's time in all of them, as Result.seconds: certifying
+    not counted), solve_seconds (that of the solves the links come from), algorithm, backend, and
+    with ground truth correct, true_links, accuracy (correct / matched) and recall (correct /
+    true_links).
+    ``accuracy``: correct links / links over the whole series (None without ground truth).
+    ``max_distance``: the gate used (None: none); ``gating``: "auto", "fixed" or "off".
+    ``series``: the tracked PointSeries (for exports)."""
+
+    tracks: list
+    links: list
+    frame_stats: list
+    accuracy: float | None = None
+    summary: dict = field(default_factory=dict)
+    max_distance: float | None = None
+    gating: str = "off"
+    series: PointSeries | None = None
+
+    @property
+    def certified(self) -> bool:
+        return all(s["certified"] for s in self.frame_stats)

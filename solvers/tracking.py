@@ -54,13 +54,16 @@ correct links / links the ground truth has, is reported beside it.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.spatial.distance import cdist
 
 from .errors import Cancelled, InputError
 from .problems import CostMatrix, PointSeries
+from .result import TrackResult
+from .solving import solve_named
+
+__all__ = ["TrackResult", "track", "check_trackable", "gated_problem", "gated_blocks"]
 
 AUTO_K = 4.0          # MADs above the median (about 4 standard deviations)
 AUTO_FLOOR = 2.0      # the gate is at least this many times the median link length
@@ -68,38 +71,6 @@ AUTO_ROUNDS = 3       # re-estimations of the gate from the links it leaves
 AUTO_MIN_LINKS = 8    # below this many links in all, "auto" applies no gate
 GATED_BLOCK = 4096    # points (both frames) per gated sub-problem, see gated_blocks
 MAD_SCALE = 1.4826    # MAD of a normal distribution times this is its standard deviation
-
-
-@dataclass
-class TrackResult:
-    """``links[t]``: (k, 2) array of (index in frame t, index in frame t+1). ``tracks``: each a
-    list of (frame, index), in frame order. ``frame_stats[t]``: per frame pair: frame, points,
-    next_points, matched, unmatched, cost (sum of link distances), gated, max_distance (gate of
-    the problem solved, None for the plain assignment), objective (value of the problem solved:
-    cost + max_distance * unmatched when gated), certified, status (the worst of its solves:
-    optimal, within-gap, not-proven, invalid), gap (proven bound on objective - optimum, summed
-    over its solves), bound (the gap its solves claim, n * eps for auction eps-runs), certificate
-    (a summary), blocks (solves the links come from), solves (all made for the pair, the plain
-    one included), seconds (the algorithm's time in all of them, as Result.seconds: certifying
-    not counted), solve_seconds (that of the solves the links come from), algorithm, backend, and
-    with ground truth correct, true_links, accuracy (correct / matched) and recall (correct /
-    true_links).
-    ``accuracy``: correct links / links over the whole series (None without ground truth).
-    ``max_distance``: the gate used (None: none); ``gating``: "auto", "fixed" or "off".
-    ``series``: the tracked PointSeries (for exports)."""
-
-    tracks: list
-    links: list
-    frame_stats: list
-    accuracy: float | None = None
-    summary: dict = field(default_factory=dict)
-    max_distance: float | None = None
-    gating: str = "off"
-    series: PointSeries | None = None
-
-    @property
-    def certified(self) -> bool:
-        return all(s["certified"] for s in self.frame_stats)
 
 
 def gated_problem(cost: np.ndarray, max_distance: float, source: str | None = None) -> CostMatrix:
@@ -217,10 +188,8 @@ class _Pair:
         self.seconds = 0.0
 
     def _solve(self, problem, algorithm, backend, observer, options):
-        from .api import solve
-
         _check_cancel(observer)
-        result = solve(problem, algorithm, backend=backend, observer=observer, **options)
+        result = solve_named(problem, algorithm, backend, observer, **options)
         self.seconds += result.seconds  # the algorithm's own time, as for one solve: not certifying
         self.solves += 1
         return result

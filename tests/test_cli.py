@@ -827,7 +827,7 @@ def test_gui_help_reaches_the_real_explorer():
 
 
 class InjectedClock:
-    """time.perf_counter for solvers.api, solvers.warmup and solvers.cli: 1 ms per reading, plus
+    """time.perf_counter for solvers.solving, solvers.warmup and solvers.cli: 1 ms per reading, plus
     whatever a stand-in algorithm adds (its "compiling")."""
 
     def __init__(self):
@@ -852,11 +852,11 @@ def _slow_first_call(problem, backend, tel, **options):
 
 @pytest.fixture
 def slow_first_call(monkeypatch):
-    import solvers.api
     import solvers.cli
+    import solvers.solving
     import solvers.warmup
     clock = InjectedClock()
-    for module in (solvers.api, solvers.warmup, solvers.cli):
+    for module in (solvers.solving, solvers.warmup, solvers.cli):
         monkeypatch.setattr(module, "time", clock)
     monkeypatch.setitem(STAND_IN, "clock", clock)
     monkeypatch.setitem(STAND_IN, "calls", 0)

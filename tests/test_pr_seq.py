@@ -14,7 +14,7 @@ from scipy.sparse.csgraph import maximum_bipartite_matching, shortest_path
 from solvers import registry
 from solvers import solve as api_solve
 from solvers.errors import BackendUnavailable, Cancelled, InputError
-from solvers.matching import pr_seq
+from solvers.matching import pr_seq_solver as pr_seq
 from solvers.matching.cheap import cheap_matching
 from solvers.problems import BipartiteGraph, CostMatrix
 from solvers.telemetry import NULL, Observer, Recorder, RunInfo, Telemetry

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 
 from ..errors import InfeasibleError
 from ..problems import CostMatrix, SparseCosts
@@ -17,11 +14,13 @@ ALGORITHMS = [
     Algorithm(name="lsa", problem_kinds=("assignment",), accepts=(CostMatrix,), backends=("cpu",),
               runner="solvers.assignment.reference:run_lsa",
               summary="Dense shortest-augmenting-path assignment (scipy linear_sum_assignment); inf = forbidden.",
-              reference="Crouse 2016; scipy.optimize.linear_sum_assignment"),
+              reference="Crouse 2016; scipy.optimize.linear_sum_assignment",
+              interruptible=False, phases=("start", "done")),
     Algorithm(name="lapjvsp", problem_kinds=("assignment",), accepts=(SparseCosts,), backends=("cpu",),
               runner="solvers.assignment.reference:run_lapjvsp",
               summary="Sparse assignment: only stored pairs are allowed (scipy min_weight_full_bipartite_matching).",
-              reference="Jonker & Volgenant 1987 (LAPJVsp); scipy.sparse.csgraph.min_weight_full_bipartite_matching"),
+              reference="Jonker & Volgenant 1987 (LAPJVsp); scipy.sparse.csgraph.min_weight_full_bipartite_matching",
+              interruptible=False, phases=("start", "done")),
 ]
 
 
@@ -43,6 +42,7 @@ def run_lsa(problem: CostMatrix, backend: str, tel) -> Solution:
     reduced = without_offset(problem)  # scipy missed the optimum of integers near 1e15 by 1
     if reduced is not None:
         return reduced.restore(run_lsa(reduced.problem, backend, tel))
+    from scipy.optimize import linear_sum_assignment  # here: listing algorithms stays light
     if tel.enabled:
         tel.iteration(0, "start", active=min(problem.shape))
     try:
@@ -56,6 +56,8 @@ def run_lsa(problem: CostMatrix, backend: str, tel) -> Solution:
 
 
 def run_lapjvsp(problem: SparseCosts, backend: str, tel) -> Solution:
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import min_weight_full_bipartite_matching
     if tel.enabled:
         tel.iteration(0, "start", active=min(problem.shape))
     if problem.n_edges == 0 and min(problem.shape) > 0:

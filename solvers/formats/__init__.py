@@ -265,7 +265,7 @@ def load(path, problem: str | None = None, format: str | None = None, **options)
 
 def save(obj, path, format: str | None = None, **options) -> None:
     """Write a Problem, a Result (CSV / JSON / MTX) or a TrackResult (CSV / JSON), by extension; atomically."""
-    from ..tracking import TrackResult
+    from ..result import TrackResult
     name = str(path)
     is_result = isinstance(obj, (Result, TrackResult))
     table = RESULT_FORMATS if is_result else FORMATS

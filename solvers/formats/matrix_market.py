@@ -23,8 +23,6 @@ import io
 import re
 
 import numpy as np
-import scipy.io
-import scipy.sparse as sp
 
 from ..errors import InputError
 from ..io_util import check_allocation, check_declared_beyond_data
@@ -216,12 +214,14 @@ def _flow(matrix: _Matrix, rows, cols, values, lines, source, sink) -> FlowNetwo
 
 
 def _mm_bytes(matrix, field: str, comment: str = "") -> bytes:
+    import scipy.io  # here, not at startup (listing formats imports this module)
     buf = io.BytesIO()
     scipy.io.mmwrite(buf, matrix, comment=comment, field=field, symmetry="general")
     return buf.getvalue()
 
 
 def write(obj, path) -> None:
+    import scipy.sparse as sp
     if isinstance(obj, CostMatrix):
         r, c = np.nonzero(obj.allowed)
         obj = SparseCosts.from_edges(r, c, obj.costs[r, c], obj.n_rows, obj.n_cols, obj.source)

@@ -16,8 +16,6 @@ import json
 from pathlib import Path
 
 import numpy as np
-import scipy.io
-import scipy.sparse as sp
 
 from ..errors import InputError
 from ..problems import CostMatrix, FlowNetwork, SparseCosts
@@ -116,6 +114,8 @@ def save(result: Result, path, problem=None) -> None:
                 record["costs"] = columns[2].tolist()
         write_file(path, (json.dumps(record, indent=1, default=_json_value) + "\n").encode())
     elif lower.endswith(".mtx"):
+        import scipy.io  # here, not at startup (listing formats imports this module)
+        import scipy.sparse as sp
         if flow:
             _needs_problem(result, problem, "Matrix Market")
             n = problem.n_vertices

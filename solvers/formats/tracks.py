@@ -1,4 +1,4 @@
-"""Exporting a tracking result (solvers.tracking.TrackResult): Track CSV or Track JSON, by extension.
+"""Exporting a tracking result (solvers.result.TrackResult): Track CSV or Track JSON, by extension.
 
 **Track CSV** (``*.csv``, ``*.csv.gz``): header ``track,frame,index,x,y,z`` (plus ``id`` when the
 series has ground-truth ids), then one row per point of a track: the track number (0-based, in

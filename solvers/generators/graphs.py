@@ -8,7 +8,6 @@ SuiteSparse matrices: vertex v is both row v and column v, and edge {u, v} is th
 from __future__ import annotations
 
 import numpy as np
-from scipy.spatial import Delaunay
 
 from ..problems import BipartiteGraph
 from ._common import (BYTES_PER_EDGE, distinct_per_row, first_occurrences, guard_size, input_error, make_rng,
@@ -50,6 +49,7 @@ def delaunay(n: int, seed: int = 0) -> BipartiteGraph:
     """
     require(n >= 3, f"n must be >= 3 to triangulate, got {n}")
     guard_size(6 * n, BYTES_PER_EDGE, f"delaunay with {n} points")
+    from scipy.spatial import Delaunay  # here: listing generators stays light
     tri = Delaunay(delaunay_points(n, seed))
     s = tri.simplices.astype(np.int64)
     u = np.concatenate([s[:, 0], s[:, 1], s[:, 2]])

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.sparse.csgraph import maximum_bipartite_matching
 
 from ..problems import BipartiteGraph
 from ..registry import Algorithm
@@ -12,11 +11,13 @@ ALGORITHMS = [
     Algorithm(name="hopcroft-karp", problem_kinds=("matching",), accepts=(BipartiteGraph,), backends=("cpu",),
               runner="solvers.matching.reference:run_hopcroft_karp",
               summary="Maximum-cardinality matching by shortest augmenting paths in phases (scipy).",
-              reference="Hopcroft & Karp 1973; scipy.sparse.csgraph.maximum_bipartite_matching"),
+              reference="Hopcroft & Karp 1973; scipy.sparse.csgraph.maximum_bipartite_matching",
+              interruptible=False, phases=("start", "done")),
 ]
 
 
 def run_hopcroft_karp(graph: BipartiteGraph, backend: str, tel) -> Solution:
+    from scipy.sparse.csgraph import maximum_bipartite_matching  # here: listing algorithms stays light
     if tel.enabled:
         tel.iteration(0, "start", active=graph.n_rows)
     # perm_type="column": entry r is the column matched to row r, or -1

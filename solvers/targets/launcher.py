@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import importlib
 from contextlib import AbstractContextManager
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-import numpy as np
 
 from ..errors import BackendUnavailable
 from .kernel import Kernel
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @runtime_checkable

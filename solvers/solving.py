@@ -1,0 +1,58 @@
+"""Solving one problem with one algorithm: convert, run, time, certify (what ``solvers.solve`` and
+``solvers.track``'s per-pair solves share; it imports neither, so neither depends on the other)."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from . import registry
+from .errors import InputError
+from .problems import CostMatrix, PointSeries, SparseCosts
+from .result import Result
+from .targets import resolve_backend
+from .telemetry import Observer, RunInfo, Telemetry
+
+
+def convert(problem, algo: registry.Algorithm):
+    if isinstance(problem, algo.accepts):
+        return problem
+    if isinstance(problem, SparseCosts) and CostMatrix in algo.accepts:
+        return problem.to_dense()
+    if isinstance(problem, CostMatrix) and SparseCosts in algo.accepts:
+        rows, cols = np.nonzero(problem.allowed)
+        return SparseCosts.from_edges(rows, cols, problem.costs[rows, cols], problem.n_rows, problem.n_cols,
+                                      problem.source)
+    if isinstance(problem, PointSeries):
+        raise InputError("a point series is tracked (solvers.track, or matchscope solve on its file), not solved",
+                         problem.source)
+    kinds = ", ".join(algo.problem_kinds)
+    raise InputError(f"{algo.name} solves {kinds} problems, not {problem.kind}", problem.source)
+
+
+def run_algorithm(problem, algo: registry.Algorithm, backend: str, observer: Observer | None,
+                  options: dict) -> Result:
+    """Run ``algo`` (options already parsed) on a Problem and certify the answer independently.
+    ``Result.seconds`` is the algorithm's run alone (not converting or certifying)."""
+    from .certify import certify
+
+    chosen = resolve_backend(backend, algo.backends, algo.name)
+    prepared = convert(problem, algo)
+    info = RunInfo(algo.name, chosen, problem.kind, problem.describe(), options, algo.label)
+    tel = Telemetry.attach(observer, info)
+    run = algo.run_function()
+    start = time.perf_counter()
+    solution = run(prepared, chosen, tel, **options)
+    seconds = time.perf_counter() - start
+    certificate = certify(problem, solution)
+    result = Result(problem.kind, algo.name, chosen, float(certificate.witness.get("value", solution.value)),
+                    solution.iterations, seconds, certificate, solution.row_match, solution.col_match,
+                    solution.flow, solution.duals, dict(solution.stats), options)
+    if observer is not None:
+        observer.on_finish(result)
+    return result
+
+
+def solve_named(problem, algorithm: str, backend: str, observer: Observer | None, **options) -> Result:
+    algo = registry.get(algorithm)
+    return run_algorithm(problem, algo, backend, observer, algo.parse_options(options))
