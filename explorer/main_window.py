@@ -560,7 +560,7 @@ class MainWindow(QtWidgets.QMainWindow):
             if run.uninterruptible:
                 # the scipy call cannot be cut short: free the GUI now, drop its answer when it comes
                 self.session.mark_failed(run, "cancelled", "stopped; the result will be discarded when it returns")
-                self.status(f"{run.algorithm} runs inside scipy and cannot be interrupted mid-call; "
+                self.status(f"{run.algorithm} runs as one call and cannot be interrupted mid-call; "
                             "its result will be discarded when it returns.")
             else:
                 self.status(f"stopping {run.algorithm}…", 3000)
@@ -571,7 +571,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self.session.mark_started(job.run)
             self._set_busy(f"running {job.run.algorithm}…")
             if job.run.uninterruptible:
-                self.status(f"{job.run.algorithm} runs inside scipy: Stop cannot interrupt it mid-call.")
+                self.status(f"{job.run.algorithm} runs as one call: Stop cannot interrupt it mid-call.")
 
     def _job_warming(self, job: Job, what: str, first: bool) -> None:
         job.run.preparing = what

@@ -558,6 +558,36 @@ def _cmd_formats(args) -> int:
     return EXIT_OK
 
 
+def _cmd_warmup(args) -> int:
+    from .targets import configure_numba
+    configure_numba()
+    from .targets import available_backends, resolve_backend
+    from .targets.cache import cache_dir
+    from .warmup import warm_all
+
+    if args.backend == "auto":
+        backends = [b for b in available_backends() if b != "cudasim"]
+    else:
+        backends = [resolve_backend(args.backend, (args.backend,))]
+    progress = _progress()
+    for backend in backends:
+        def show(done: int, total: int, label: str, bar_width: int = 24) -> None:
+            if progress is not None and (done >= total or progress.throttle.ready()):
+                filled = int(round(bar_width * done / max(total, 1)))
+                progress.show(f"warming up {backend} [{'#' * filled}{'.' * (bar_width - filled)}] "
+                              f"{done} of {total}  {label}")
+        report = warm_all(backend, progress=show)
+        if progress is not None:
+            progress.clear()
+        compiled = (f"{plural(report.compiled, 'function')} compiled, the rest loaded from the cache"
+                    if report.compiled else "everything loaded from the cache, nothing compiled")
+        print(f"{backend}: ready after {plural(report.runs, 'untimed run')} in {duration(report.seconds)} "
+              f"({compiled})")
+    where = cache_dir()
+    print(f"kernel cache: {where}" if where else "kernel cache: numba's default place, beside the installed sources")
+    return 0
+
+
 def _cmd_gui(argv: list[str]) -> int:
     try:
         from explorer.app import main as explorer_main
@@ -606,6 +636,11 @@ def build_parser() -> _Parser:
     algos.add_argument("--json", action="store_true")
     formats = sub.add_parser("formats", help="list supported file formats")
     formats.add_argument("--json", action="store_true")
+    warm = sub.add_parser("warmup", help="compile every kernel ahead of time (once per machine)",
+                          description="Compile, or load from the kernel cache, every kernel of every compiled "
+                                      "algorithm, so that later runs compile nothing. Says where the cache lives.")
+    warm.add_argument("--backend", default="auto", choices=("auto", "cpu", "cuda"),
+                      help="auto: every backend usable here (cpu, and cuda when a GPU is usable)")
     sub.add_parser("gui", help="open the explorer (arguments go to the explorer; `gui --help`)", add_help=False)
     return parser
 
@@ -626,7 +661,8 @@ def _dispatch(argv: list[str]) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_BAD_INPUT
-    return {"solve": _cmd_solve, "algos": _cmd_algos, "formats": _cmd_formats}[args.command](args)
+    return {"solve": _cmd_solve, "algos": _cmd_algos, "formats": _cmd_formats,
+            "warmup": _cmd_warmup}[args.command](args)
 
 
 def _one_line(text: str) -> str:

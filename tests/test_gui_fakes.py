@@ -85,7 +85,7 @@ FAKE_PR = registry.Algorithm(
 FAKE_SCIPY = registry.Algorithm(
     "fake-scipy", ("matching",), (BipartiteGraph,), ("cpu",), f"{RUNNER_MODULE}:run_fake_scipy",
     (registry.Option("seconds", 0.5),), summary="test stand-in blocking in one scipy call",
-    reference="scipy (test stand-in)", compiled=False)
+    reference="scipy (test stand-in)", compiled=False, interruptible=False)
 
 
 @pytest.fixture

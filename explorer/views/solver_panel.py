@@ -35,10 +35,8 @@ def algorithms_for(problem) -> list[registry.Algorithm]:
 
 
 def uninterruptible(algo: registry.Algorithm) -> bool:
-    """Solvers that run inside one scipy call never poll the observer, so Stop cannot cut them short."""
-    module = algo.runner.partition(":")[0]
-    text = f"{algo.reference} {algo.summary}".lower()
-    return module.endswith(".reference") or "scipy" in text
+    """As the algorithm declares it (one scipy call never polls the observer, so Stop cannot cut it short)."""
+    return not algo.interruptible
 
 
 INVALID_STYLE = "border: 1px solid #d64541; border-radius: 2px;"
@@ -237,7 +235,7 @@ class SolverPanel(QtWidgets.QWidget):
             self.option_widgets[opt.name] = w
             editor_changed(w).connect(lambda *_, o=opt: self._check_option(o))
         self.options_box.setVisible(bool(algo.options))
-        self.note.setText("Runs inside one scipy call: Stop cannot interrupt it; the result is discarded "
+        self.note.setText("Runs as one library call: Stop cannot interrupt it; the result is discarded "
                           "when it returns." if uninterruptible(algo) else "")
         self._show_validity()
 
