@@ -15,6 +15,7 @@ PARALLEL_MIN = 2048
 class CpuLauncher:
     backend = "cpu"
     device = False
+    simulated = False
 
     def __init__(self):
         self.launches = 0
@@ -35,6 +36,9 @@ class CpuLauncher:
             raise NotImplementedError(f"kernel {kernel.name} has no cpu loop")
         self.launches += 1
         kernel.cpu(*args)
+
+    def dims(self, kernel: Kernel, size, *args):
+        return 1, 1
 
     def cooperative_blocks(self, kernel: Kernel, *args) -> int:
         return 1

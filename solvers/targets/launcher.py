@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 class Launcher(Protocol):
     backend: str    # "cpu", "cuda" or "cudasim"
     device: bool    # arrays live in device memory (copies to the host synchronise)
+    simulated: bool  # kernels run under numba's CUDA simulator (no shuffles, no clock)
     launches: int   # launches so far (the host loop's cost model)
     readbacks: int  # copies to the host so far
 
@@ -32,6 +33,10 @@ class Launcher(Protocol):
 
     def launch(self, kernel: Kernel, size, *args) -> None: ...
     """Run ``kernel`` over ``size`` (see kernel.SHAPES) with ``args``; asynchronous on a GPU."""
+
+    def dims(self, kernel: Kernel, size, *args): ...
+    """(blocks, threads per block) that ``launch`` would use, None when it would launch nothing
+    (cpu: (1, 1), the loop covers the work itself); a host loop sizes per-thread arrays with it."""
 
     def cooperative_blocks(self, kernel: Kernel, *args) -> int: ...
     """How many blocks of a COOPERATIVE kernel can be resident at once (1 on cpu)."""
