@@ -228,6 +228,8 @@ def main(argv: list[str] | None = None) -> int:
         window.resize(*size)
         window.fit_docks()
     window.show()
+    if not scripted and os.environ.get("MATCHSCOPE_BACKGROUND_WARMUP", "1") != "0":
+        window.start_background_warmup()
     script = Script(app, window, args, options)
     QtCore.QTimer.singleShot(0, script.start)
     code = app.exec()

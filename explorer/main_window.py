@@ -176,7 +176,19 @@ class MainWindow(QtWidgets.QMainWindow):
         self._status_timer = QtCore.QTimer(self)  # owned by the window: never fires after it is gone
         self._status_timer.setSingleShot(True)
         self._status_timer.timeout.connect(lambda: self.status_label.setText(""))
+        self.warmup_label = QtWidgets.QLabel()
+        self.warmup_bar = QtWidgets.QProgressBar()
+        self.warmup_bar.setMaximumWidth(120)
+        self.warmup_bar.setMaximumHeight(14)
+        self.warmup_bar.setTextVisible(False)
+        for w in (self.warmup_label, self.warmup_bar):
+            w.setToolTip("Compiling every solver's kernels once for this machine, in the background; "
+                         "runs do not wait for it, and later starts load them from the cache.")
+            w.hide()
+        self.background_warmup = None
         bar.addWidget(self.status_label, 1)
+        bar.addPermanentWidget(self.warmup_label)
+        bar.addPermanentWidget(self.warmup_bar)
         bar.addPermanentWidget(self.busy_label)
         bar.addPermanentWidget(self.busy_bar)
 
@@ -970,7 +982,39 @@ class MainWindow(QtWidgets.QMainWindow):
                                     f"<b>matchscope</b> {solvers.__version__}<br>GPU bipartite matching, assignment "
                                     "and maximum flow, with live telemetry.")
 
+    def start_background_warmup(self, backends: list[str] | None = None) -> bool:
+        """Compile every kernel in the background for the backends not yet warm here (first start
+        on a machine); False when there is nothing to do."""
+        from .background_warmup import BackgroundWarmup, backends_to_warm
+        backends = backends_to_warm() if backends is None else backends
+        if not backends:
+            return False
+        self.background_warmup = BackgroundWarmup(backends, self)
+        self.background_warmup.progress.connect(self._warmup_progress)
+        self.background_warmup.finished.connect(self._warmup_finished)
+        self.log_message("info", "first start here: compiling the solvers' kernels in the background "
+                                 f"({', '.join(backends)}); runs do not wait for it")
+        self.background_warmup.start()
+        return True
+
+    def _warmup_progress(self, backend: str, done: int, total: int, label: str) -> None:
+        self.warmup_label.setText(f"Preparing {backend} kernels: {done} of {total}")
+        self.warmup_bar.setRange(0, max(total, 1))
+        self.warmup_bar.setValue(done)
+        for w in (self.warmup_label, self.warmup_bar):
+            w.show()
+
+    def _warmup_finished(self, backend: str, summary: str) -> None:
+        if summary:
+            self.log_message("info", summary)
+        if self.background_warmup is None or not self.background_warmup.running or backend == \
+                self.background_warmup.backends[-1]:
+            for w in (self.warmup_label, self.warmup_bar):
+                w.hide()
+
     def closeEvent(self, event: QtGui.QCloseEvent) -> None:
+        if self.background_warmup is not None:
+            self.background_warmup.stop()
         self.settings.setValue("window/geometry", self.saveGeometry())
         self.settings.setValue("window/state", self.saveState())
         self.settings.setValue("window/tab", self.tabs.currentIndex())

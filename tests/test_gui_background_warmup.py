@@ -1,0 +1,75 @@
+"""The explorer compiles every kernel in the background at its first start on a machine (issue 12):
+the window keeps answering while it runs, progress is shown, and the backend is then marked warm."""
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from test_gui_fakes import configure_qt_platform, window  # noqa: F401
+
+configure_qt_platform()
+
+import numpy as np  # noqa: E402
+import solvers  # noqa: E402
+from PySide6 import QtCore  # noqa: E402
+from solvers import registry, warmup  # noqa: E402
+from solvers.problems import BipartiteGraph  # noqa: E402
+from solvers.result import Solution  # noqa: E402
+
+pytestmark = pytest.mark.gui
+GATE = threading.Event()
+
+
+def run_gated(problem: BipartiteGraph, backend, tel):
+    """Blocks until the test opens the gate, as a long compilation would."""
+    assert GATE.wait(30)
+    return Solution(0.0, 1, np.full(problem.n_rows, -1), np.full(problem.n_cols, -1))
+
+
+@pytest.fixture
+def gated_plan(monkeypatch, tmp_path):
+    algo = registry.Algorithm("gated-compile", ("matching",), (BipartiteGraph,), ("cpu",), f"{__name__}:run_gated")
+    monkeypatch.setitem(registry.algorithms(), "gated-compile", algo)
+    graph = solvers.generate("random-bipartite", rows=6, cols=6, degree=2, seed=1)
+    plan = [warmup.WarmupItem("gated-compile", graph, {}, observed=True),
+            warmup.WarmupItem("pr-seq", graph, {}, observed=False)]
+    monkeypatch.setattr(warmup, "warmup_plan", lambda backend: plan)
+    monkeypatch.setattr(warmup, "marker_path", lambda backend: tmp_path / f"warmed-{backend}.json")
+    GATE.clear()
+    yield plan
+    GATE.set()
+
+
+def test_first_start_warms_up_in_the_background_without_blocking(window, qtbot, gated_plan):  # noqa: F811
+    win = window
+    assert not warmup.is_warm("cpu")
+    assert win.start_background_warmup(["cpu"])
+    # the first item is blocked: the window still handles events and shows where the warm-up is
+    qtbot.waitUntil(lambda: win.warmup_label.text() == "Preparing cpu kernels: 0 of 2", timeout=10_000)
+    assert win.warmup_bar.isVisible() and win.warmup_bar.maximum() == 2
+    ticked = []
+    QtCore.QTimer.singleShot(0, lambda: ticked.append(True))
+    qtbot.waitUntil(lambda: bool(ticked), timeout=5_000)
+    assert win.background_warmup.running
+    GATE.set()
+    qtbot.waitUntil(lambda: not win.background_warmup.running, timeout=60_000)
+    qtbot.waitUntil(lambda: win.warmup_bar.isHidden(), timeout=10_000)
+    assert warmup.is_warm("cpu")
+    qtbot.waitUntil(lambda: any("kernels for cpu are ready" in m for _, m in win.log_panel.entries), timeout=10_000)
+
+
+def test_closing_the_window_stops_the_warm_up_at_the_next_item(window, qtbot, gated_plan):  # noqa: F811
+    win = window
+    assert win.start_background_warmup(["cpu"])
+    qtbot.waitUntil(lambda: win.warmup_label.text().endswith("0 of 2"), timeout=10_000)
+    win.background_warmup.stop()
+    GATE.set()
+    qtbot.waitUntil(lambda: not win.background_warmup.running, timeout=30_000)
+    assert not warmup.is_warm("cpu")  # stopped before the end: not marked warm
+
+
+def test_nothing_to_warm_starts_nothing(window, monkeypatch):  # noqa: F811
+    monkeypatch.setattr(warmup, "is_warm", lambda backend: True)
+    assert not window.start_background_warmup()
+    assert window.background_warmup is None
