@@ -296,6 +296,7 @@ def _prepare_and_run(solvers, run: _Run, problem, progress, out):
 def _with_preparation(outcome, seconds: float, compiled: bool | None):
     record, rows, failure = outcome
     record["compile_seconds"] = seconds
+    record["compiled"] = compiled  # None: nothing compiled here; False: loaded from the kernel cache
     if compiled is not None:
         what = "compiling kernels" if compiled else "loading compiled kernels from the cache"
         at = next(i for i, (key, _) in enumerate(rows) if key == "algorithm") + 1
