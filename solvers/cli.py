@@ -498,11 +498,11 @@ def _cmd_gen(argv: list[str]) -> int:
 
 def _algorithm_records() -> list[dict]:
     import solvers
-    from .targets import available_backends
+    from .targets import gpu_present
 
-    # This process may have imported numba already; a fresh `matchscope solve --backend cudasim` can always
-    # switch the simulator on, so cudasim is available to CLI runs.
-    here = set(available_backends()) | {"cudasim"}
+    # Listing must not import numba: a GPU is looked for through the driver alone. A fresh
+    # `matchscope solve --backend cudasim` can always switch the simulator on.
+    here = {"cpu", "cudasim"} | ({"cuda"} if gpu_present() else set())
     records = []
     for algo in solvers.algorithms().values():
         records.append({"name": algo.name, "problems": list(algo.problem_kinds),
@@ -511,7 +511,9 @@ def _algorithm_records() -> list[dict]:
                         "options": [{"name": o.name, "default": o.default,
                                      "choices": list(o.choices) if o.choices is not None else None,
                                      "help": o.help} for o in algo.options],
-                        "summary": algo.summary, "reference": algo.reference})
+                        "summary": algo.summary, "reference": algo.reference,
+                        "compiled": algo.compiled, "interruptible": algo.interruptible,
+                        "phases": list(algo.phases)})
     return records
 
 

@@ -65,6 +65,22 @@ def cuda_available() -> bool:
         return False
 
 
+def gpu_present() -> bool:
+    """A quick look for an NVIDIA driver with a device, without importing numba (for listings; a
+    run still asks numba-cuda through ``cuda_available``)."""
+    if simulator_enabled():
+        return False
+    if "numba" in sys.modules:
+        return cuda_available()
+    import ctypes
+    try:
+        driver = ctypes.CDLL("libcuda.so.1")
+        count = ctypes.c_int(0)
+        return driver.cuInit(0) == 0 and driver.cuDeviceGetCount(ctypes.byref(count)) == 0 and count.value > 0
+    except (OSError, AttributeError):  # no driver library: no GPU
+        return False
+
+
 def available_backends() -> list[str]:
     out = ["cpu"]
     if cuda_available():
@@ -95,5 +111,5 @@ def resolve_backend(requested: str, supported: tuple[str, ...], algorithm: str =
 
 
 __all__ = ["BACKENDS", "Kernel", "LAUNCHERS", "Launcher", "THREADS_PER_BLOCK", "WARP_SIZE",
-           "available_backends", "configure_numba", "cuda_available", "enable_simulator", "grid_for",
+           "available_backends", "configure_numba", "cuda_available", "enable_simulator", "gpu_present", "grid_for",
            "launcher_for", "resolve_backend", "simulator_enabled"]
