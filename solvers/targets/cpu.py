@@ -22,10 +22,11 @@ class CpuLauncher:
         self.readbacks = 0
 
     @contextmanager
-    def session(self, size: int):
+    def session(self, size: int, parallel_min: int | None = None):
         import numba
         before = numba.get_num_threads()
-        numba.set_num_threads(1 if size < PARALLEL_MIN else before)
+        threshold = PARALLEL_MIN if parallel_min is None else parallel_min
+        numba.set_num_threads(1 if size < threshold else before)
         try:
             yield self
         finally:

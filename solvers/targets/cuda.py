@@ -21,7 +21,7 @@ class CudaLauncher:
         self._coop_blocks: dict = {}
 
     @contextmanager
-    def session(self, size: int):
+    def session(self, size: int, parallel_min: int | None = None):
         yield self
 
     def threads(self, kernel: Kernel) -> int:

@@ -28,8 +28,10 @@ class Launcher(Protocol):
     launches: int   # launches so far (the host loop's cost model)
     readbacks: int  # copies to the host so far
 
-    def session(self, size: int) -> AbstractContextManager: ...
-    """Run the enclosed solve with settings suited to a problem of ``size`` (cpu: thread count)."""
+    def session(self, size: int, parallel_min: int | None = None) -> AbstractContextManager: ...
+    """Run the enclosed solve with settings suited to a problem of ``size`` (cpu: thread count; one
+    thread below ``parallel_min``, default cpu.PARALLEL_MIN, for an algorithm whose parallel regions
+    are many and short enough to need its own threshold)."""
 
     def launch(self, kernel: Kernel, size, *args) -> None: ...
     """Run ``kernel`` over ``size`` (see kernel.SHAPES) with ``args``; asynchronous on a GPU."""
