@@ -544,6 +544,9 @@ class MainWindow(QtWidgets.QMainWindow):
             options = algo.parse_options(dict(cfg["options"]))
             options = {k: v for k, v in options.items() if k in cfg["options"]}
             check_backend(algo, cfg["backend"])
+            reason = self.solver_panel.problem_reason()
+            if reason:  # e.g. a one-frame point series: refused here, never a failed run in the list
+                raise InputError(reason)
         except InputError as exc:
             self.report_error(str(exc), title=f"{cfg['algorithm']} cannot run")
             return None
@@ -772,9 +775,14 @@ class MainWindow(QtWidgets.QMainWindow):
         """Queue every configuration; the worker runs them one after another."""
         if self.session.problem is None or not configs:
             return []
+        reason = self.solver_panel.problem_reason()
+        if reason:  # no configuration can run on this problem: said once, nothing is queued
+            self.report_error(reason, title="Nothing can run on this dataset")
+            return []
         group = self.session.new_group()
         self.session.comparison = []
         runs = [self.run_config(cfg, group=group, make_current=(i == 0)) for i, cfg in enumerate(configs)]
+        runs = [run for run in runs if run is not None]  # a refused configuration is reported, not queued
         self.tabs.setCurrentWidget(self.compare_view)
         return runs
 

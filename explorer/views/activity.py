@@ -15,7 +15,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 
 from ..theme import PHASE_COLORS, faint, series_color
-from .base import (ENDPOINT_PHASES, View, add_plot, add_side_legend, cursor_line, new_layout_widget,
+from .base import (ENDPOINT_PHASES, View, add_plot, add_side_legend, cursor_line, new_layout_widget, no_data_words,
                    reports_intermediate_state, set_axis_label, set_points, set_title, step_path, time_unit)
 
 VALUE_NAMES = {"matching": "matching size", "flow": "flow value", "assignment": "cost", "points": "cost"}
@@ -177,7 +177,7 @@ class ActivityView(View):
         n = self.session.visible_length(run)
         if cols.n == 0:
             self._table = {}
-            state = "waiting for the first report…" if run.is_active else "this run sent no telemetry reports."
+            state = no_data_words(run, "waiting for the first report…", "this run sent no telemetry reports.")
             self.show_message(f"{run.label}: {state}")
             return
         if not run.is_active and not reports_intermediate_state(cols):

@@ -285,3 +285,16 @@ def step_path(x: np.ndarray, y: np.ndarray, x_end: float | None = None) -> tuple
         return x, y
     end = float(x[-1]) if x_end is None else max(float(x_end), float(x[-1]))
     return np.append(np.repeat(x, 2)[1:], end), np.repeat(y, 2)
+
+
+def no_data_words(run, waiting: str, missing: str) -> str:
+    """What a view says when ``run`` gave it nothing to draw: ``waiting`` while it runs, the reason
+    when it failed or was stopped, else ``missing`` (it ended without reporting this)."""
+    if run.is_active:
+        return waiting
+    if run.status == "failed":
+        return f"the run failed before reporting anything here:\n{run.error}" if run.error else "the run failed."
+    if run.status == "cancelled":
+        return "the run was stopped before reporting anything here."
+    return missing
+

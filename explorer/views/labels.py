@@ -15,7 +15,8 @@ from PySide6 import QtCore, QtWidgets
 from solvers.text import plural
 
 from ..theme import faint, series_color
-from .base import EmptyNote, View, add_plot, cursor_line, new_layout_widget, no_si_prefix, set_axis_label, set_title
+from .base import (EmptyNote, View, add_plot, cursor_line, new_layout_widget, no_data_words, no_si_prefix,
+                   set_axis_label, set_title)
 
 HEATMAP_COLUMNS = 480
 MAX_TRACES = 64
@@ -193,7 +194,7 @@ class LabelsView(View):
         snaps = [(p, s) for p, s in all_snaps if self.session.cursor is None or p <= n]
         if not all_snaps:
             self._tables = {}
-            state = "waiting for label snapshots…" if run.is_active else f"{run.algorithm} reported no label snapshots."
+            state = no_data_words(run, "waiting for label snapshots…", f"{run.algorithm} reported no label snapshots.")
             self.show_message(f"{run.label}: {state}")
             return
         side = self._sync_sides(self._sides(all_snaps))

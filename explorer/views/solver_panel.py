@@ -261,9 +261,23 @@ class SolverPanel(QtWidgets.QWidget):
             w.setToolTip(plain_text(opt.help) + (f"\nAllowed: {limits}." if limits else ""))
         self._show_validity()
 
+    def problem_reason(self) -> str:
+        """Why nothing can run on the loaded problem as it is ("" when it can): a point series of one
+        frame has no frame pair to track (solvers.tracking.check_trackable says so in one line)."""
+        problem = self.session.problem
+        if problem is None or problem.kind != "points":
+            return ""
+        from solvers.tracking import check_trackable
+        try:
+            check_trackable(problem)
+        except InputError as exc:
+            return exc.message  # the panel is about the loaded file: its path is in the Dataset header
+        return ""
+
     def invalid_reason(self) -> str:
-        """Why Run is refused ("" when the options are fine): the first refused option, in one line."""
-        return next(iter(self.option_errors.values()), "")
+        """Why Run is refused ("" when it can run): the problem's reason, else the first refused option,
+        in one line."""
+        return self.problem_reason() or next(iter(self.option_errors.values()), "")
 
     def _show_validity(self) -> None:
         reason = self.invalid_reason()
@@ -438,6 +452,9 @@ def rows_html(rows: list[tuple[str, str, str]]) -> str:
         return ""
     cells = []
     for name, value, note in rows:
+        if not name and not note:  # a message (a failure's reason): the whole width, wrapped, never cut
+            cells.append(f"<tr><td colspan='3' style='color:#d64541'>{html.escape(value)}</td></tr>")
+            continue
         cells.append(f"<tr><td style='padding-right:8px; white-space:nowrap'>{html.escape(name)}</td>"
                      f"<td style='padding-right:8px; white-space:nowrap'><b>{html.escape(value)}</b></td>"
                      f"<td style='color:#888'>{html.escape(note)}</td></tr>")

@@ -14,7 +14,7 @@ from PySide6 import QtWidgets
 from solvers.text import plural
 
 from ..theme import faint, series_color
-from .base import View, add_plot, add_side_legend, new_layout_widget, set_title
+from .base import View, add_plot, add_side_legend, new_layout_widget, no_data_words, set_title
 
 MEASURES = (("auto", "cycles where measured, else modelled"), ("cycles", "measured cycles"),
             ("modelled", "modelled work"))
@@ -175,8 +175,8 @@ class WorkloadView(View):
             self._tables = {}
             has_any = bool(run.snapshots("workload"))
             state = ("no launch before the replay position." if has_any else
-                     "waiting for workload snapshots…" if run.is_active else
-                     f"{run.algorithm} reports no per-warp workload (GPU push-relabel solvers do).")
+                     no_data_words(run, "waiting for workload snapshots…",
+                                   f"{run.algorithm} reports no per-warp workload (GPU push-relabel solvers do)."))
             self.show_message(f"{run.label}: {state}")
             return
         self.show_message(None)
