@@ -51,13 +51,21 @@ class Option:
         return {bool: "bool", int: "int", float: "float"}.get(type(self.default), "text")
 
     def range_text(self) -> str:
-        """``> 1``, ``0 to 1000000``, ``>= 0`` or "" (no bound)."""
-        low = "" if self.low is None else f"{'>' if self.low_open else '>='} {self.low:g}"
+        """``> 1``, ``0 to 1000000``, ``>= 0`` or "" (no bound); an integer option's bounds print as
+        whole numbers (``0 to 2147483647``, never ``2.14748e+09``)."""
+        def number(bound) -> str:
+            if self.kind == "int" and float(bound).is_integer():
+                return f"{int(bound)}"
+            return f"{bound:g}"
+
+        low = "" if self.low is None else f"{'>' if self.low_open else '>='} {number(self.low)}"
         if self.high is None or math.isinf(self.high):
             return low
         if self.low is None:
-            return f"<= {self.high:g}"
-        return f"{low} and <= {self.high:g}" if self.low_open else f"{self.low:g} to {self.high:g}"
+            return f"<= {number(self.high)}"
+        if self.low_open:
+            return f"{low} and <= {number(self.high)}"
+        return f"{number(self.low)} to {number(self.high)}"
 
     def parse(self, value) -> Any:
         """Convert a CLI/GUI value to the default's type and check it against the choices and range."""

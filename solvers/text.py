@@ -12,9 +12,14 @@ def plural(count: int, noun: str, plural_form: str | None = None) -> str:
 
 
 def duration(seconds: float) -> str:
-    """``0.42 ms``, ``276 ms``, ``3.20 s``, ``3 min 30 s``, ``2 h 05 min``; ``—`` when unknown."""
+    """``0.5 µs``, ``0.42 ms``, ``276 ms``, ``3.20 s``, ``3 min 30 s``, ``2 h 05 min``; ``—`` when
+    unknown. Below 10 µs the count is in microseconds, so a tiny time never reads as ``0.00 ms``."""
     if seconds is None or not math.isfinite(seconds) or seconds < 0:
         return "—"
+    if seconds == 0:
+        return "0 ms"
+    if seconds < 1e-5:
+        return f"{seconds * 1e6:.2g} µs"
     if seconds < 1e-3:
         return f"{seconds * 1e3:.2f} ms"
     if seconds < 1:

@@ -59,3 +59,21 @@ def test_a_failure_line_wraps_in_the_panel_and_the_views_say_why(window):
         view.refresh(force=True)
         assert view.showing_message and ONE_FRAME_REASON in view.placeholder.text()
         assert "reported no" not in view.placeholder.text()
+
+
+# ---- E. smaller ones: numbers in words -----------------------------------------------------------
+
+def test_a_tiny_duration_is_not_zero_milliseconds():
+    assert duration(5e-7) == "0.5 µs"
+    assert duration(9.9e-6) == "9.9 µs" and duration(4.2e-4) == "0.42 ms"
+    assert duration(0.0) == "0 ms"
+    for seconds in (1e-9, 3e-8, 5e-7, 2e-6):
+        assert duration(seconds) != "0.00 ms" and float(duration(seconds).split()[0]) > 0
+
+
+def test_integer_option_ranges_print_as_integers():
+    cycles = Option("cycles", 0, low=0, high=2**31 - 1)
+    assert cycles.range_text() == "0 to 2147483647"
+    assert "e+" not in str(pytest.raises(Exception, cycles.parse, "99999999999999999999").value)
+    assert Option("n", 1, low=1).range_text() == ">= 1"
+    assert Option("eps", 1.0, low=0.0, high=1e300).range_text() == "0 to 1e+300"  # floats as before
