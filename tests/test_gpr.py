@@ -23,7 +23,7 @@ from scipy.sparse.csgraph import maximum_bipartite_matching
 
 import solvers
 from solvers.errors import BackendUnavailable, Cancelled, InputError
-from solvers.matching import gpr, gpr_cpu
+from solvers.matching import gpr, gpr_device
 from solvers.problems import BipartiteGraph
 from solvers.telemetry import NULL, Observer, Recorder, RunInfo, Telemetry
 
@@ -172,16 +172,16 @@ GRAPHS = small_graphs(240, seed=20130901)
 @pytest.fixture
 def threaded_cpu(monkeypatch):
     """Run even tiny graphs on the threaded (prange) loops, where the lock-free races happen."""
-    monkeypatch.setattr(gpr_cpu, "PARALLEL_MIN", 0)
+    monkeypatch.setattr(gpr, "PARALLEL_MIN", 0)
 
 
 @pytest.mark.parametrize("variant,gr_mode,init", COMBOS)
 def test_every_combination_is_maximum_on_many_graphs(variant, gr_mode, init, monkeypatch):
     rng = np.random.default_rng(zlib.crc32(f"{variant}/{gr_mode}/{init}".encode()))
-    serial_below = gpr_cpu.PARALLEL_MIN
+    serial_below = gpr.PARALLEL_MIN
     for i, g in enumerate(GRAPHS):
-        # every fourth graph on the threaded loops, the rest on their serial twins
-        monkeypatch.setattr(gpr_cpu, "PARALLEL_MIN", 0 if i % 4 == 0 else serial_below)
+        # every fourth graph on all the threads, the rest on one
+        monkeypatch.setattr(gpr, "PARALLEL_MIN", 0 if i % 4 == 0 else serial_below)
         sol = gpr.run(g, "cpu", NULL, variant=variant, gr=gr_mode, init=init,
                       sync_every=int(rng.integers(1, 10)), shrink_min=int(rng.choice([1, 4, 512])),
                       device_loop=bool(rng.integers(0, 2)))
@@ -209,7 +209,7 @@ def test_races_never_lose_a_column_without_the_final_check(threaded_cpu):
 
 def test_repeated_runs_on_one_graph_all_maximum():
     rng = np.random.default_rng(7)
-    m = n = 5000  # above gpr_cpu.PARALLEL_MIN: the threaded loops
+    m = n = 5000  # above gpr.PARALLEL_MIN: all the threads
     e = 3 * n
     g = BipartiteGraph.from_edges(rng.integers(0, m, e), rng.integers(0, n, e), m, n)
     expected = scipy_size(g)
@@ -266,25 +266,16 @@ def test_hypothesis_graphs(m, n, pairs, combo, sync_every):
 
 # ---------------------------------------------------------------- the final check is not vacuous
 
-class _DroppingLauncher:
-    """Wraps the cpu launcher and drops the first active column from the list once: a simulated
-    lost column, the failure the final check exists for."""
+class _DroppingDevice(gpr_device.GprDevice):
+    """The cpu device, but it drops the first active column from the list once: a simulated
+    lost column, the failure the final check exists for (one launch per step: no resident loop)."""
 
-    def __init__(self, inner):
-        self.inner, self.dropped = inner, False
-
-    def __getattr__(self, name):
-        return getattr(self.inner, name)
-
-    def push_loops(self, loop0, n_loops, length):
-        for j in range(n_loops):
-            self.init_list(loop0 + j, length)
-            self.inner.push_list(loop0 + j, length)
+    dropped = False
 
     def init_list(self, loop, length):
-        self.inner.init_list(loop, length)
+        super().init_list(loop, length)
         if not self.dropped and length:
-            a_c = self.inner.a_c
+            a_c = self.a_c
             live = np.flatnonzero(a_c[:length] >= 0)
             if live.size:
                 a_c[live[0]] = -1
@@ -294,8 +285,7 @@ class _DroppingLauncher:
 @pytest.mark.parametrize("variant", ["noshrink", "shrink"])
 def test_final_check_resumes_after_a_lost_column(monkeypatch, variant):
     g = path_graph(40, np.random.default_rng(11))  # perfect matching: every column is needed
-    real = gpr._launcher
-    monkeypatch.setattr(gpr, "_launcher", lambda graph, backend, loop=False: _DroppingLauncher(real(graph, backend)))
+    monkeypatch.setattr(gpr_device, "GprDevice", _DroppingDevice)
     broken = gpr.run(g, "cpu", NULL, variant=variant, init="none", final_check=False)
     assert broken.value == 39  # the dropped column stays unmatched: the sabotage took effect
     fixed = gpr.run(g, "cpu", NULL, variant=variant, init="none", final_check=True)
@@ -353,21 +343,14 @@ def test_no_observer_means_no_extra_counts():
     rng = np.random.default_rng(2)
     g = BipartiteGraph.from_edges(rng.integers(0, 300, 700), rng.integers(0, 300, 700), 300, 300)
     counted = []
-    real = gpr._launcher
 
-    def spy(graph, backend, device_loop=False):
-        launcher = real(graph, backend, device_loop)
-        original = launcher.count
-
-        def count(what, slot):
+    class Spy(gpr_device.GprDevice):
+        def count(self, what, slot):
             counted.append(what)
-            return original(what, slot)
-
-        launcher.count = count
-        return launcher
+            return super().count(what, slot)
 
     import unittest.mock as mock
-    with mock.patch.object(gpr, "_launcher", spy):
+    with mock.patch.object(gpr_device, "GprDevice", Spy):
         gpr.run(g, "cpu", NULL, init="none")
         assert counted == ["free-rows"]  # only the initial-matching size, once
         counted.clear()
@@ -397,16 +380,19 @@ def test_cancellation_propagates():
 
 # ---------------------------------------------------------------- the cuda kernels
 
-def test_cpu_path_never_imports_numba_cuda():
+def test_listing_loads_no_numba_and_a_cpu_run_never_touches_the_cuda_driver():
+    """The registry module imports neither numba nor scipy.sparse; the kernels module (numba and
+    numba.cuda at its top) loads when a run starts, and a cpu run never initialises a CUDA driver."""
     code = """
         import sys
-        from solvers.matching import gpr, gpr_cpu
+        from solvers.matching import gpr
+        assert "numba" not in sys.modules and "solvers.matching.gpr_kernels" not in sys.modules
         from solvers.problems import BipartiteGraph
         from solvers.telemetry import NULL
         g = BipartiteGraph.from_edges([0, 1, 1], [1, 0, 1], 2, 2)
         assert gpr.run(g, "cpu", NULL).value == 2
-        loaded = [m for m in sys.modules if m.startswith(("numba.cuda", "numba_cuda"))]
-        assert not loaded, loaded
+        from numba.cuda.cudadrv import driver
+        assert driver.driver.pid is None  # set by a successful cuInit only
     """
     env = dict(os.environ, PYTHONPATH=str(_root()))
     env.pop("NUMBA_ENABLE_CUDASIM", None)
@@ -424,16 +410,23 @@ PTX_CODE = """
     from numba import cuda
     import numba.cuda.dispatcher as dispatcher
     from solvers.matching import gpr_kernels as K
+    from solvers.targets import Kernel
 
     class SM90:  # device functions ask the current device for its compute capability
         compute_capability = (9, 0)
 
     kernels = {name for name, obj in vars(K).items()
                if isinstance(obj, dispatcher.CUDADispatcher) and not obj.targetoptions.get("device")}
-    report = {"unlisted": sorted(kernels - {k.py_func.__name__ for k, _ in K.KERNELS.values()}), "ptx": {}}
+    listed = {record.cuda.py_func.__name__ for record, _ in K.PTX_SIGNATURES}
+    records = {obj.name for obj in vars(K).values() if isinstance(obj, Kernel)}
+    report = {"unlisted": sorted(kernels - listed),
+              "unlisted_records": sorted(records - {r.name for r, _ in K.PTX_SIGNATURES}),
+              "uncached": sorted(n for n in kernels if type(getattr(K, n)._cache).__name__ == "NullCache"),
+              "ptx": {}}
     with mock.patch.object(dispatcher, "get_current_device", SM90):
-        for name, (kernel, signature) in K.KERNELS.items():
-            ptx, _ = cuda.compile_ptx(kernel.py_func, signature, cc=(9, 0))
+        for record, signature in K.PTX_SIGNATURES:
+            name = record.name
+            ptx, _ = cuda.compile_ptx(record.cuda.py_func, signature, cc=(9, 0))
             report["ptx"][name] = {"entry": ".entry" in ptx, "target": ".target sm_90" in ptx,
                                    "atomics": bool(re.search(r"^\\s*(@\\S+\\s+)?(atom|red)\\.", ptx, re.M))}
     print(json.dumps(report))
@@ -460,8 +453,8 @@ def test_every_kernel_compiles_to_ptx_for_sm90_without_atomics():
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
     report = json.loads(out.stdout.strip().splitlines()[-1])
-    assert report["unlisted"] == []
-    assert len(report["ptx"]) >= 14
+    assert report["unlisted"] == [] and report["unlisted_records"] == [] and report["uncached"] == []
+    assert len(report["ptx"]) >= 17
     for name, info in report["ptx"].items():
         assert info["entry"] and info["target"], name
         assert not info["atomics"], f"{name} uses atomics; G-PR is atomic-free"
@@ -476,7 +469,7 @@ CUDASIM_CODE = """
     import numpy as np
 
     import solvers
-    from solvers.matching import gpr, gpr_cpu
+    from solvers.matching import gpr, gpr_device
     from solvers.telemetry import NULL, Recorder
     from test_gpr import small_graphs, scipy_size, check_matching, path_graph
 

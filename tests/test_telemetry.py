@@ -251,8 +251,8 @@ def test_stop_reaches_a_gpr_cpu_run_between_its_long_host_steps(monkeypatch):
     thousands of BFS levels. The serial loops keep all work in that thread. Without the checks in
     the BFS, the pacing of resident batches and after snapshots, the gaps are several times longer."""
     import solvers
-    from solvers.matching import gpr_cpu
-    monkeypatch.setattr(gpr_cpu, "PARALLEL_MIN", 1 << 30)
+    from solvers.matching import gpr
+    monkeypatch.setattr(gpr, "PARALLEL_MIN", 1 << 30)
 
     warm = solvers.generate("road-grid", width=60, height=60, seed=1)
     graph = solvers.generate("road-grid", width=3000, height=40, seed=1)

@@ -48,11 +48,11 @@ import math
 
 import numpy as np
 
-from ..errors import BackendUnavailable, InputError
+from ..errors import InputError
 from ..problems import BipartiteGraph
 from ..registry import Algorithm, Option
 from ..result import Solution
-from ..targets import WARP_SIZE, simulator_enabled
+from ..targets import WARP_SIZE, launcher_for
 from ..telemetry import Budget, Pacer
 
 ADAPTIVE_K = 0.7
@@ -88,25 +88,15 @@ ALGORITHMS = [
               reference="Deveci et al. 2013"),
 ]
 
-# counters slots (see gpr_cpu): the two stamps, then telemetry counts
+# counters slots (see gpr_kernels): the two stamps, then telemetry counts
 ACT, GR = 0, 1
 FREE_ROWS, ACTIVE, UNREACHABLE = 3, 4, 5
 MAX_BATCH = 1 << 30
 READBACK_PER_LAUNCH = 5  # a one-int readback costs ~104 us, a launch ~19 us (H100, from Python)
-
-
-def _launcher(graph: BipartiteGraph, backend: str, device_loop: bool = False):
-    if backend == "cpu":
-        from .gpr_cpu import CpuLauncher
-        return CpuLauncher(graph, device_loop)
-    if backend == "cudasim" and not simulator_enabled():
-        raise BackendUnavailable("backend cudasim needs NUMBA_ENABLE_CUDASIM=1 before numba is imported")
-    if backend == "cuda" and simulator_enabled():
-        raise BackendUnavailable("backend cuda is not available in a process running the CUDA simulator")
-    if backend not in ("cuda", "cudasim"):
-        raise BackendUnavailable(f"gpr runs on cpu, cuda or cudasim, not {backend!r}")
-    from .gpr_kernels import CudaLauncher
-    return CudaLauncher(graph, device_loop)
+# cpu: graphs with fewer rows and columns a side than this run on one thread. A run is thousands of
+# short parallel regions (one per BFS level, per push loop): on 2 cores a 3600-a-side road grid took
+# 5x longer on two threads than on one. Read at each run (tests force the threads on tiny graphs).
+PARALLEL_MIN = 4096
 
 
 def run(graph: BipartiteGraph, backend: str, tel, variant: str = "shrink", gr: str = "adaptive", k: float = 0.0,
@@ -120,17 +110,20 @@ def run(graph: BipartiteGraph, backend: str, tel, variant: str = "shrink", gr: s
         raise InputError(f"init {init!r}: choose cheap or none")
     if device_loop not in ("auto", "on", "off", True, False):
         raise InputError(f"device_loop {device_loop!r}: choose auto, on or off")
-    resident = device_loop in ("on", True) or (device_loop == "auto" and backend == "cuda")
     k = float(k) if k else (ADAPTIVE_K if gr == "adaptive" else FIXED_K)
     if not math.isfinite(k) or k <= 0:
         raise InputError(f"k must be a positive number, got {k}")
-    sync_every = int(sync_every) or (SYNC_EVERY_CUDA if backend == "cuda" else 1)
-    if sync_every < 1:
+    if int(sync_every) < 0:
         raise InputError(f"sync_every must be >= 0, got {sync_every}")
     if int(shrink_min) < 0:
         raise InputError(f"shrink_min must be >= 0, got {shrink_min}")
     if graph.n_rows + graph.n_cols >= np.iinfo(np.int32).max - 2:
         raise InputError("gpr stores vertex ids and labels as int32: too many vertices", graph.source)
+    launcher = launcher_for(backend)
+    # on a real GPU a launch is cheap next to a readback: batch loops, keep them on the device
+    gpu = launcher.device and not launcher.simulated
+    resident = device_loop in ("on", True) or (device_loop == "auto" and gpu)
+    sync_every = int(sync_every) or (SYNC_EVERY_CUDA if gpu else 1)
     stats = {"variant": variant, "gr": gr, "k": k, "init": init, "sync_every": int(sync_every),
              "shrink_min": int(shrink_min), "final_check": bool(final_check)}
     if graph.n_edges == 0:  # nothing can be matched; no device work
@@ -138,12 +131,14 @@ def run(graph: BipartiteGraph, backend: str, tel, variant: str = "shrink", gr: s
                      restarts=0, syncs=0)
         return Solution(0.0, 0, np.full(graph.n_rows, -1, np.int64), np.full(graph.n_cols, -1, np.int64),
                         stats=stats)
-    launcher = _launcher(graph, backend, resident)
-    stats["device_loop"] = bool(launcher.resident)
-    if launcher.resident_error:
-        stats["device_loop_error"] = launcher.resident_error
-    loop = _HostLoop(launcher, graph, tel, variant, gr, k, int(sync_every), int(shrink_min), init).run(final_check)
-    row_match, col_match = launcher.host_matching()
+    from . import gpr_device  # numba loads here, when a run starts
+    with launcher.session(max(graph.n_rows, graph.n_cols), parallel_min=PARALLEL_MIN):
+        device = gpr_device.GprDevice(launcher, graph, resident)
+        stats["device_loop"] = bool(device.resident)
+        if device.resident_error:
+            stats["device_loop_error"] = device.resident_error
+        loop = _HostLoop(device, graph, tel, variant, gr, k, int(sync_every), int(shrink_min), init).run(final_check)
+        row_match, col_match = device.host_matching()
     _check_consistent(row_match, col_match)
     stats.update(loop.stats)
     value = int(np.count_nonzero(row_match >= 0))
@@ -162,8 +157,8 @@ def _check_consistent(row_match: np.ndarray, col_match: np.ndarray) -> None:
 class _HostLoop:
     """Algorithm 7 of the paper (Algorithm 3 for variant "first"), batched between readbacks."""
 
-    def __init__(self, launcher, graph, tel, variant, gr, k, sync_every, shrink_min, init):
-        self.dev, self.tel = launcher, tel
+    def __init__(self, device, graph, tel, variant, gr, k, sync_every, shrink_min, init):
+        self.dev, self.tel = device, tel
         self.m, self.n = graph.n_rows, graph.n_cols
         self.inf = self.m + self.n
         self.col_degrees = graph.col_degrees()

@@ -1,124 +1,495 @@
-"""G-PR on cuda (and the CUDA simulator): thin ``@cuda.jit`` kernels around the shared step bodies.
+"""G-PR steps (Deveci et al. 2013): the per-element bodies, their cpu loops and cuda kernels, in one file.
 
-Import this module only on the cuda / cudasim path: it imports numba.cuda. Every kernel is one
-thread per element (``i = cuda.grid(1)``) calling a body of solvers.matching.gpr_cpu compiled with
-``cuda.jit(device=True)``. Flags are loop / level stamps written without atomics (all writers
-write the same value), so the host never clears them. Lists are compacted with block-level prefix
-sums (shared memory) plus one single-block scan of the block sums: no atomics anywhere.
-``KERNELS`` lists every kernel with a signature for ``cuda.compile_ptx`` (tests compile them for
-sm_90 without a GPU).
+Imported only when a run starts (it imports numba and numba.cuda). Each step's body is written
+once (``register_jitable``: the whole work of one GPU thread, or of one prange iteration); beside
+it are the ``@njit(cache=True)`` cpu loop (prange; numba runs it on one thread for a small graph,
+see solvers.targets.cpu) and the thin ``@cuda.jit(cache=True)`` kernel (one thread per element,
+``i = cuda.grid(1)``), both taking the same arguments, paired in a ``Kernel`` record. The races
+between threads (GPU threads, or prange threads) are the paper's benign ones: no locks, no
+atomics. Flags are loop / level stamps that all writers write with the same value, so the host
+never clears them.
+
+Vertex arrays are int32: ``mu_row[u]`` the column of row u (-1 free), ``mu_col[v]`` the row of
+column v (-1 free, -2 dead: no augmenting path can start at v). A column v is matched only when
+``mu_row[mu_col[v]] == v``; a column that lost a race may keep a stale ``mu_col`` until
+FIXMATCHING. ``psi_row`` / ``psi_col`` are the labels, ``inf = n_rows + n_cols`` the cap. Offsets
+are int64, scalars int64 (Python ints): the one specialisation of every step.
+
+Where the two targets differ in structure, the two loops of one Kernel differ and say so:
+  * compaction and counts: cuda scans flags within each block (shared memory), then one block
+    scans the block sums; the cpu loops treat ``block_sums`` as per-chunk counts (the host sizes it
+    to chunks + 1 on cpu) and the same one-block scan runs there serially.
+  * the device-resident loops (``COOPERATIVE``): on cuda one cooperative launch with grid syncs
+    and a grid-uniform early exit; on cpu the same batch of steps in one compiled call that stops
+    at the first idle loop.
+
+``PTX_SIGNATURES`` gives every kernel a signature for ``cuda.compile_ptx`` (tests compile them all
+for sm_90 without a GPU).
 """
 from __future__ import annotations
 
-import numpy as np
-from numba import cuda, int32, int64
+from numba import cuda, int32, int64, njit, prange
+from numba.extending import register_jitable
 
-from ..targets import simulator_enabled
-from . import gpr_cpu as steps
-from .gpr_cpu import ACT, GR, N_COUNTERS, TOTAL
+from ..targets.geometry import MAX_THREADS_PER_BLOCK, THREADS_PER_BLOCK
+from ..targets.kernel import COOPERATIVE, EACH, ONE_BLOCK, Kernel
 
-MAX_THREADS = 256  # block size for large launches (and the size of the block-scan shared array)
-# simulated threads cost ~0.1 ms each: do not pad a tiny launch to a full warp there
-MIN_THREADS = 4 if simulator_enabled() else 32
-SCAN_THREADS = 256
-# shared-array sizes must be plain module constants (compile-time) for the CUDA compiler
-_BLOCK_SHARED = MAX_THREADS + 1
-_SCAN_SHARED = SCAN_THREADS + 1
-
-_cheap_propose = cuda.jit(device=True)(steps.cheap_propose)
-_cheap_settle = cuda.jit(device=True)(steps.cheap_settle)
-_init_relabel = cuda.jit(device=True)(steps.init_relabel)
-_gr_level = cuda.jit(device=True)(steps.gr_level)
-_push_all = cuda.jit(device=True)(steps.push_all)
-_init_list = cuda.jit(device=True)(steps.init_list)
-_push_list = cuda.jit(device=True)(steps.push_list)
-_fix_matching = cuda.jit(device=True)(steps.fix_matching)
-_fill_unmatched = cuda.jit(device=True)(steps.fill_unmatched)
-_fill_reachable = cuda.jit(device=True)(steps.fill_reachable)
+# slots of the small counters array the host reads back (device memory on cuda)
+ACT = 0        # last loop whose active-column list was non-empty (G-PR's actExists, as a loop stamp)
+GR = 1         # last BFS level that labelled a row (G-GR's uAdded, as a level stamp)
+TOTAL = 2      # length of the last compacted list
+N_COUNTERS = 8  # slots 3.. hold counts asked for by telemetry
+CHEAP_ROUNDS = 3
+SCAN_SHARED = MAX_THREADS_PER_BLOCK + 1  # a compile-time size for the block scans' shared arrays
 
 
-@cuda.jit
+# ================================================================ cheap matching
+
+@register_jitable
+def cheap_propose(v, col_ptr, row_ind, mu_row, mu_col, rnd):
+    """Cheap matching, one round for free column v: claim a free neighbour row (last writer wins)."""
+    if mu_col[v] != -1:
+        return 0
+    start = col_ptr[v]
+    deg = col_ptr[v + 1] - start
+    if deg == 0:
+        return 0
+    # columns start at different offsets so neighbouring columns rarely claim the same row
+    off = (v + rnd) % deg
+    for j in range(deg):
+        jj = off + j
+        if jj >= deg:
+            jj -= deg
+        u = row_ind[start + jj]
+        if mu_row[u] == -1:
+            mu_row[u] = v
+            mu_col[v] = u
+            return 1
+    return 0
+
+
+@register_jitable
+def cheap_settle(v, mu_row, mu_col):
+    """Cheap matching: a column whose claimed row went to another column is free again."""
+    u = mu_col[v]
+    if u >= 0 and mu_row[u] != v:
+        mu_col[v] = -1
+    return 0
+
+
+@njit(parallel=True, cache=True)
+def cheap_propose_cpu(n_cols, col_ptr, row_ind, mu_row, mu_col, rnd):
+    for v in prange(n_cols):
+        cheap_propose(v, col_ptr, row_ind, mu_row, mu_col, rnd)
+
+
+@cuda.jit(cache=True)
 def cheap_propose_kernel(n_cols, col_ptr, row_ind, mu_row, mu_col, rnd):
     v = cuda.grid(1)
     if v < n_cols:
-        _cheap_propose(v, col_ptr, row_ind, mu_row, mu_col, rnd)
+        cheap_propose(v, col_ptr, row_ind, mu_row, mu_col, rnd)
 
 
-@cuda.jit
+@njit(parallel=True, cache=True)
+def cheap_settle_cpu(n_cols, mu_row, mu_col):
+    for v in prange(n_cols):
+        cheap_settle(v, mu_row, mu_col)
+
+
+@cuda.jit(cache=True)
 def cheap_settle_kernel(n_cols, mu_row, mu_col):
     v = cuda.grid(1)
     if v < n_cols:
-        _cheap_settle(v, mu_row, mu_col)
+        cheap_settle(v, mu_row, mu_col)
 
 
-@cuda.jit
+# ================================================================ global relabel (G-GR)
+
+@register_jitable
+def init_relabel(i, n_rows, mu_row, psi_row, psi_col, inf):
+    """INITRELABEL over rows then columns: free rows get 0, everything else the cap. 1 for a free row."""
+    if i < n_rows:
+        if mu_row[i] == -1:
+            psi_row[i] = 0
+            return 1
+        psi_row[i] = inf
+        return 0
+    psi_col[i - n_rows] = inf
+    return 0
+
+
+@register_jitable
+def gr_level(u, level, row_ptr, col_ind, psi_row, psi_col, mu_row, mu_col, inf):
+    """G-GR-KRNL for row u at BFS level ``level`` (even); 1 when it labelled a matched row."""
+    if psi_row[u] != level:
+        return 0
+    added = 0
+    for e in range(row_ptr[u], row_ptr[u + 1]):
+        v = col_ind[e]
+        if psi_col[v] == inf:
+            psi_col[v] = level + 1
+            w = mu_col[v]
+            if w > -1 and mu_row[w] == v:
+                psi_row[w] = level + 2
+                added = 1
+    return added
+
+
+@njit(parallel=True, cache=True)
+def init_relabel_cpu(n_rows, n_cols, mu_row, psi_row, psi_col, inf, counters):
+    counters[GR] = -2
+    for i in prange(n_rows + n_cols):
+        init_relabel(i, n_rows, mu_row, psi_row, psi_col, inf)
+
+
+@cuda.jit(cache=True)
 def init_relabel_kernel(n_rows, n_cols, mu_row, psi_row, psi_col, inf, counters):
     i = cuda.grid(1)
     if i == 0:
         counters[GR] = -2
     if i < n_rows + n_cols:
-        _init_relabel(i, n_rows, mu_row, psi_row, psi_col, inf)
+        init_relabel(i, n_rows, mu_row, psi_row, psi_col, inf)
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def gr_level_kernel(level, n_rows, row_ptr, col_ind, psi_row, psi_col, mu_row, mu_col, inf, counters):
     u = cuda.grid(1)
     if u < n_rows:
-        if _gr_level(u, level, row_ptr, col_ind, psi_row, psi_col, mu_row, mu_col, inf):
+        if gr_level(u, level, row_ptr, col_ind, psi_row, psi_col, mu_row, mu_col, inf):
             counters[GR] = level
 
 
-@cuda.jit
+# The resident BFS: n_levels levels from level0, stopping after the first level that labels no row
+# (every later level is a no-op: no row carries a higher label).
+
+@njit(parallel=True, cache=True)
+def gr_levels_cpu(level0, n_levels, n_rows, row_ptr, col_ind, psi_row, psi_col, mu_row, mu_col, inf, counters):
+    for j in range(n_levels):
+        level = level0 + 2 * j
+        added = 0
+        for u in prange(n_rows):
+            added += gr_level(u, level, row_ptr, col_ind, psi_row, psi_col, mu_row, mu_col, inf)
+        if added == 0:
+            break
+        counters[GR] = level
+
+
+# One launch runs many levels or loops: grid-stride over the elements, grid syncs where separate
+# launches had their boundaries, and an early return when a step finds nothing to do. The exit test
+# must be uniform across the grid (every thread must reach every grid sync): stamps only grow, and
+# a fast thread may already have stamped the next step when a slow one reads the flag, so the test
+# is "stamp < this step" (nobody stamped it), never "stamp != this step".
+
+@cuda.jit(cache=True)
+def gr_levels_coop_kernel(level0, n_levels, n_rows, row_ptr, col_ind, psi_row, psi_col, mu_row, mu_col, inf,
+                          counters):
+    grid = cuda.cg.this_grid()
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for j in range(n_levels):
+        level = level0 + 2 * j
+        for u in range(start, n_rows, stride):
+            if gr_level(u, level, row_ptr, col_ind, psi_row, psi_col, mu_row, mu_col, inf):
+                counters[GR] = level
+        grid.sync()
+        if counters[GR] < level:
+            return
+
+
+# ================================================================ push-relabel (G-PR-KRNL, INITKRN, PUSHKRN)
+
+@register_jitable
+def push_all(v, col_ptr, row_ind, psi_row, psi_col, mu_row, mu_col, inf):
+    """G-PR-KRNL (G-PR-First): one thread per column; pushes when v is active. 1 when v was active."""
+    r = mu_col[v]
+    if r == -2 or (r >= 0 and mu_row[r] == v):
+        return 0
+    psi_min = inf
+    u = -1
+    target = psi_col[v] - 1
+    for e in range(col_ptr[v], col_ptr[v + 1]):
+        x = row_ind[e]
+        p = psi_row[x]
+        if p < psi_min:
+            psi_min = p
+            u = x
+            if psi_min <= target:
+                break
+    if psi_min < inf:
+        mu_row[u] = v
+        mu_col[v] = u
+        psi_col[v] = psi_min + 1
+        psi_row[u] = psi_min + 2
+    else:
+        mu_col[v] = -2
+    return 1
+
+
+@register_jitable
+def init_list(i, loop, a_c, a_p, mu_row, mu_col, i_a):
+    """G-PR-INITKRN for slot i. After the previous loop's swap, a_p[i] is the column the slot
+    processed and a_c[i] the column its push displaced. A processed column still unmatched (it lost
+    a race or was held back) is rolled back into the slot; else the displaced one (or -1) takes it.
+    Stamps the slot's column with ``loop`` in i_a; 1 when the slot is active."""
+    v = a_p[i]
+    if v == -1:
+        return 0
+    r = mu_col[v]
+    if r == -1 or (r >= 0 and mu_row[r] != v):
+        a_c[i] = v
+    else:
+        v = a_c[i]
+    if v == -1:
+        return 0
+    i_a[v] = loop
+    return 1
+
+
+@register_jitable
+def push_list(i, loop, a_c, a_p, col_ptr, row_ind, psi_row, psi_col, mu_row, mu_col, i_a, inf):
+    """G-PR-PUSHKRN for slot i: push-relabel of active column a_c[i]; a_p[i] gets the column it
+    displaces. A row whose mate is itself active in this loop (i_a == loop) is left alone, so a
+    column can never sit in two slots."""
+    v = a_c[i]
+    if v == -1:
+        a_p[i] = -1
+        return 0
+    psi_min = inf
+    u = -1
+    target = psi_col[v] - 1
+    for e in range(col_ptr[v], col_ptr[v + 1]):
+        x = row_ind[e]
+        p = psi_row[x]
+        if p < psi_min:
+            psi_min = p
+            u = x
+            if psi_min <= target:
+                break
+    if psi_min < inf:
+        w = mu_row[u]
+        if w == -1 or i_a[w] != loop:
+            mu_row[u] = v
+            mu_col[v] = u
+            psi_col[v] = psi_min + 1
+            psi_row[u] = psi_min + 2
+            a_p[i] = w
+        else:
+            a_p[i] = -1
+    else:
+        mu_col[v] = -2
+        a_c[i] = -1
+        a_p[i] = -1
+    return 1
+
+
+@njit(parallel=True, cache=True)
+def push_all_cpu(loop, n_cols, col_ptr, row_ind, psi_row, psi_col, mu_row, mu_col, inf, counters):
+    act = 0
+    for v in prange(n_cols):
+        act += push_all(v, col_ptr, row_ind, psi_row, psi_col, mu_row, mu_col, inf)
+    if act > 0:
+        counters[ACT] = loop
+
+
+@cuda.jit(cache=True)
 def push_all_kernel(loop, n_cols, col_ptr, row_ind, psi_row, psi_col, mu_row, mu_col, inf, counters):
     v = cuda.grid(1)
     if v < n_cols:
-        if _push_all(v, col_ptr, row_ind, psi_row, psi_col, mu_row, mu_col, inf):
+        if push_all(v, col_ptr, row_ind, psi_row, psi_col, mu_row, mu_col, inf):
             counters[ACT] = loop
 
 
-@cuda.jit
+@njit(parallel=True, cache=True)
+def init_list_cpu(length, loop, a_c, a_p, mu_row, mu_col, i_a, counters):
+    act = 0
+    for i in prange(length):
+        act += init_list(i, loop, a_c, a_p, mu_row, mu_col, i_a)
+    if act > 0:
+        counters[ACT] = loop
+
+
+@cuda.jit(cache=True)
 def init_list_kernel(length, loop, a_c, a_p, mu_row, mu_col, i_a, counters):
     i = cuda.grid(1)
     if i < length:
-        if _init_list(i, loop, a_c, a_p, mu_row, mu_col, i_a):
+        if init_list(i, loop, a_c, a_p, mu_row, mu_col, i_a):
             counters[ACT] = loop
 
 
-@cuda.jit
+@njit(parallel=True, cache=True)
+def push_list_cpu(length, loop, a_c, a_p, col_ptr, row_ind, psi_row, psi_col, mu_row, mu_col, i_a, inf):
+    for i in prange(length):
+        push_list(i, loop, a_c, a_p, col_ptr, row_ind, psi_row, psi_col, mu_row, mu_col, i_a, inf)
+
+
+@cuda.jit(cache=True)
 def push_list_kernel(length, loop, a_c, a_p, col_ptr, row_ind, psi_row, psi_col, mu_row, mu_col, i_a, inf):
     i = cuda.grid(1)
     if i < length:
-        _push_list(i, loop, a_c, a_p, col_ptr, row_ind, psi_row, psi_col, mu_row, mu_col, i_a, inf)
+        push_list(i, loop, a_c, a_p, col_ptr, row_ind, psi_row, psi_col, mu_row, mu_col, i_a, inf)
 
 
-@cuda.jit
+# The resident push loops: n_loops loops from loop0, stopping at the first loop with no active
+# column. Lists: INITKRN + PUSHKRN per loop, A_c and A_p swapping roles (buf0 is A_c in loop0 when
+# ``cur`` is 0); the host counts all n_loops swaps, as once no column is active both lists hold -1.
+
+@njit(parallel=True, cache=True)
+def push_loops_cpu(loop0, n_loops, length, buf0, buf1, cur, col_ptr, row_ind, psi_row, psi_col, mu_row, mu_col,
+                   i_a, inf, counters):
+    for j in range(n_loops):
+        loop = loop0 + j
+        a_c, a_p = buf0, buf1
+        if (cur + j) % 2 == 1:
+            a_c, a_p = buf1, buf0
+        act = 0
+        for i in prange(length):
+            act += init_list(i, loop, a_c, a_p, mu_row, mu_col, i_a)
+        if act == 0:
+            break
+        counters[ACT] = loop
+        for i in prange(length):
+            push_list(i, loop, a_c, a_p, col_ptr, row_ind, psi_row, psi_col, mu_row, mu_col, i_a, inf)
+
+
+@cuda.jit(cache=True)
+def push_loops_coop_kernel(loop0, n_loops, length, buf0, buf1, cur, col_ptr, row_ind, psi_row, psi_col, mu_row,
+                           mu_col, i_a, inf, counters):
+    grid = cuda.cg.this_grid()
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for j in range(n_loops):
+        loop = loop0 + j
+        a_c, a_p = buf0, buf1
+        if (cur + j) % 2 == 1:
+            a_c, a_p = buf1, buf0
+        for i in range(start, length, stride):
+            if init_list(i, loop, a_c, a_p, mu_row, mu_col, i_a):
+                counters[ACT] = loop
+        grid.sync()
+        if counters[ACT] < loop:
+            return
+        for i in range(start, length, stride):
+            push_list(i, loop, a_c, a_p, col_ptr, row_ind, psi_row, psi_col, mu_row, mu_col, i_a, inf)
+        grid.sync()
+
+
+@njit(parallel=True, cache=True)
+def push_all_loops_cpu(loop0, n_loops, n_cols, col_ptr, row_ind, psi_row, psi_col, mu_row, mu_col, inf, counters):
+    for j in range(n_loops):
+        act = 0
+        for v in prange(n_cols):
+            act += push_all(v, col_ptr, row_ind, psi_row, psi_col, mu_row, mu_col, inf)
+        if act == 0:
+            break
+        counters[ACT] = loop0 + j
+
+
+@cuda.jit(cache=True)
+def push_all_coop_kernel(loop0, n_loops, n_cols, col_ptr, row_ind, psi_row, psi_col, mu_row, mu_col, inf, counters):
+    grid = cuda.cg.this_grid()
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for j in range(n_loops):
+        loop = loop0 + j
+        for v in range(start, n_cols, stride):
+            if push_all(v, col_ptr, row_ind, psi_row, psi_col, mu_row, mu_col, inf):
+                counters[ACT] = loop
+        grid.sync()
+        if counters[ACT] < loop:
+            return
+
+
+# ================================================================ matching repair and the active lists
+
+@register_jitable
+def fix_matching(v, mu_row, mu_col):
+    """FIXMATCHING: a column whose row points elsewhere (or a dead one) is unmatched."""
+    r = mu_col[v]
+    if r < 0 or mu_row[r] != v:
+        mu_col[v] = -1
+    return 0
+
+
+@register_jitable
+def fill_unmatched(v, out, mu_row, mu_col):
+    """out[v] = v for a live unmatched column (the initial active list), else -1."""
+    r = mu_col[v]
+    if r == -1 or (r >= 0 and mu_row[r] != v):
+        out[v] = v
+        return 1
+    out[v] = -1
+    return 0
+
+
+@register_jitable
+def fill_reachable(v, out, mu_row, mu_col, psi_col, inf):
+    """out[v] = v for an unmatched column that a fresh global relabel reached (an augmenting path
+    starts there), else -1. Used by the final check after FIXMATCHING."""
+    r = mu_col[v]
+    if (r < 0 or mu_row[r] != v) and psi_col[v] < inf:
+        out[v] = v
+        return 1
+    out[v] = -1
+    return 0
+
+
+@njit(parallel=True, cache=True)
+def fix_matching_cpu(n_cols, mu_row, mu_col):
+    for v in prange(n_cols):
+        fix_matching(v, mu_row, mu_col)
+
+
+@cuda.jit(cache=True)
 def fix_matching_kernel(n_cols, mu_row, mu_col):
     v = cuda.grid(1)
     if v < n_cols:
-        _fix_matching(v, mu_row, mu_col)
+        fix_matching(v, mu_row, mu_col)
 
 
-@cuda.jit
+@njit(parallel=True, cache=True)
+def fill_unmatched_cpu(n_cols, out, mu_row, mu_col):
+    for v in prange(n_cols):
+        fill_unmatched(v, out, mu_row, mu_col)
+
+
+@cuda.jit(cache=True)
 def fill_unmatched_kernel(n_cols, out, mu_row, mu_col):
     v = cuda.grid(1)
     if v < n_cols:
-        _fill_unmatched(v, out, mu_row, mu_col)
+        fill_unmatched(v, out, mu_row, mu_col)
 
 
-@cuda.jit
+@njit(parallel=True, cache=True)
+def fill_reachable_cpu(n_cols, out, mu_row, mu_col, psi_col, inf):
+    for v in prange(n_cols):
+        fill_reachable(v, out, mu_row, mu_col, psi_col, inf)
+
+
+@cuda.jit(cache=True)
 def fill_reachable_kernel(n_cols, out, mu_row, mu_col, psi_col, inf):
     v = cuda.grid(1)
     if v < n_cols:
-        _fill_reachable(v, out, mu_row, mu_col, psi_col, inf)
+        fill_reachable(v, out, mu_row, mu_col, psi_col, inf)
 
 
-@cuda.jit(device=True)
-def _block_scan(flag):
+# ---------------------------------------------------------------- compaction and counts (G-PR-SHRKRN)
+# A compaction is mark (per-block flag counts), scan (the block sums become exclusive offsets, the
+# total goes to counters[slot]), scatter (each block writes its live entries from its offset, order
+# kept); a count is count + scan. On cpu a "block" is one of block_sums.size - 1 chunks of the range.
+
+@register_jitable
+def chunk_bounds(t, chunks, length):
+    size = (length + chunks - 1) // chunks
+    return t * size, min(length, (t + 1) * size)
+
+
+@cuda.jit(device=True, cache=True)
+def block_scan(flag):
     """(exclusive prefix of flag within the block, block total); every thread of the block calls it.
     Thread 0 scans the block's flags serially in shared memory: two barriers per block instead of
     2 log2(blockDim), which is what the CUDA simulator pays for, at a few microseconds per
     compaction on a real GPU."""
-    sm = cuda.shared.array(_BLOCK_SHARED, int32)
+    sm = cuda.shared.array(SCAN_SHARED, int32)
     t = cuda.threadIdx.x
     size = cuda.blockDim.x
     sm[t] = flag
@@ -134,20 +505,44 @@ def _block_scan(flag):
     return sm[t], sm[size]
 
 
-@cuda.jit
+@njit(parallel=True, cache=True)
+def compact_mark_cpu(src, length, local, block_sums):
+    chunks = block_sums.size - 1
+    for t in prange(chunks):
+        lo, hi = chunk_bounds(t, chunks, length)
+        c = 0
+        for i in range(lo, hi):
+            if src[i] >= 0:
+                c += 1
+        block_sums[t] = c
+
+
+@cuda.jit(cache=True)
 def compact_mark_kernel(src, length, local, block_sums):
     i = cuda.grid(1)
     flag = 0
     if i < length and src[i] >= 0:
         flag = 1
-    excl, total = _block_scan(flag)
+    excl, total = block_scan(flag)
     if i < length:
         local[i] = excl
     if cuda.threadIdx.x == 0:
         block_sums[cuda.blockIdx.x] = total
 
 
-@cuda.jit
+@njit(parallel=True, cache=True)
+def compact_scatter_cpu(src, length, local, block_sums, dst):
+    chunks = block_sums.size - 1
+    for t in prange(chunks):
+        lo, hi = chunk_bounds(t, chunks, length)
+        k = block_sums[t]
+        for i in range(lo, hi):
+            if src[i] >= 0:
+                dst[k] = src[i]
+                k += 1
+
+
+@cuda.jit(cache=True)
 def compact_scatter_kernel(src, length, local, block_sums, dst):
     i = cuda.grid(1)
     if i < length:
@@ -156,21 +551,45 @@ def compact_scatter_kernel(src, length, local, block_sums, dst):
             dst[block_sums[cuda.blockIdx.x] + local[i]] = v
 
 
-@cuda.jit
+@njit(parallel=True, cache=True)
+def count_range_cpu(a, length, lo, hi, block_sums):
+    chunks = block_sums.size - 1
+    for t in prange(chunks):
+        first, last = chunk_bounds(t, chunks, length)
+        c = 0
+        for i in range(first, last):
+            if a[i] >= lo and a[i] < hi:
+                c += 1
+        block_sums[t] = c
+
+
+@cuda.jit(cache=True)
 def count_range_kernel(a, length, lo, hi, block_sums):
     i = cuda.grid(1)
     flag = 0
     if i < length and a[i] >= lo and a[i] < hi:
         flag = 1
-    excl, total = _block_scan(flag)
+    excl, total = block_scan(flag)
     if cuda.threadIdx.x == 0:
         block_sums[cuda.blockIdx.x] = total
 
 
-@cuda.jit
+@njit(cache=True)
+def scan_sums_cpu(block_sums, n_blocks, counters, slot):
+    """block_sums[:n_blocks] becomes its exclusive prefix sum; counters[slot] gets the total."""
+    run = 0
+    for j in range(n_blocks):
+        c = block_sums[j]
+        block_sums[j] = run
+        run += c
+    counters[slot] = run
+
+
+@cuda.jit(cache=True)
 def scan_sums_kernel(block_sums, n_blocks, counters, slot):
-    """One block: block_sums becomes its exclusive prefix sum; counters[slot] gets the total."""
-    sm = cuda.shared.array(_SCAN_SHARED, int32)
+    """One block: each thread sums a segment of block_sums, thread 0 scans the segment sums, each
+    thread writes its segment's offsets; counters[slot] gets the total."""
+    sm = cuda.shared.array(SCAN_SHARED, int32)
     t = cuda.threadIdx.x
     size = cuda.blockDim.x
     seg = (n_blocks + size - 1) // size
@@ -198,290 +617,52 @@ def scan_sums_kernel(block_sums, n_blocks, counters, slot):
         counters[slot] = sm[size]
 
 
-# ---------------------------------------------------------------- device-resident loops (cooperative launch)
-# One launch runs many loops: grid-stride over the elements, cuda.cg grid syncs where separate
-# launches had their boundaries, and an early return when a loop finds nothing to do. The exit test
-# must be uniform across the grid (every thread must reach every grid sync): stamps only grow, and
-# a fast thread may already have stamped the next loop when a slow one reads the flag, so the test
-# is "stamp < this loop" (nobody stamped it), never "stamp != this loop".
+# ================================================================ the Kernel records
 
-@cuda.jit
-def push_loops_coop_kernel(loop0, n_loops, length, buf0, buf1, cur, col_ptr, row_ind, psi_row, psi_col, mu_row,
-                           mu_col, i_a, inf, counters):
-    grid = cuda.cg.this_grid()
-    start = cuda.grid(1)
-    stride = cuda.gridsize(1)
-    for j in range(n_loops):
-        loop = loop0 + j
-        a_c, a_p = buf0, buf1
-        if (cur + j) % 2 == 1:
-            a_c, a_p = buf1, buf0
-        for i in range(start, length, stride):
-            if _init_list(i, loop, a_c, a_p, mu_row, mu_col, i_a):
-                counters[ACT] = loop
-        grid.sync()
-        if counters[ACT] < loop:
-            return
-        for i in range(start, length, stride):
-            _push_list(i, loop, a_c, a_p, col_ptr, row_ind, psi_row, psi_col, mu_row, mu_col, i_a, inf)
-        grid.sync()
+# a cooperative launch: one block per THREADS_PER_BLOCK elements, at most what fits on the device
+_COOP = dict(shape=COOPERATIVE, tiles=THREADS_PER_BLOCK)
 
+CHEAP_PROPOSE = Kernel("gpr.cheap_propose", cpu=cheap_propose_cpu, cuda=cheap_propose_kernel, shape=EACH)
+CHEAP_SETTLE = Kernel("gpr.cheap_settle", cpu=cheap_settle_cpu, cuda=cheap_settle_kernel, shape=EACH)
+INIT_RELABEL = Kernel("gpr.init_relabel", cpu=init_relabel_cpu, cuda=init_relabel_kernel, shape=EACH)
+# one BFS level per launch (cuda without the resident loop); the cpu always runs GR_LEVELS, a batch
+# that stops by itself after the last level
+GR_LEVEL = Kernel("gpr.gr_level", cuda=gr_level_kernel, shape=EACH)
+GR_LEVELS = Kernel("gpr.gr_levels", cpu=gr_levels_cpu, cuda=gr_levels_coop_kernel, **_COOP)
+PUSH_ALL = Kernel("gpr.push_all", cpu=push_all_cpu, cuda=push_all_kernel, shape=EACH)
+PUSH_ALL_LOOPS = Kernel("gpr.push_all_loops", cpu=push_all_loops_cpu, cuda=push_all_coop_kernel, **_COOP)
+INIT_LIST = Kernel("gpr.init_list", cpu=init_list_cpu, cuda=init_list_kernel, shape=EACH)
+PUSH_LIST = Kernel("gpr.push_list", cpu=push_list_cpu, cuda=push_list_kernel, shape=EACH)
+PUSH_LOOPS = Kernel("gpr.push_loops", cpu=push_loops_cpu, cuda=push_loops_coop_kernel, **_COOP)
+FIX_MATCHING = Kernel("gpr.fix_matching", cpu=fix_matching_cpu, cuda=fix_matching_kernel, shape=EACH)
+FILL_UNMATCHED = Kernel("gpr.fill_unmatched", cpu=fill_unmatched_cpu, cuda=fill_unmatched_kernel, shape=EACH)
+FILL_REACHABLE = Kernel("gpr.fill_reachable", cpu=fill_reachable_cpu, cuda=fill_reachable_kernel, shape=EACH)
+COMPACT_MARK = Kernel("gpr.compact_mark", cpu=compact_mark_cpu, cuda=compact_mark_kernel, shape=EACH)
+COMPACT_SCATTER = Kernel("gpr.compact_scatter", cpu=compact_scatter_cpu, cuda=compact_scatter_kernel, shape=EACH)
+COUNT_RANGE = Kernel("gpr.count_range", cpu=count_range_cpu, cuda=count_range_kernel, shape=EACH)
+SCAN_SUMS = Kernel("gpr.scan_sums", cpu=scan_sums_cpu, cuda=scan_sums_kernel, shape=ONE_BLOCK)
+COOPERATIVE_KERNELS = (GR_LEVELS, PUSH_ALL_LOOPS, PUSH_LOOPS)
 
-@cuda.jit
-def push_all_coop_kernel(loop0, n_loops, n_cols, col_ptr, row_ind, psi_row, psi_col, mu_row, mu_col, inf, counters):
-    grid = cuda.cg.this_grid()
-    start = cuda.grid(1)
-    stride = cuda.gridsize(1)
-    for j in range(n_loops):
-        loop = loop0 + j
-        for v in range(start, n_cols, stride):
-            if _push_all(v, col_ptr, row_ind, psi_row, psi_col, mu_row, mu_col, inf):
-                counters[ACT] = loop
-        grid.sync()
-        if counters[ACT] < loop:
-            return
-
-
-@cuda.jit
-def gr_levels_coop_kernel(level0, n_levels, n_rows, row_ptr, col_ind, psi_row, psi_col, mu_row, mu_col, inf,
-                          counters):
-    grid = cuda.cg.this_grid()
-    start = cuda.grid(1)
-    stride = cuda.gridsize(1)
-    for j in range(n_levels):
-        level = level0 + 2 * j
-        for u in range(start, n_rows, stride):
-            if _gr_level(u, level, row_ptr, col_ind, psi_row, psi_col, mu_row, mu_col, inf):
-                counters[GR] = level
-        grid.sync()
-        if counters[GR] < level:
-            return
-
-
+# every kernel's one specialisation (int64 scalars, int32 vertex arrays, int64 offsets), for PTX tests
 _I = int64
 _A = int32[::1]
 _P = int64[::1]
-KERNELS = {
-    "cheap_propose": (cheap_propose_kernel, (_I, _P, _A, _A, _A, _I)),
-    "cheap_settle": (cheap_settle_kernel, (_I, _A, _A)),
-    "init_relabel": (init_relabel_kernel, (_I, _I, _A, _A, _A, _I, _A)),
-    "gr_level": (gr_level_kernel, (_I, _I, _P, _A, _A, _A, _A, _A, _I, _A)),
-    "push_all": (push_all_kernel, (_I, _I, _P, _A, _A, _A, _A, _A, _I, _A)),
-    "init_list": (init_list_kernel, (_I, _I, _A, _A, _A, _A, _A, _A)),
-    "push_list": (push_list_kernel, (_I, _I, _A, _A, _P, _A, _A, _A, _A, _A, _A, _I)),
-    "fix_matching": (fix_matching_kernel, (_I, _A, _A)),
-    "fill_unmatched": (fill_unmatched_kernel, (_I, _A, _A, _A)),
-    "fill_reachable": (fill_reachable_kernel, (_I, _A, _A, _A, _A, _I)),
-    "compact_mark": (compact_mark_kernel, (_A, _I, _A, _A)),
-    "compact_scatter": (compact_scatter_kernel, (_A, _I, _A, _A, _A)),
-    "count_range": (count_range_kernel, (_A, _I, _I, _I, _A)),
-    "scan_sums": (scan_sums_kernel, (_A, _I, _A, _I)),
-    "push_loops_coop": (push_loops_coop_kernel, (_I, _I, _I, _A, _A, _I, _P, _A, _A, _A, _A, _A, _A, _I, _A)),
-    "push_all_coop": (push_all_coop_kernel, (_I, _I, _I, _P, _A, _A, _A, _A, _A, _I, _A)),
-    "gr_levels_coop": (gr_levels_coop_kernel, (_I, _I, _I, _P, _A, _A, _A, _A, _A, _I, _A)),
-}
-COOPERATIVE = ("push_loops_coop", "push_all_coop", "gr_levels_coop")
-
-
-def _dims(n: int) -> tuple[int, int]:
-    """(blocks, threads): full blocks for big launches, one small power-of-two block for tiny ones."""
-    if n >= MAX_THREADS:
-        return (n + MAX_THREADS - 1) // MAX_THREADS, MAX_THREADS
-    threads = MIN_THREADS
-    while threads < n:
-        threads *= 2
-    return 1, threads
-
-
-def _scan_threads(n_blocks: int) -> int:
-    threads = 1
-    while threads < min(n_blocks, SCAN_THREADS):
-        threads *= 2
-    return threads
-
-
-class CudaLauncher:
-    """The G-PR steps on the GPU (or the simulator). Same interface as gpr_cpu.CpuLauncher. All
-    state stays on the device; only ``read_counters`` (a few ints) and the ``host_*`` copies sync."""
-
-    target = "cuda"
-
-    def __init__(self, graph, device_loop: bool = False):
-        self.m, self.n = graph.n_rows, graph.n_cols
-        self.inf = self.m + self.n
-        dev = cuda.to_device
-        self.row_ptr = dev(np.ascontiguousarray(graph.row_ptr, dtype=np.int64))
-        self.col_ind = dev(_nonempty(graph.col_ind))
-        self.col_ptr = dev(np.ascontiguousarray(graph.col_ptr, dtype=np.int64))
-        self.row_ind = dev(_nonempty(graph.row_ind))
-        rows, cols = max(self.m, 1), max(self.n, 1)
-        self.mu_row = dev(np.full(rows, -1, np.int32))
-        self.mu_col = dev(np.full(cols, -1, np.int32))
-        self.psi_row = dev(np.zeros(rows, np.int32))
-        self.psi_col = dev(np.ones(cols, np.int32))
-        self.i_a = dev(np.full(cols, -1, np.int32))
-        self.bufs = [dev(np.full(cols, -1, np.int32)) for _ in range(2)]
-        self.cur = 0  # bufs[cur] is A_c, bufs[1 - cur] is A_p
-        self.scratch = dev(np.full(cols, -1, np.int32))
-        self.local = cuda.device_array(max(rows, cols), np.int32)
-        self.block_sums = cuda.device_array(_dims(max(rows, cols, self.m + self.n))[0] + 1, np.int32)
-        self.counters = dev(np.full(N_COUNTERS, -1, np.int32))
-        try:  # pinned host memory makes the frequent small readback cheaper
-            self.host_counters = cuda.pinned_array(N_COUNTERS, np.int32)
-        except Exception:  # the simulator may not offer it; plain memory is then just as good
-            self.host_counters = np.empty(N_COUNTERS, np.int32)
-        self.resident = False
-        self.resident_error = ""
-        self.coop_blocks = {}
-        if device_loop:
-            self._prepare_cooperative()
-
-    def _prepare_cooperative(self) -> None:
-        """Compile the cooperative kernels and size their grids (all blocks co-resident). The
-        simulator runs cooperative grids of one block only. On failure (no cudadevrt to link,
-        a driver without cooperative launch) the launcher keeps one launch per step."""
-        if simulator_enabled():
-            self.coop_blocks = {name: 1 for name in COOPERATIVE}
-            self.resident = True
-            return
-        try:
-            for name in COOPERATIVE:
-                kernel, signature = KERNELS[name]
-                self.coop_blocks[name] = max(1, int(kernel.compile(signature).max_cooperative_grid_blocks(MAX_THREADS)))
-            self.resident = True
-        except Exception as exc:  # reported in stats["device_loop_error"]; the plain launches still work
-            self.resident_error = f"{type(exc).__name__}: {exc}"
-
-    def _coop_dims(self, name: str, n: int) -> tuple[int, int]:
-        blocks, threads = _dims(n)
-        return min(blocks, self.coop_blocks[name]), threads
-
-    @property
-    def a_c(self):
-        return self.bufs[self.cur]
-
-    @property
-    def a_p(self):
-        return self.bufs[1 - self.cur]
-
-    def cheap_matching(self, rounds: int = steps.CHEAP_ROUNDS) -> None:
-        b, t = _dims(self.n)
-        for rnd in range(rounds):
-            cheap_propose_kernel[b, t](self.n, self.col_ptr, self.row_ind, self.mu_row, self.mu_col, rnd)
-            cheap_settle_kernel[b, t](self.n, self.mu_row, self.mu_col)
-
-    def fix_matching(self) -> None:
-        b, t = _dims(self.n)
-        fix_matching_kernel[b, t](self.n, self.mu_row, self.mu_col)
-
-    def init_relabel(self) -> None:
-        b, t = _dims(self.m + self.n)
-        init_relabel_kernel[b, t](self.m, self.n, self.mu_row, self.psi_row, self.psi_col, self.inf,
-                                  self.counters)
-
-    def gr_levels(self, level0: int, n_levels: int) -> None:
-        if self.resident:
-            b, t = self._coop_dims("gr_levels_coop", self.m)
-            gr_levels_coop_kernel[b, t](level0, n_levels, self.m, self.row_ptr, self.col_ind, self.psi_row,
-                                        self.psi_col, self.mu_row, self.mu_col, self.inf, self.counters)
-            return
-        b, t = _dims(self.m)
-        for j in range(n_levels):
-            gr_level_kernel[b, t](level0 + 2 * j, self.m, self.row_ptr, self.col_ind, self.psi_row, self.psi_col,
-                                  self.mu_row, self.mu_col, self.inf, self.counters)
-
-    def push_all(self, loop: int) -> None:
-        b, t = _dims(self.n)
-        push_all_kernel[b, t](loop, self.n, self.col_ptr, self.row_ind, self.psi_row, self.psi_col, self.mu_row,
-                              self.mu_col, self.inf, self.counters)
-
-    def push_all_loops(self, loop0: int, n_loops: int) -> None:
-        if self.resident:
-            b, t = self._coop_dims("push_all_coop", self.n)
-            push_all_coop_kernel[b, t](loop0, n_loops, self.n, self.col_ptr, self.row_ind, self.psi_row, self.psi_col,
-                                       self.mu_row, self.mu_col, self.inf, self.counters)
-            return
-        for j in range(n_loops):
-            self.push_all(loop0 + j)
-
-    def push_loops(self, loop0: int, n_loops: int, length: int) -> None:
-        """n_loops of INITKRN + PUSHKRN + swap (the swaps are counted even after an early exit:
-        once no column is active both lists hold only -1)."""
-        if self.resident:
-            b, t = self._coop_dims("push_loops_coop", length)
-            push_loops_coop_kernel[b, t](loop0, n_loops, length, self.bufs[0], self.bufs[1], self.cur, self.col_ptr,
-                                         self.row_ind, self.psi_row, self.psi_col, self.mu_row, self.mu_col, self.i_a,
-                                         self.inf, self.counters)
-            self.cur = (self.cur + n_loops) % 2
-            return
-        for j in range(n_loops):
-            self.init_list(loop0 + j, length)
-            self.push_list(loop0 + j, length)
-
-    def init_list(self, loop: int, length: int) -> None:
-        b, t = _dims(length)
-        init_list_kernel[b, t](length, loop, self.a_c, self.a_p, self.mu_row, self.mu_col, self.i_a,
-                               self.counters)
-
-    def push_list(self, loop: int, length: int) -> None:
-        b, t = _dims(length)
-        push_list_kernel[b, t](length, loop, self.a_c, self.a_p, self.col_ptr, self.row_ind, self.psi_row,
-                               self.psi_col, self.mu_row, self.mu_col, self.i_a, self.inf)
-        self.cur = 1 - self.cur
-
-    def shrink(self, loop: int, length: int) -> int:
-        self.init_list(loop, length)
-        return self._compact(self.a_c, length, self.a_p)
-
-    def build_list(self, kind: str) -> int:
-        b, t = _dims(self.n)
-        if kind == "unmatched":
-            fill_unmatched_kernel[b, t](self.n, self.scratch, self.mu_row, self.mu_col)
-        else:
-            fill_reachable_kernel[b, t](self.n, self.scratch, self.mu_row, self.mu_col, self.psi_col, self.inf)
-        return self._compact(self.scratch, self.n, self.a_p)
-
-    def _compact(self, src, length: int, dst) -> int:
-        b, t = _dims(length)
-        compact_mark_kernel[b, t](src, length, self.local, self.block_sums)
-        scan_sums_kernel[1, _scan_threads(b)](self.block_sums, b, self.counters, TOTAL)
-        compact_scatter_kernel[b, t](src, length, self.local, self.block_sums, dst)
-        return int(self.read_counters()[TOTAL])
-
-    def count(self, what: str, slot: int) -> None:
-        """Queue a count into counters[slot] (see CpuLauncher.count); read with read_counters."""
-        big = np.iinfo(np.int32).max
-        if what == "free-rows":
-            a, size, lo, hi = self.mu_row, self.m, -1, 0
-        elif what == "unreachable":
-            a, size, lo, hi = self.psi_col, self.n, self.inf, big
-        elif what == "unmatched":
-            b, t = _dims(self.n)
-            fill_unmatched_kernel[b, t](self.n, self.scratch, self.mu_row, self.mu_col)
-            a, size, lo, hi = self.scratch, self.n, 0, big
-        else:
-            raise ValueError(what)
-        b, t = _dims(size)
-        count_range_kernel[b, t](a, size, lo, hi, self.block_sums)
-        scan_sums_kernel[1, _scan_threads(b)](self.block_sums, b, self.counters, slot)
-
-    def read_counters(self) -> np.ndarray:
-        self.counters.copy_to_host(self.host_counters)
-        return np.array(self.host_counters)
-
-    def host_labels(self):
-        return self.psi_row.copy_to_host()[:self.m], self.psi_col.copy_to_host()[:self.n]
-
-    def host_list(self, length: int) -> np.ndarray:
-        if length == 0:
-            return np.zeros(0, np.int32)
-        return self.a_c[:length].copy_to_host()
-
-    def host_matching(self):
-        return (self.mu_row.copy_to_host()[:self.m].astype(np.int64),
-                self.mu_col.copy_to_host()[:self.n].astype(np.int64))
-
-
-def _nonempty(a) -> np.ndarray:
-    a = np.ascontiguousarray(a, dtype=np.int32)
-    return a if a.size else np.zeros(1, np.int32)
+PTX_SIGNATURES = (
+    (CHEAP_PROPOSE, (_I, _P, _A, _A, _A, _I)),
+    (CHEAP_SETTLE, (_I, _A, _A)),
+    (INIT_RELABEL, (_I, _I, _A, _A, _A, _I, _A)),
+    (GR_LEVEL, (_I, _I, _P, _A, _A, _A, _A, _A, _I, _A)),
+    (GR_LEVELS, (_I, _I, _I, _P, _A, _A, _A, _A, _A, _I, _A)),
+    (PUSH_ALL, (_I, _I, _P, _A, _A, _A, _A, _A, _I, _A)),
+    (PUSH_ALL_LOOPS, (_I, _I, _I, _P, _A, _A, _A, _A, _A, _I, _A)),
+    (INIT_LIST, (_I, _I, _A, _A, _A, _A, _A, _A)),
+    (PUSH_LIST, (_I, _I, _A, _A, _P, _A, _A, _A, _A, _A, _A, _I)),
+    (PUSH_LOOPS, (_I, _I, _I, _A, _A, _I, _P, _A, _A, _A, _A, _A, _A, _I, _A)),
+    (FIX_MATCHING, (_I, _A, _A)),
+    (FILL_UNMATCHED, (_I, _A, _A, _A)),
+    (FILL_REACHABLE, (_I, _A, _A, _A, _A, _I)),
+    (COMPACT_MARK, (_A, _I, _A, _A)),
+    (COMPACT_SCATTER, (_A, _I, _A, _A, _A)),
+    (COUNT_RANGE, (_A, _I, _I, _I, _A)),
+    (SCAN_SUMS, (_A, _I, _A, _I)),
+)
