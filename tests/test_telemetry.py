@@ -270,8 +270,8 @@ def test_stop_reaches_a_wbpr_cpu_run_inside_its_long_launches(monkeypatch):
     is cut into slices of about 25 ms with a Stop check between them (the longest stretch between
     polls, in CPU time of the solving thread, stays short), and the answer is the unsliced one."""
     import solvers
-    from solvers.flow import wbpr_cpu
-    monkeypatch.setattr(wbpr_cpu, "PARALLEL_MIN_ARCS", 1 << 62)  # all work in the solving thread
+    from solvers.flow import wbpr_device
+    monkeypatch.setattr(wbpr_device, "PARALLEL_MIN_ARCS", 1 << 62)  # all work in the solving thread
 
     solvers.solve(solvers.generate("road-grid", width=20, height=20, seed=2), "wbpr", backend="cpu", observer=Polls())
     graph = solvers.generate("road-grid", width=240, height=120, seed=2)

@@ -23,7 +23,7 @@ from scipy.sparse.csgraph import maximum_bipartite_matching, maximum_flow
 import solvers
 from solvers.errors import BackendUnavailable, Cancelled, InputError
 from solvers.flow import residual as rs
-from solvers.flow import wbpr, wbpr_cpu
+from solvers.flow import wbpr, wbpr_device
 from solvers.problems import BipartiteGraph, FlowNetwork
 from solvers.telemetry import Observer, Recorder, RunRecord
 
@@ -285,7 +285,7 @@ def test_parallel_planning_gives_the_same_flow_every_time(monkeypatch):
     one-core path exactly, run after run."""
     nets = [solvers.generate("genrmf", a=5, b=5, seed=9), random_network(2), random_network(27)]
     serial = [wbpr.run(net, "cpu", solvers.telemetry.NULL) for net in nets]
-    monkeypatch.setattr(wbpr_cpu, "PARALLEL_MIN_ARCS", 0)
+    monkeypatch.setattr(wbpr_device, "PARALLEL_MIN_ARCS", 0)
     for _ in range(5):
         for net, expected in zip(nets, serial):
             sol = wbpr.run(net, "cpu", solvers.telemetry.NULL)
@@ -305,7 +305,7 @@ def star_network(leaves: int = 12) -> FlowNetwork:
 
 
 def test_hub_pieces_cover_every_arc_once_and_keep_the_lowest_key():
-    from solvers.flow import _wbpr_steps as steps
+    from solvers.flow import wbpr_push as steps
     assert [steps.hub_pieces(c, 4) for c in (0, 3, 4, 5, 8, 9)] == [0, 0, 0, 2, 2, 3]
     rng = np.random.default_rng(3)
     for seed in range(20):
@@ -330,10 +330,9 @@ def test_hub_pieces_cover_every_arc_once_and_keep_the_lowest_key():
 def test_split_hubs_give_the_same_flows(monkeypatch, mode, csr):
     """HUB_CHUNK shrunk so most vertices are hubs: values still match the oracles, and the cpu plans
     (hence flows) are exactly those of the unsplit run."""
-    from solvers.flow import _wbpr_steps as steps
     nets = [star_network(), star_network(40), _skewed_network()] + [random_network(s) for s in range(0, 60, 3)]
     unsplit = [wbpr.run(net, "cpu", solvers.telemetry.NULL, mode=mode, csr=csr) for net in nets]
-    monkeypatch.setattr(steps, "HUB_CHUNK", 2)
+    monkeypatch.setattr(wbpr_device, "HUB_CHUNK", 2)
     for net, before in zip(nets, unsplit):
         result = solvers.solve(net, "wbpr", backend="cpu", mode=mode, csr=csr)
         assert result.certified and result.value == oracle_flow_value(net)
@@ -343,11 +342,10 @@ def test_split_hubs_give_the_same_flows(monkeypatch, mode, csr):
 
 def test_split_hub_spreads_the_vc_workload(monkeypatch):
     """A 600-arc hub on one warp vs in pieces of 64 arcs: the busiest warp does less, the spread halves."""
-    from solvers.flow import _wbpr_steps as steps
     net = _skewed_network()
 
     def busiest_and_spread(chunk):
-        monkeypatch.setattr(steps, "HUB_CHUNK", chunk)
+        monkeypatch.setattr(wbpr_device, "HUB_CHUNK", chunk)
         rec = Recorder(snapshot_interval=0.0)
         assert solvers.solve(net, "wbpr", backend="cpu", observer=rec, mode="vc", csr="rcsr").certified
         record = rec.record()
@@ -452,8 +450,8 @@ def test_matching_labels_have_row_and_column_sides():
 def test_no_workload_copies_without_an_observer(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("workload copied with nobody listening")
-    monkeypatch.setattr(wbpr_cpu.CpuEngine, "workload", refuse)
-    monkeypatch.setattr(wbpr_cpu.CpuEngine, "heights", refuse)
+    monkeypatch.setattr(wbpr_device.WbprDevice, "workload", refuse)
+    monkeypatch.setattr(wbpr_device.WbprDevice, "heights", refuse)
     assert solvers.solve(_skewed_network(), "wbpr", backend="cpu").certified
 
 
@@ -542,8 +540,8 @@ for i, (mode, csr) in enumerate({combos}):
         "workload_keys": sorted({{k for s in work for k in s.data}}),
         "warps": sorted({{int(s.data["modelled"].size) for s in work}}), "threads": r.stats["threads"],
         "meta": sorted({{(s.meta["mode"], s.meta["csr"], s.meta["kernel"]) for s in work}})}}
-from solvers.flow import _wbpr_steps as steps
-steps.HUB_CHUNK = 4  # the star's hub and sink, and many random vertices, become split hubs
+from solvers.flow import wbpr_device
+wbpr_device.HUB_CHUNK = 4  # the star's hub and sink, and many random vertices, become split hubs
 out["hubs"] = []
 for i, (mode, csr) in enumerate({combos}):
     if i % SHARDS != SHARD:
@@ -594,11 +592,10 @@ def test_cudasim_flows_matchings_repeats_and_telemetry(run_cudasim_shards, sweep
 PTX_CODE = """
 import json, sys
 try:
-    from cuda.bindings import nvrtc
-    err, *_ = nvrtc.nvrtcVersion()
-    assert err == nvrtc.nvrtcResult.NVRTC_SUCCESS, err
+    from numba.cuda.cudadrv.nvvm import NVVM
+    NVVM()
 except Exception as exc:
-    print(json.dumps({"skip": f"NVRTC is not usable here: {exc!r}"}))
+    print(json.dumps({"skip": f"libNVVM is not usable here: {exc!r}"}))
     sys.exit(0)
 import numba.cuda.dispatcher as dispatcher
 from numba import cuda
@@ -607,25 +604,24 @@ class _Hopper:  # device functions ask the current device for its compute capabi
     compute_capability = (9, 0)
 
 dispatcher.get_current_device = lambda: _Hopper()
-from solvers.flow import wbpr_kernels as K
+from solvers.flow import wbpr_push, wbpr_relabel
 
+records = [(k, wbpr_push.PUSH_SIG) for k in wbpr_push.KERNELS] + [(wbpr_relabel.GLOBAL_RELABEL, wbpr_relabel.RELABEL_SIG)]
 out = {}
-for name, (func, sig) in K.ptx_targets().items():
-    ptx, _ = cuda.compile_ptx(func, sig, cc=(9, 0))
-    out[name] = {"entry": ".entry" in ptx, "sm_90": ".target sm_90" in ptx, "clock": "read_clock64" in ptx,
-                 "shfl": "shfl.sync.down" in ptx, "grid_sync": "cudaCGSynchronize" in ptx or "cudaCG" in ptx}
-src = open(K.CLOCK_SOURCE, "rb").read()
-err, prog = nvrtc.nvrtcCreateProgram(src, b"clock64.cu", 0, [], [])
-err, = nvrtc.nvrtcCompileProgram(prog, 2, [b"--gpu-architecture=compute_90", b"-rdc=true"])
-err2, size = nvrtc.nvrtcGetPTXSize(prog)
-buf = b" " * size
-nvrtc.nvrtcGetPTX(prog, buf)
-out["clock64.cu"] = {"ok": err == nvrtc.nvrtcResult.NVRTC_SUCCESS, "ptx": buf.decode(errors="replace")}
+for kernel, sig in records:
+    ptx, _ = cuda.compile_ptx(kernel.cuda.py_func, sig, cc=(9, 0))
+    out[kernel.cuda.py_func.__name__] = {
+        "entry": ".entry" in ptx, "sm_90": ".target sm_90" in ptx, "clock": "%clock64" in ptx,
+        "shfl": "shfl.sync.down" in ptx, "grid_sync": "cudaCGSynchronize" in ptx or "cudaCG" in ptx,
+        "shape": kernel.shape}
 print(json.dumps(out))
 """
 
 
 def test_every_cuda_kernel_compiles_for_sm90():
+    """Every Kernel record's cuda form compiles for sm_90 without a GPU; the measured ones read the SM's
+    clock through inline PTX (no linked CUDA C, so they are cacheable), the plain ones do not; the
+    cooperative ones synchronise the grid; only the simulator's vc form avoids shuffles."""
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
     env["PYTHONPATH"] = str(ROOT)
     proc = subprocess.run([sys.executable, "-c", textwrap.dedent(PTX_CODE)], cwd=ROOT, env=env,
@@ -634,12 +630,28 @@ def test_every_cuda_kernel_compiles_for_sm90():
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     if "skip" in out:
         pytest.skip(out["skip"])
-    clock = out.pop("clock64.cu")
-    assert clock["ok"] and ".visible .func" in clock["ptx"] and "read_clock64" in clock["ptx"]
-    assert "%clock64" in clock["ptx"]
     assert set(out) == {"tc_push_relabel", "vc_push_relabel", "global_relabel", "tc_push_relabel_measured",
                         "vc_push_relabel_measured", "vc_push_relabel_shared"}
     assert all(v["entry"] and v["sm_90"] for v in out.values())
     assert out["tc_push_relabel_measured"]["clock"] and out["vc_push_relabel_measured"]["clock"]
-    assert not out["tc_push_relabel"]["clock"] and not out["vc_push_relabel"]["clock"]
-    assert out["vc_push_relabel"]["shfl"] and not out["vc_push_relabel_shared"]["shfl"]
+    assert not any(out[name]["clock"] for name in ("tc_push_relabel", "vc_push_relabel", "vc_push_relabel_shared",
+                                                   "global_relabel"))
+    assert out["vc_push_relabel"]["shfl"] and out["vc_push_relabel_measured"]["shfl"]
+    assert not out["vc_push_relabel_shared"]["shfl"]
+    cooperative = {name for name, v in out.items() if v["shape"] == "cooperative"}
+    assert cooperative == {"vc_push_relabel", "vc_push_relabel_measured", "vc_push_relabel_shared", "global_relabel"}
+    assert all(out[name]["grid_sync"] for name in cooperative) and not out["tc_push_relabel"]["grid_sync"]
+
+
+def test_every_wbpr_loop_and_kernel_is_cached_and_the_forms_take_the_same_arguments():
+    """cache=True on every cpu loop and cuda kernel (numba's on-disk cache; no kernel links CUDA C), and
+    each Kernel record pairs a cpu loop and a cuda kernel with the same parameters."""
+    from solvers.flow import wbpr_push, wbpr_relabel
+    records = list(wbpr_push.KERNELS) + [wbpr_relabel.GLOBAL_RELABEL]
+    for kernel in records:
+        for form in (kernel.cpu, kernel.cuda):
+            assert type(form._cache).__name__ not in ("NullCache", "_NullCache"), (kernel.name, form)
+        cpu_params = list(inspect.signature(kernel.cpu.py_func).parameters)
+        assert cpu_params == list(inspect.signature(kernel.cuda.py_func).parameters), kernel.name
+    assert len({k.name for k in records}) == len(records)
+    assert not list(Path(wbpr.__file__).parent.glob("*.cu"))

@@ -71,10 +71,10 @@ def _hub_network() -> FlowNetwork:
 
 @pytest.mark.parametrize("mode,csr", COMBOS)
 def test_hub_network_matches_scipy(mode, csr):
-    from solvers.flow import _wbpr_steps as steps
+    from solvers.flow import wbpr_device
     net = _hub_network()
     degrees = np.bincount(net.tail, minlength=net.n_vertices) + np.bincount(net.head, minlength=net.n_vertices)
-    assert degrees.max() > 8 * steps.HUB_CHUNK  # the hub path really runs
+    assert degrees.max() > 8 * wbpr_device.HUB_CHUNK  # the hub path really runs
     expected = _scipy_value(net)
     for _ in range(5):
         result = solvers.solve(net, "wbpr", backend="cuda", mode=mode, csr=csr)

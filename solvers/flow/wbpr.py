@@ -3,10 +3,16 @@
 The lock-free push-relabel of He & Hong (the paper's Algorithm 1) on an O(V+E) residual layout
 (``csr``: RCSR or BCSR, solvers.flow.residual), thread-centric (``mode=tc``, one thread per vertex)
 or vertex-centric (``mode=vc``, Algorithm 2: an active-vertex queue and one warp per active vertex;
-beyond the paper, a hub with more than _wbpr_steps.HUB_CHUNK arcs is split into pieces of that many
-arcs, one warp each, in the vc kernel and in the device global relabel, see solvers.flow.wbpr_kernels).
+beyond the paper, a hub with more than wbpr_device.HUB_CHUNK arcs is split into pieces of that many
+arcs, one warp each, in the vc kernel and in the device global relabel, see solvers.flow.wbpr_push).
 
-Host loop (one code path for every backend; the engines in wbpr_cpu / wbpr_kernels do the steps):
+This module declares the algorithm and runs its host loop; it imports neither numba nor scipy (the
+steps load when a run starts). The steps: solvers.flow.wbpr_push (push-relabel launches) and
+solvers.flow.wbpr_relabel (global relabel), each one file of bodies, cpu loops and cuda kernels;
+solvers.flow.wbpr_device.WbprDevice holds a run's arrays and launches them through the launcher
+``solvers.targets.launcher_for(backend)`` gives.
+
+Host loop (one code path for every backend):
   preflow: saturate the source's arcs; Excess_total = what left the source.
   global relabel: exact heights by a backward BFS from the sink over residual arcs (on the device).
       A vertex the BFS cannot reach can never pass its excess to the sink: its excess is subtracted
@@ -41,20 +47,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import BackendUnavailable, InputError
+from ..errors import InputError
 from ..exact import int_sum
 from ..io_util import atomic_write_text
 from ..problems import BipartiteGraph, FlowNetwork
 from ..registry import Algorithm, Option
 from ..result import Solution
-from ..targets import simulator_enabled
-from ._wbpr_steps import ACTIVE, LEVELS, SINK_EXCESS, SOURCE_EXCESS, STRANDED, TOTAL
-from .capacity_bound import clamp_capacities, refuse_unless_maximum
-from .residual import build_residual
+from ..targets.geometry import WARP_SIZE
 
 AUTO_CYCLES_MIN = 16
 MAX_BATCH = 8          # launches between two reads of the termination counters
-WARP = 32
+WARP = WARP_SIZE
 INT64_MAX = np.iinfo(np.int64).max
 
 OPTIONS = (
@@ -114,19 +117,6 @@ def preflow(graph, network: FlowNetwork):
     return excess, int(caps.sum())
 
 
-def _engine(graph, backend: str, vertex_centric: bool, source: int, sink: int, excess, total: int,
-            may_measure: bool, check_cancel=None):
-    if backend == "cpu":
-        from .wbpr_cpu import CpuEngine
-        return CpuEngine(graph, vertex_centric, source, sink, excess, total, check_cancel)
-    if backend == "cudasim" and not simulator_enabled():
-        raise BackendUnavailable("backend cudasim needs NUMBA_ENABLE_CUDASIM=1 before numba is imported")
-    if backend == "cuda" and simulator_enabled():
-        raise BackendUnavailable("backend cuda is not available in a process running the CUDA simulator")
-    from .wbpr_kernels import CudaEngine
-    return CudaEngine(graph, vertex_centric, source, sink, excess, total, may_measure)
-
-
 def warp_workload(lane_work: np.ndarray) -> np.ndarray:
     """Eq. 1 per warp: the warp is done when its busiest lane is (max over each 32 lanes)."""
     lanes = np.asarray(lane_work, dtype=np.int64)
@@ -144,8 +134,9 @@ def _label_sides(heights: np.ndarray, n_rows: int | None) -> dict:
 
 
 def _discharge(engine, tel, root: int, blocked: int, cycles: int, counts: _Counts, meta: dict,
-               measure: bool, n_rows: int | None, phase: str) -> np.ndarray:
-    """Global relabel, then push-relabel launches + global relabels until e(s) + e(t) = Excess_total."""
+               measure: bool, n_rows: int | None, phase: str):
+    """Global relabel, then push-relabel launches + global relabels until e(s) + e(t) = Excess_total;
+    returns the last status (wbpr_device.Status)."""
     n = engine.graph.n
     limit = counts.launches + 64 * n + 10_000  # a bound no correct run comes near; a bug must not hang
     engine.global_relabel(root, blocked)
@@ -153,23 +144,23 @@ def _discharge(engine, tel, root: int, blocked: int, cycles: int, counts: _Count
     batch, launched = 1, 0
     while True:
         status = engine.status()
-        done = status[SOURCE_EXCESS] + status[SINK_EXCESS] >= status[TOTAL]
+        done = status.source_excess + status.sink_excess >= status.total
         if tel.enabled:
-            scalars = dict(value=float(status[SINK_EXCESS]), excess_total=float(status[TOTAL]),
-                           max_level=float(status[LEVELS]), stranded=float(status[STRANDED]))
+            scalars = dict(value=float(status.sink_excess), excess_total=float(status.total),
+                           max_level=float(status.levels), stranded=float(status.stranded))
             if launched:
-                tel.iteration(counts.launches, phase, active=int(status[ACTIVE]), **scalars)
-            tel.iteration(counts.launches, "global-relabel", active=int(status[ACTIVE]), **scalars)
+                tel.iteration(counts.launches, phase, active=status.active, **scalars)
+            tel.iteration(counts.launches, "global-relabel", active=status.active, **scalars)
             # the end state: this phase is done and no return phase follows (see run)
-            last = done and (phase == "return-excess" or n_rows is not None or not status[STRANDED])
+            last = done and (phase == "return-excess" or n_rows is not None or not status.stranded)
             if tel.snapshot_due("labels", final=last):
                 tel.labels(counts.launches, cap=n, **_label_sides(engine.heights(), n_rows))
         if done:
             return status
         if counts.launches >= limit:
             raise RuntimeError(f"wbpr made no progress in {counts.launches} launches (excess left: "
-                               f"{int(status[TOTAL] - status[SOURCE_EXCESS] - status[SINK_EXCESS])})")
-        launch_cycles = cycles or int(min(max(status[LEVELS], AUTO_CYCLES_MIN), max(n, 1)))
+                               f"{status.total - status.source_excess - status.sink_excess})")
+        launch_cycles = cycles or int(min(max(status.levels, AUTO_CYCLES_MIN), max(n, 1)))
         for _ in range(batch):
             engine.push_relabel(launch_cycles, measured=measure)  # every launch: the last one is a snapshot too
             counts.launches += 1
@@ -190,20 +181,27 @@ def run(problem, backend: str, tel, mode: str = "vc", csr: str = "bcsr", cycles:
         measure: str = "auto") -> Solution:
     if cycles < 0:
         raise InputError(f"option cycles={cycles} must be >= 0")
+    from ..targets import launcher_for
+    from .capacity_bound import clamp_capacities, refuse_unless_maximum
+    from .residual import build_residual
+    from .wbpr_device import WbprDevice
+
+    launcher = launcher_for(backend)
     n_rows = problem.n_rows if isinstance(problem, BipartiteGraph) else None
     clamped = clamp_capacities(problem) if n_rows is None else None  # no int64 sum may wrap
     network = matching_network(problem) if n_rows is not None else clamped.network
     source, sink = network.source_vertex, network.sink_vertex
     graph = build_residual(network, csr)
     excess, total = preflow(graph, network)
-    measured = measure == "auto" and backend == "cuda" and tel.enabled and tel.wants_snapshots
-    engine = _engine(graph, backend, mode == "vc", source, sink, excess, total, measured,
-                     tel.check_cancel if tel.enabled else None)
+    may_measure = measure == "auto" and tel.enabled and tel.wants_snapshots
+    engine = WbprDevice(launcher, graph, mode == "vc", source, sink, excess, total, may_measure,
+                        tel.check_cancel if tel.enabled else None)
+    measured = engine.measure  # clock64 on a real GPU only
     meta = {"mode": mode, "csr": csr}
     counts = _Counts()
     status = _discharge(engine, tel, sink, source, cycles, counts, meta, measured, n_rows, "push-relabel")
-    value = int(status[SINK_EXCESS])
-    stranded = int(status[STRANDED])
+    value = status.sink_excess
+    stranded = status.stranded
     first_phase_launches = counts.launches
     if n_rows is None and stranded:
         engine.reopen_stranded(total)
