@@ -12,13 +12,12 @@ import pytest
 from scipy.optimize import linear_sum_assignment
 
 import solvers
-from solvers.assignment import auction, auction_kernels, hungarian
-from solvers.assignment.auction_cpu import CPU_KERNELS
-from solvers.assignment.hungarian_cpu import compact as cpu_compact
+from solvers.assignment import auction, auction_device, auction_kernels, hungarian
 from solvers.errors import Cancelled, InfeasibleError, InputError
 from solvers.problems import CostMatrix
 from solvers.telemetry import NULL, Recorder
-from test_hungarian import RecordingLauncher, StopAfter, compile_for_sm90, random_costs  # noqa: F401 (fixture)
+from test_hungarian import (RecordingLauncher, StopAfter, compile_for_sm90, float32_variant,  # noqa: F401
+                            random_costs)
 
 
 def scipy_optimum(costs):
@@ -292,31 +291,25 @@ def test_cuda_kernels_under_the_simulator_match_the_cpu(run_cudasim_shards, swee
     assert sum(r[1] is not None for r in rows) >= 0.65 * trials
 
 
-def recorded_signatures() -> dict:
+def recorded_signatures() -> tuple[dict, dict]:
     launcher = RecordingLauncher()
-    launcher.kernels = dict(CPU_KERNELS, compact=cpu_compact)
     for costs in (np.random.default_rng(4).integers(0, 9, (6, 8)).astype(float),
                   np.random.default_rng(4).random((90, 90))):  # > GS_THRESHOLD: Jacobi rounds too
         view = hungarian.cost_view(CostMatrix.from_array(costs))
         C, _ = hungarian.device_costs(launcher, view, compact_integers=True)
         scale, epsilons, cap = auction.epsilon_schedule(view, 0.0, "on", 5.0)
-        solver = auction._Auction(launcher, C, view, scale, cap, NULL)
+        solver = auction_device.AuctionDevice(launcher, C, view, scale, cap, NULL)
         for k, e in enumerate(epsilons):
             solver.phase(e, first=(k == 0))
         solver.person_values()
-    return launcher.signatures
+    return launcher.kernels, launcher.signatures
 
 
 def test_every_kernel_compiles_for_sm90(compile_for_sm90):
-    from numba import types
-    auction_kernels._bind_cuda()
-    signatures = recorded_signatures()
-    kernels = dict(auction_kernels.KERNELS, compact=None)
-    assert set(signatures) == set(kernels)
+    kernels, signatures = recorded_signatures()
+    assert set(signatures) == {k.name for k in auction_kernels.KERNELS} | {"compact"}
     for name, signature in signatures.items():
         if name == "compact":
             continue  # shared with the Hungarian, compiled by its test
-        variants = [signature, tuple(types.Array(types.float32, 2, "C") if isinstance(t, types.Array) and t.ndim == 2
-                                     else t for t in signature)]
-        for sig in variants:
-            assert ".target sm_90" in compile_for_sm90(auction_kernels.KERNELS[name], sig), name
+        for sig in (signature, float32_variant(signature)):
+            assert ".target sm_90" in compile_for_sm90(kernels[name].cuda.py_func, sig), name

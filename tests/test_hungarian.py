@@ -11,8 +11,8 @@ from numba import types, typeof
 from scipy.optimize import linear_sum_assignment
 
 import solvers
-from solvers.assignment import hungarian, hungarian_kernels
-from solvers.assignment.hungarian_cpu import CPU_KERNELS, CpuLauncher
+from solvers.assignment import hungarian, hungarian_device, hungarian_fused, hungarian_kernels
+from solvers.targets.cpu import CpuLauncher
 from solvers.errors import Cancelled, InfeasibleError
 from solvers.problems import CostMatrix
 from solvers.telemetry import NULL, Observer, Recorder
@@ -193,7 +193,7 @@ def test_cancellation(variant):
 
 
 def test_cost_statistics_one_pass_matches_numpy():
-    from solvers.assignment.hungarian_cpu import cost_stats
+    from solvers.assignment.hungarian_stats import cost_stats
     rng = np.random.default_rng(0)
     for costs in (rng.integers(-9, 9, (40, 30)).astype(float), rng.random((7, 50)) * 3, np.full((3, 3), np.inf)):
         costs[rng.random(costs.shape) < 0.2] = np.inf
@@ -332,29 +332,56 @@ def _signature(args) -> tuple:
 
 
 class RecordingLauncher(CpuLauncher):
-    """Runs on the CPU and remembers each kernel's argument types."""
+    """Runs on the CPU and remembers each kernel (by name) and its argument types."""
 
     def __init__(self):
-        super().__init__(CPU_KERNELS)
+        super().__init__()
+        self.kernels = {}
         self.signatures = {}
 
-    def launch(self, name, size, *args):
-        self.signatures.setdefault(name, _signature(args))
-        super().launch(name, size, *args)
+    def launch(self, kernel, size, *args):
+        self.kernels.setdefault(kernel.name, kernel)
+        self.signatures.setdefault(kernel.name, _signature(args))
+        super().launch(kernel, size, *args)
 
 
-def recorded_signatures() -> dict:
-    """Every kernel's signature, recorded from real CPU runs of both variants (and the fused loop's)."""
+def recorded_signatures() -> tuple[dict, dict]:
+    """Every kernel and its signature, recorded from real CPU runs of both variants (and the fused
+    loop's arguments, which has no cpu form)."""
     launcher = RecordingLauncher()
     costs = CostMatrix.from_array(np.random.default_rng(4).integers(0, 9, (6, 8)).astype(float))
     view = hungarian.cost_view(costs)
     C, _ = hungarian.device_costs(launcher, view, compact_integers=True)
     for variant in VARIANTS:
-        solver = hungarian._Hungarian(launcher, C, view, variant, 0.0, NULL)
+        solver = hungarian_device.HungarianDevice(launcher, C, view, variant, 0.0, NULL)
         solver.solve()
-    solver = hungarian._Hungarian(launcher, C, view, "tree", 0.0, NULL)
+    solver = hungarian_device.HungarianDevice(launcher, C, view, "tree", 0.0, NULL)
+    launcher.kernels["solve_tree"] = hungarian_fused.SOLVE_TREE
     launcher.signatures["solve_tree"] = _signature(solver.device_loop_args(np.zeros(8, np.int64), 0, 1))
-    return launcher.signatures
+    return launcher.kernels, launcher.signatures
+
+
+def test_every_compiled_function_is_cached():
+    """cpu loops, cuda kernels and device functions all keep what they compile on disk."""
+    from numba.core.caching import FunctionCache
+    from numba.cuda.dispatcher import CUDACache
+    from solvers.assignment import auction_kernels
+    from solvers.assignment.hungarian_stats import cost_stats
+    kernels = hungarian_kernels.KERNELS + (hungarian_fused.SOLVE_TREE,) + auction_kernels.KERNELS
+    for kernel in kernels:
+        assert isinstance(kernel.cuda._cache, CUDACache), kernel.name
+        assert kernel.cpu is None or isinstance(kernel.cpu._cache, FunctionCache), kernel.name
+    for device_function in (hungarian_fused.queue_column, auction_kernels.row_top2):
+        assert isinstance(device_function._cache, CUDACache)
+    assert isinstance(cost_stats._cache, FunctionCache)
+
+
+def test_registry_modules_import_no_numba():
+    import subprocess
+    import sys
+    code = ("import sys, solvers.assignment.hungarian, solvers.assignment.auction; "
+            "assert 'numba' not in sys.modules and 'scipy.sparse' not in sys.modules, sorted(sys.modules)")
+    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 @pytest.fixture
@@ -381,18 +408,22 @@ def compile_for_sm90(monkeypatch):
     return compile_
 
 
+def float32_variant(signature) -> tuple:
+    """The same signature with a float32 cost matrix (integer costs below 2^24 on a GPU)."""
+    return tuple(types.Array(types.float32, 2, "C") if isinstance(t, types.Array) and t.ndim == 2 else t
+                 for t in signature)
+
+
 def test_every_kernel_compiles_for_sm90(compile_for_sm90):
-    hungarian_kernels._bind_cuda()
-    signatures = recorded_signatures()
-    assert set(signatures) == set(hungarian_kernels.KERNELS)  # the runs exercised every kernel
+    kernels, signatures = recorded_signatures()
+    expected = hungarian_kernels.KERNELS + (hungarian_fused.SOLVE_TREE,)
+    assert set(signatures) == {k.name for k in expected}  # the runs exercised every kernel
     for name, signature in signatures.items():
-        func = hungarian_kernels.KERNELS[name]
         variants = [signature]
         if any(isinstance(t, types.Array) and t.ndim == 2 for t in signature):  # float32 integer matrices too
-            variants.append(tuple(types.Array(types.float32, 2, "C") if isinstance(t, types.Array) and t.ndim == 2
-                                  else t for t in signature))
+            variants.append(float32_variant(signature))
         for sig in variants:
-            ptx = compile_for_sm90(func, sig)
+            ptx = compile_for_sm90(kernels[name].cuda.py_func, sig)
             assert ".target sm_90" in ptx, name
 
 

@@ -28,23 +28,22 @@ since the auction never ends on an infeasible problem.
 Duals returned: v_j = -p_j / scale, u_i = max_j (b_ij - p_j) negated and unscaled (the persons'
 values), shifted as for the Hungarian so rectangular sign conditions hold; Solution.epsilon is the
 last epsilon in cost units.
+
+Files: this module declares the algorithm and plans the epsilon schedule (it imports neither numba
+nor scipy.sparse); the host loop is ``auction_device.AuctionDevice``, run through
+``solvers.targets.launcher_for``; the bodies, cpu loops and cuda kernels are in ``auction_kernels``.
 """
 from __future__ import annotations
 
 import math
 
 import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import maximum_bipartite_matching
 
 from ..errors import InfeasibleError, InputError
 from ..problems import CostMatrix
 from ..registry import Algorithm, Option
 from ..result import Solution
-from .auction_cpu import BIDS, CPU_KERNELS, INFEAS, N_COUNTERS, NO_BIDDER, UCOUNT
-from .hungarian import cost_view, device_costs, empty_solution, launcher_for, original_solution
-from .hungarian_cpu import KEEP_NEGATIVE
-from .hungarian_cpu import compact as cpu_compact
+from .hungarian import cost_view, device_costs, empty_solution, original_solution
 from .narrow import narrow_long_side
 from .offset import without_offset
 
@@ -63,9 +62,6 @@ ALGORITHMS = [
                   "Bertsekas, Auction algorithms for network flow problems (1992)"),
 ]
 
-GS_THRESHOLD = 64   # at or below this many unassigned persons the single-block Gauss-Seidel tail bids
-GS_BUDGET = 8192    # bids per tail launch before the host looks again (telemetry, cancellation)
-ROUNDS_PER_READ = 4  # Jacobi rounds launched between two counter readbacks
 REAL_EPS = 2.5e-10  # default final epsilon for real costs, relative to the cost range
 MIN_EPS = 1e-13     # smallest epsilon relative to max|c| (below it prices stop moving in float64)
 
@@ -79,6 +75,8 @@ def complete_assignment_exists(allowed: np.ndarray) -> bool:
         return True  # greedy never gets stuck: each vertex has more partners than can be taken
     if degrees.min() == 0:
         return False
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import maximum_bipartite_matching
     match = maximum_bipartite_matching(csr_matrix(allowed), perm_type="column")
     return int(np.count_nonzero(match >= 0)) == small
 
@@ -123,106 +121,6 @@ def power_of_two_scale(max_abs: float) -> float:
     return math.ldexp(1.0, -min(max(exponent, -1000), 1000))
 
 
-class _Auction:
-    def __init__(self, launcher, C, view, scale: float, cap: float, tel):
-        self.L = L = launcher
-        self.C = C
-        self.view = view
-        self.n = n = view.n
-        self.n_real = view.n_real
-        self.scale = float(scale)
-        self.cap = float(cap)
-        self.tel = tel
-        i32 = np.int32
-        self.prices = L.full(n, 0.0, np.float64)
-        self.a_p = L.full(n, -1, i32)
-        self.a_o = L.full(n, -1, i32)
-        self.bid_obj = L.full(n, -1, i32)
-        self.bid_val = L.full(n, 0.0, np.float64)
-        self.obj_top = L.full(n, -np.inf, np.float64)
-        self.obj_win = L.full(n, NO_BIDDER, i32)
-        self.U = L.full(n, 0, i32)
-        self.counters = L.full(N_COUNTERS, 0, np.int64)
-        self.stats = {"phases": 0, "jacobi_launch_rounds": 0, "gs_launches": 0, "loop": "host"}
-        self.rounds = 0
-        self.step = 0
-        self.labels_step = -1  # step of the last prices snapshot
-
-    def read_counters(self) -> np.ndarray:
-        c = self.L.read(self.counters)
-        if c[INFEAS]:
-            raise InfeasibleError(f"no complete assignment of {self.n_real} pairs exists with the allowed pairs")
-        return c
-
-    def compact_unassigned(self) -> None:
-        self.L.launch("compact", 1, self.n, self.a_p, self.U, self.counters, UCOUNT, KEEP_NEGATIVE)
-
-    def phase(self, eps: float, first: bool) -> None:
-        L, n, nr, C, scale, cap = self.L, self.n, self.n_real, self.C, self.scale, self.cap
-        eps = float(eps)
-        if self.tel.enabled:  # before the new phase frees anyone: the last phase's result is complete
-            self._emit("eps-scale", n if first else 0, eps)
-        if not first:
-            L.launch("phase_start", n, n, nr, C, scale, self.prices, eps, self.a_p, self.a_o)
-        self.compact_unassigned()
-        c = self.read_counters()
-        self.stats["phases"] += 1
-        while c[UCOUNT] > 0:
-            count = int(c[UCOUNT])
-            if count <= GS_THRESHOLD:
-                L.launch("gs_tail", 1, n, nr, C, scale, self.prices, eps, cap, self.U, self.counters, self.a_p,
-                         self.a_o, GS_BUDGET)
-                self.stats["gs_launches"] += 1
-            else:
-                # the kernels read the live count on the device, and it never grows within a phase, so
-                # the last count read sizes the grids of several rounds (idle blocks leave at once)
-                for _ in range(ROUNDS_PER_READ):
-                    L.launch("bid", count, n, nr, C, scale, self.prices, eps, cap, self.U, self.counters,
-                             self.bid_obj, self.bid_val, self.obj_top)
-                    L.launch("resolve", count, self.U, self.counters, self.bid_obj, self.bid_val, self.obj_top,
-                             self.obj_win)
-                    L.launch("award", count, self.U, self.counters, self.bid_obj, self.bid_val, self.obj_top,
-                             self.obj_win, self.prices, self.a_p, self.a_o)
-                    self.compact_unassigned()
-                self.stats["jacobi_launch_rounds"] += ROUNDS_PER_READ
-            c = self.read_counters()
-            self.rounds += 1
-            if self.tel.enabled:
-                self._emit("bid", int(c[UCOUNT]), eps)
-
-    def person_values(self) -> np.ndarray:
-        values = self.L.full(self.n, 0.0, np.float64)
-        self.L.launch("person_values", self.n, self.n, self.n_real, self.C, self.scale, self.prices, values)
-        return self.L.read(values)
-
-    def _emit(self, phase: str, unassigned: int, eps: float) -> None:
-        tel, view = self.tel, self.view
-        a_p = self.L.read(self.a_p)
-        rows = np.flatnonzero(a_p[:self.n_real] >= 0)
-        primal = float(view.costs[rows, a_p[rows]].sum()) if rows.size else 0.0
-        extra = {"unassigned": unassigned, "epsilon": eps / self.scale, "assigned": self.n - unassigned,
-                 "primal_cost": primal}
-        if phase == "eps-scale" and unassigned == 0:
-            # a completed phase: every person holds an object, so its duals bound the optimum
-            prices = self.L.read(self.prices)
-            extra["dual_objective"] = float(-(self.person_values().sum() + prices.sum()) / self.scale)
-        tel.iteration(self.step, phase, active=unassigned, value=primal, **extra)
-        if tel.snapshot_due("labels"):
-            self._prices_snapshot()
-        self.step += 1
-
-    def _prices_snapshot(self) -> None:
-        self.labels_step = self.step
-        self.tel.labels(self.step, objects=self.L.read(self.prices) / self.scale)
-
-    def final_snapshot(self) -> None:
-        """The final prices, unless the last report's snapshot already holds them."""
-        if self.step and self.labels_step != self.step - 1 and self.tel.snapshot_due("labels", final=True):
-            self.step -= 1  # at the last reported step: nothing moved since
-            self._prices_snapshot()
-            self.step += 1
-
-
 def _check_options(eps: float, scaling: str, eps_factor: float) -> None:
     if not (eps >= 0.0 and math.isfinite(eps)):
         raise InputError(f"option eps={eps!r} must be a finite number >= 0")
@@ -248,23 +146,19 @@ def run(problem: CostMatrix, backend: str, tel, eps: float = 0.0, scaling: str =
     if reduced is not None:
         return reduced.restore(run(reduced.problem, backend, tel, eps, scaling, eps_factor))
     scale, epsilons, cap = epsilon_schedule(view, eps, scaling, eps_factor)
-    from . import auction_kernels as ak
-    from .hungarian_kernels import KERNELS as HK, KINDS as HKINDS
-    cpu = dict(CPU_KERNELS, compact=cpu_compact)
-    if backend != "cpu":
-        ak._bind_cuda()
-    launcher = launcher_for(backend, cpu, dict(ak.KERNELS, compact=HK["compact"]),
-                            dict(ak.KINDS, compact=HKINDS["compact"]))
+    from ..targets import launcher_for
+    from .auction_device import AuctionDevice
+    launcher = launcher_for(backend)
     C, upload_seconds = device_costs(launcher, view, compact_integers=True)
     with launcher.session(view.n):
-        solver = _Auction(launcher, C, view, scale, cap, tel)
+        solver = AuctionDevice(launcher, C, view, scale, cap, tel)
         for k, e in enumerate(epsilons):
             solver.phase(e, first=(k == 0))
         solver.final_snapshot()
         values = solver.person_values()
         prices = launcher.read(solver.prices)
         a_p = launcher.read(solver.a_p)
-        gs_bids = int(launcher.read(solver.counters)[BIDS])
+        gs_bids = solver.gs_bids()
     u = -values / scale
     v = -prices / scale
     row_match, col_match, u, v, value = original_solution(view, a_p, u, v)

@@ -1,75 +1,281 @@
-"""CUDA kernels of the GPU Hungarian algorithm (Date & Nagi 2016), and the CUDA launcher.
+"""GPU Hungarian algorithm (Date & Nagi 2016), the host loop's steps: the per-element bodies, the
+cpu loops and the cuda kernels, in one file, and one ``Kernel`` record per step.
 
-Each kernel is a thin wrapper: one thread (or one block, for row reductions) calls the body from
-``hungarian_cpu``, so the CUDA and CPU targets run the same per-element code. Kernels are plain
-functions here, compiled by the launcher on their first launch; ``_bind_cuda()`` is the only place
-``numba.cuda`` is imported (a CPU run never imports it). Under the simulator the same functions
-run as Python.
+Imported only when a run starts (it imports numba and numba.cuda). Each step's body is written once
+(``register_jitable``: it compiles as a CUDA device function and inside ``numba.njit``), beside its
+two loops: an ``@njit(cache=True)`` cpu loop (``prange`` for the O(n^2) steps, a plain loop for the
+O(n) ones: a thread team costs more than their work, and parallel loops compile slowly) and a thin
+``@cuda.jit(cache=True)`` kernel calling the body once per thread. Both loops of a step take the
+same arguments, so the host loop (``hungarian_device``) launches it the same way on every target.
+Where the two forms differ in structure (a one-block prefix sum vs a serial scan, a block reduction
+vs a loop), they are written next to each other. The cooperative whole-loop kernel of the tree
+variant lives in ``hungarian_fused`` and the auction (``auction_kernels``) reuses ``COMPACT`` and
+these bodies: the kernel cache directory is keyed by a hash of every compiled source
+(``solvers.targets.cache``), so an edit here also starts a fresh cache for them.
 
-Launch shapes (``KINDS``): EACH = one thread per element; SINGLE = one block of SCAN_BLOCK threads
-(prefix sums and reductions over at most a few hundred thousand entries: no multi-block scan
-needed, one launch); ROWS = one block of ROW_BLOCK threads per row (coalesced row reductions);
-ONE_ROW_BLOCK = a single such block (a loop of row reductions); MATRIX = a 2-D grid (block x =
-row, block y = chunk of BLOCK columns) for the matrix-compression passes; COOPERATIVE = a grid of
-BLOCK-thread blocks, one per tile of TILE_COLS columns as far as they can be co-resident (grid-wide
-barriers; one block under the simulator), looping over elements and tiles with a grid stride.
+Launch shapes (``solvers.targets.kernel``): EACH = one thread per element; ONE_BLOCK with
+SCAN_BLOCK threads for prefix sums and reductions over at most a few hundred thousand entries (no
+multi-block scan needed, one launch); BLOCK_PER_ITEM with ROW_BLOCK threads = one block per row
+(coalesced row reductions); MATRIX = block x = row, block y = a chunk of columns, for the
+matrix-compression passes. The kernels read their block size from ``cuda.blockDim`` (the simulator
+runs small blocks, ``Kernel.sim_threads``); shared arrays are sized by the largest block they get.
+
+Races: as in the paper, threads of one step may write the same word (a column's predecessor, a
+row's successor in the reverse pass); every value written is valid, so whichever survives is
+correct. On the CPU those are plain word-sized stores.
 """
 from __future__ import annotations
 
-import contextlib
-import functools
-
 import numpy as np
-from numba import float64, int32, int64
+from numba import cuda, float64, int32, int64, njit, prange
+from numba.extending import register_jitable
 
-from ..targets import simulator_enabled
-from .hungarian_cpu import (DELTA, DUALS, FOUND, FOUND0, FRONT, INFEAS, ITERS, KEEP_FLAGGED, LEVELS, MIN0, NNZ,
-                            OVERFLOW, QUEUE0, TREE, augment_body, col_min_body, col_min_tree_rows_body, cost_at,
-                            dual_classical_body, dual_tree_body, expand_classical_body, expand_tree_body, is_tight,
-                            keep_entry, reset_search_body, reverse_body, row_min_part)
+from ..targets.geometry import MAX_THREADS_PER_BLOCK, THREADS_PER_BLOCK
+from ..targets.kernel import BLOCK_PER_ITEM, EACH, MATRIX, ONE_BLOCK, Kernel
 
-cuda = None  # numba.cuda, bound by _bind_cuda(); a module global so the simulator can swap it
-compact_block = None  # device functions compiled from _compact_block / _min_block / _queue_column
-min_block = None  # by _bind_cuda()
-queue_column = None
+# slots of the int64 ``counters`` array, the only thing the host reads back each step
+FRONT, FOUND, INFEAS, NNZ, OVERFLOW, TREE, DUALS, LEVELS, ITERS = range(9)
+QUEUE0 = 9  # slots 9..11: the cooperative loop's three rotating frontier-queue lengths
+FOUND0 = 12  # slots 12..14: its three rotating "a free column was reached" flags
+N_COUNTERS = 15
+DELTA = 0  # slot of the float64 ``scal`` array holding the dual step
+MIN0 = 1  # scal slots 1..3: the cooperative loop's three rotating minimum uncovered slacks
+N_SCALARS = 4
 
-# The simulator runs one Python thread per CUDA thread: keep its blocks tiny.
-_SIM = simulator_enabled()
-BLOCK = 4 if _SIM else 256
-SCAN_BLOCK = 4 if _SIM else 1024
-ROW_BLOCK = 4 if _SIM else 256
-# Cooperative forward pass: a tile of TILE_COLS columns x TILE_SLICES slices of the frontier rows per
-# block. Folding the frontier into a column is a chain of dependent loads (row index, then cost), so
-# its latency, not bandwidth, bounds a BFS level: 16 slices cut the chain 16-fold, while 16
-# consecutive columns (64 B of float32) keep a half warp's loads on whole 32-byte sectors.
-TILE_COLS = 2 if _SIM else 16
-TILE_SLICES = BLOCK // TILE_COLS
+# compaction modes (``compact``): which entries of ``values`` are kept
+KEEP_FLAGGED, KEEP_ZERO, KEEP_NEGATIVE = 0, 1, 2
 
-EACH, SINGLE, ROWS, MATRIX, ONE_ROW_BLOCK, COOPERATIVE = ("each", "single", "rows", "matrix", "one-row-block",
-                                                        "cooperative")
-
-
-def _bind_cuda():
-    global cuda, compact_block, min_block, queue_column
-    if cuda is None:
-        from numba import cuda as numba_cuda
-        cuda = numba_cuda
-        compact_block = cuda.jit(device=True)(_compact_block)
-        min_block = cuda.jit(device=True)(_min_block)
-        queue_column = cuda.jit(device=True)(_queue_column)
-    return cuda
+# block sizes on a GPU (powers of two: the block reductions halve them)
+BLOCK = THREADS_PER_BLOCK          # one thread per element / per matrix entry of a column chunk
+ROW_BLOCK = THREADS_PER_BLOCK      # one block per row reduction
+SCAN_BLOCK = MAX_THREADS_PER_BLOCK  # the single block of a prefix sum or a reduction over n
 
 
 # ---------------------------------------------------------------------------------------------
-# kernels (argument lists identical to the CPU kernels of hungarian_cpu)
+# bodies (every target)
 
-def row_min(n, n_real, C, u, counters):
+@register_jitable
+def cost_at(C, n_real, i, j):
+    """c_ij, or 0 for a dummy row (i >= n_real) padding a rectangular problem to square."""
+    if i < n_real:
+        return C[i, j]
+    return 0.0
+
+
+@register_jitable
+def row_min_part(C, n_real, i, start, stride, n):
+    """min of c_ij over j = start, start + stride, ... < n."""
+    best = np.inf
+    for j in range(start, n, stride):
+        c = cost_at(C, n_real, i, j)
+        if c < best:
+            best = c
+    return best
+
+
+@register_jitable
+def min_over_rows(j, rows, count, C, n_real, u, vj, best, best_row):
+    """Fold c_ij - u_i - vj over the rows ``rows[:count]`` (or 0..count-1 when ``rows`` is None)
+    into (best, best_row), first minimum kept. Unrolled by four so a thread scanning a column keeps
+    four independent loads in flight; the comparisons stay in row order."""
+    k = 0
+    while k + 4 <= count:
+        if rows is None:
+            i0, i1, i2, i3 = k, k + 1, k + 2, k + 3
+        else:
+            i0, i1, i2, i3 = rows[k], rows[k + 1], rows[k + 2], rows[k + 3]
+        d0 = cost_at(C, n_real, i0, j) - u[i0] - vj
+        d1 = cost_at(C, n_real, i1, j) - u[i1] - vj
+        d2 = cost_at(C, n_real, i2, j) - u[i2] - vj
+        d3 = cost_at(C, n_real, i3, j) - u[i3] - vj
+        if d0 < best:
+            best, best_row = d0, i0
+        if d1 < best:
+            best, best_row = d1, i1
+        if d2 < best:
+            best, best_row = d2, i2
+        if d3 < best:
+            best, best_row = d3, i3
+        k += 4
+    while k < count:
+        i = k if rows is None else rows[k]
+        d = cost_at(C, n_real, i, j) - u[i] - vj
+        if d < best:
+            best, best_row = d, i
+        k += 1
+    return best, best_row
+
+
+@register_jitable
+def col_min_body(j, n, n_real, C, u, v, counters):
+    """Column reduction: v_j = min_i (c_ij - u_i)."""
+    best, _ = min_over_rows(j, None, n, C, n_real, u, 0.0, np.inf, -1)
+    v[j] = best
+    if best == np.inf:
+        counters[INFEAS] = 1  # a column no row may take
+
+
+@register_jitable
+def reset_search_body(k, Ar, Vr, Vc, Pr, Pc, Sr, Sc, slack, row_next, col_rev, root_aug):
+    """Optimality-check step: cover assigned rows, clear the forest; free rows become the roots."""
+    assigned = Ar[k] >= 0
+    Vr[k] = 1 if assigned else 0
+    row_next[k] = 0 if assigned else 1
+    Vc[k] = 0
+    Pr[k] = -1
+    Pc[k] = -1
+    Sr[k] = -1
+    Sc[k] = -1
+    slack[k] = np.inf
+    col_rev[k] = 0
+    root_aug[k] = 0
+
+
+@register_jitable
+def visit_column(j, Ac, Vc, Vr, Pr, row_next, col_rev, counters):
+    """Column j just became reachable by a zero-slack edge (its predecessor Pc[j] is set).
+
+    A free column ends an augmenting path ("reverse" candidate); an assigned one is covered and
+    its row uncovered and put on the next frontier."""
+    Vc[j] = 1
+    i = Ac[j]
+    if i < 0:
+        col_rev[j] = 1
+        counters[FOUND] = 1
+    else:
+        Pr[i] = j
+        Vr[i] = 0
+        row_next[i] = 1
+
+
+@register_jitable
+def expand_tree_body(j, n_real, fsize, F, C, u, v, Ac, Vc, Vr, Pc, Pr, slack, row_next, col_rev,
+                     counters, tol):
+    """Alternating-tree forward pass, one thread per column (the paper's Algorithm 4): fold the
+    frontier rows into the column's minimum slack and predecessor; a column whose slack reaches
+    zero joins the forest. With an empty frontier this only visits columns a dual update made tight."""
+    if Vc[j] != 0:
+        return
+    s, p = min_over_rows(j, F, fsize, C, n_real, u, v[j], slack[j], Pc[j])
+    slack[j] = s
+    Pc[j] = p
+    if s <= tol:
+        visit_column(j, Ac, Vc, Vr, Pr, row_next, col_rev, counters)
+
+
+@register_jitable
+def expand_classical_body(k, F, row_ptr, Z, Ac, Vc, Vr, Pc, Pr, row_next, col_rev, counters):
+    """Classical forward pass, one thread per frontier row (Algorithm 3): scan its zero-slack
+    columns in the CSR; uncovered ones join the forest with this row as predecessor."""
+    i = F[k]
+    for e in range(row_ptr[i], row_ptr[i + 1]):
+        j = Z[e]
+        if Vc[j] == 0:
+            Pc[j] = i
+            visit_column(j, Ac, Vc, Vr, Pr, row_next, col_rev, counters)
+
+
+@register_jitable
+def dual_tree_body(k, u, v, Vr, Vc, slack, delta):
+    """Alternating-tree dual update (Algorithm 9): O(n), using the kept column slacks."""
+    if Vr[k] == 0:
+        u[k] += delta
+    if Vc[k] != 0:
+        v[k] -= delta
+    else:
+        slack[k] -= delta
+
+
+@register_jitable
+def dual_classical_body(k, u, v, Vr, Vc, row_next, delta):
+    """Classical dual update (Algorithm 8); the whole forest's rows form the next frontier."""
+    if Vr[k] == 0:
+        u[k] += delta
+        row_next[k] = 1
+    if Vc[k] != 0:
+        v[k] -= delta
+
+
+@register_jitable
+def col_min_tree_rows_body(j, n_real, tsize, T, C, u, v, Vc, colmin):
+    """Classical dual update, stage 1 (Algorithm 7) by columns: min slack from a forest row."""
+    best = np.inf
+    if Vc[j] == 0:
+        best, _ = min_over_rows(j, T, tsize, C, n_real, u, v[j], np.inf, -1)
+    colmin[j] = best
+
+
+@register_jitable
+def reverse_body(j, col_rev, Pc, Pr, Sc, Sr, root_aug):
+    """Reverse pass (Algorithm 5): walk from a free column back to its root, writing successors.
+    Paths of one tree that meet at a row race for its successor; one survives, all valid."""
+    if col_rev[j] == 0:
+        return
+    col_rev[j] = 0
+    r = np.int64(-1)
+    c = np.int64(j)  # a prange index is unsigned; keep the walk's indices signed
+    while c != -1:
+        Sc[c] = r
+        r = Pc[c]
+        Sr[r] = c
+        c = Pr[r]
+    root_aug[r] = 1
+
+
+@register_jitable
+def augment_body(i, root_aug, Sr, Sc, Ar, Ac, path_len):
+    """Augmentation pass (Algorithm 6): flip one vertex-disjoint path from its root."""
+    if root_aug[i] == 0:
+        return
+    root_aug[i] = 0
+    r = np.int64(i)
+    length = 0
+    while r != -1:
+        c = Sr[r]
+        Ar[r] = c
+        Ac[c] = r
+        r = Sc[c]
+        length += 1
+    path_len[i] = 2 * length - 1  # edges on the path
+
+
+@register_jitable
+def is_tight(C, n_real, u, v, i, j, tol):
+    return cost_at(C, n_real, i, j) - u[i] - v[j] <= tol
+
+
+@register_jitable
+def keep_entry(values, i, mode):
+    if mode == KEEP_FLAGGED:
+        return values[i] != 0
+    if mode == KEEP_ZERO:
+        return values[i] == 0
+    return values[i] < 0
+
+
+# ---------------------------------------------------------------------------------------------
+# the steps: for each, its cpu loop, its cuda kernel (same arguments) and its Kernel record
+
+@njit(parallel=True, cache=True)
+def row_min_cpu(n, n_real, C, u, counters):
+    """Row reduction: u_i = min_j c_ij."""
+    for i in prange(n):
+        m = row_min_part(C, n_real, i, 0, 1, n)
+        u[i] = m
+        if m == np.inf:
+            counters[INFEAS] = 1  # a row with no allowed column
+
+
+@cuda.jit(cache=True)
+def row_min_cuda(n, n_real, C, u, counters):
+    """One block per row: strided partial minima, then a shared-memory tree reduction."""
     sh = cuda.shared.array(ROW_BLOCK, float64)
     i = cuda.blockIdx.x
     t = cuda.threadIdx.x
-    sh[t] = row_min_part(C, n_real, i, t, ROW_BLOCK, n)
+    nt = cuda.blockDim.x
+    sh[t] = row_min_part(C, n_real, i, t, nt, n)
     cuda.syncthreads()
-    s = ROW_BLOCK // 2
+    s = nt // 2
     while s > 0:
         if t < s and sh[t + s] < sh[t]:
             sh[t] = sh[t + s]
@@ -81,13 +287,34 @@ def row_min(n, n_real, C, u, counters):
             counters[INFEAS] = 1
 
 
-def col_min(n, n_real, C, u, v, counters):
+ROW_MIN = Kernel("row_min", row_min_cpu, row_min_cuda, BLOCK_PER_ITEM, threads=ROW_BLOCK)
+
+
+@njit(parallel=True, cache=True)
+def col_min_cpu(n, n_real, C, u, v, counters):
+    for j in prange(n):
+        col_min_body(j, n, n_real, C, u, v, counters)
+
+
+@cuda.jit(cache=True)
+def col_min_cuda(n, n_real, C, u, v, counters):
     j = cuda.grid(1)
     if j < n:
         col_min_body(j, n, n_real, C, u, v, counters)
 
 
-def reset_search(n, Ar, Vr, Vc, Pr, Pc, Sr, Sc, slack, row_next, col_rev, root_aug, counters):
+COL_MIN = Kernel("col_min", col_min_cpu, col_min_cuda, EACH)
+
+
+@njit(cache=True)
+def reset_search_cpu(n, Ar, Vr, Vc, Pr, Pc, Sr, Sc, slack, row_next, col_rev, root_aug, counters):
+    counters[FOUND] = 0
+    for k in range(n):
+        reset_search_body(k, Ar, Vr, Vc, Pr, Pc, Sr, Sc, slack, row_next, col_rev, root_aug)
+
+
+@cuda.jit(cache=True)
+def reset_search_cuda(n, Ar, Vr, Vc, Pr, Pc, Sr, Sc, slack, row_next, col_rev, root_aug, counters):
     k = cuda.grid(1)
     if k == 0:
         counters[FOUND] = 0
@@ -95,8 +322,27 @@ def reset_search(n, Ar, Vr, Vc, Pr, Pc, Sr, Sc, slack, row_next, col_rev, root_a
         reset_search_body(k, Ar, Vr, Vc, Pr, Pc, Sr, Sc, slack, row_next, col_rev, root_aug)
 
 
-def _compact_block(n, values, out, counters, slot, mode):
-    """Stream compaction by prefix sum in one block: each thread owns a contiguous segment."""
+RESET_SEARCH = Kernel("reset_search", reset_search_cpu, reset_search_cuda, EACH)
+
+
+@njit(cache=True)
+def compact_cpu(n, values, out, counters, slot, mode):
+    """Stream compaction: the kept indices, in order, and their count. A kept flag is cleared
+    (mode KEEP_FLAGGED) so the flag array is ready for the next step."""
+    pos = 0
+    for i in range(n):
+        if keep_entry(values, i, mode):
+            out[pos] = i
+            pos += 1
+            if mode == KEEP_FLAGGED:
+                values[i] = 0
+    counters[slot] = pos
+
+
+@cuda.jit(cache=True)
+def compact_cuda(n, values, out, counters, slot, mode):
+    """The same by prefix sum in one block: each thread owns a contiguous segment, an inclusive
+    Hillis-Steele scan of the segment counts gives each its first output position."""
     sh = cuda.shared.array(SCAN_BLOCK, int64)
     t = cuda.threadIdx.x
     nt = cuda.blockDim.x
@@ -110,7 +356,7 @@ def _compact_block(n, values, out, counters, slot, mode):
     sh[t] = cnt
     cuda.syncthreads()
     off = 1
-    while off < nt:  # inclusive Hillis-Steele scan of the segment counts
+    while off < nt:
         x = 0
         if t >= off:
             x = sh[t - off]
@@ -127,11 +373,60 @@ def _compact_block(n, values, out, counters, slot, mode):
                 values[i] = 0
     if t == nt - 1:
         counters[slot] = sh[t]
-    cuda.syncthreads()
 
 
-def _min_block(n, vals, mask, scal, counters):
-    """delta = min of vals[j] over mask[j] == 0, by one block (power-of-two size)."""
+COMPACT = Kernel("compact", compact_cpu, compact_cuda, ONE_BLOCK, threads=SCAN_BLOCK)
+
+
+@njit(parallel=True, cache=True)
+def expand_tree_cpu(n, n_real, fsize, F, C, u, v, Ac, Vc, Vr, Pc, Pr, slack, row_next, col_rev, counters, tol):
+    for j in prange(n):
+        expand_tree_body(j, n_real, fsize, F, C, u, v, Ac, Vc, Vr, Pc, Pr, slack, row_next, col_rev,
+                         counters, tol)
+
+
+@cuda.jit(cache=True)
+def expand_tree_cuda(n, n_real, fsize, F, C, u, v, Ac, Vc, Vr, Pc, Pr, slack, row_next, col_rev, counters, tol):
+    j = cuda.grid(1)
+    if j < n:
+        expand_tree_body(j, n_real, fsize, F, C, u, v, Ac, Vc, Vr, Pc, Pr, slack, row_next, col_rev,
+                         counters, tol)
+
+
+EXPAND_TREE = Kernel("expand_tree", expand_tree_cpu, expand_tree_cuda, EACH)
+
+
+@njit(cache=True)
+def expand_classical_cpu(fsize, F, row_ptr, Z, Ac, Vc, Vr, Pc, Pr, row_next, col_rev, counters):
+    for k in range(fsize):
+        expand_classical_body(k, F, row_ptr, Z, Ac, Vc, Vr, Pc, Pr, row_next, col_rev, counters)
+
+
+@cuda.jit(cache=True)
+def expand_classical_cuda(fsize, F, row_ptr, Z, Ac, Vc, Vr, Pc, Pr, row_next, col_rev, counters):
+    k = cuda.grid(1)
+    if k < fsize:
+        expand_classical_body(k, F, row_ptr, Z, Ac, Vc, Vr, Pc, Pr, row_next, col_rev, counters)
+
+
+EXPAND_CLASSICAL = Kernel("expand_classical", expand_classical_cpu, expand_classical_cuda, EACH)
+
+
+@njit(cache=True)
+def min_uncovered_cpu(n, vals, mask, scal, counters):
+    """delta = min of vals[j] over mask[j] == 0 (uncovered columns); inf means infeasible."""
+    best = np.inf
+    for j in range(n):
+        if mask[j] == 0 and vals[j] < best:
+            best = vals[j]
+    scal[DELTA] = best
+    if best == np.inf:
+        counters[INFEAS] = 1
+
+
+@cuda.jit(cache=True)
+def min_uncovered_cuda(n, vals, mask, scal, counters):
+    """The same by one block (power-of-two size): strided minima, then a tree reduction."""
     sh = cuda.shared.array(SCAN_BLOCK, float64)
     t = cuda.threadIdx.x
     nt = cuda.blockDim.x
@@ -151,76 +446,146 @@ def _min_block(n, vals, mask, scal, counters):
         scal[DELTA] = sh[0]
         if sh[0] == np.inf:
             counters[INFEAS] = 1
-    cuda.syncthreads()
 
 
-def compact(n, values, out, counters, slot, mode):
-    compact_block(n, values, out, counters, slot, mode)
+MIN_UNCOVERED = Kernel("min_uncovered", min_uncovered_cpu, min_uncovered_cuda, ONE_BLOCK, threads=SCAN_BLOCK)
 
 
-def expand_tree(n, n_real, fsize, F, C, u, v, Ac, Vc, Vr, Pc, Pr, slack, row_next, col_rev, counters, tol):
-    j = cuda.grid(1)
-    if j < n:
-        expand_tree_body(j, n_real, fsize, F, C, u, v, Ac, Vc, Vr, Pc, Pr, slack, row_next, col_rev,
-                         counters, tol)
+@njit(cache=True)
+def dual_tree_cpu(n, u, v, Vr, Vc, slack, scal):
+    delta = scal[DELTA]
+    if delta == np.inf:
+        return
+    for k in range(n):
+        dual_tree_body(k, u, v, Vr, Vc, slack, delta)
 
 
-def expand_classical(fsize, F, row_ptr, Z, Ac, Vc, Vr, Pc, Pr, row_next, col_rev, counters):
-    k = cuda.grid(1)
-    if k < fsize:
-        expand_classical_body(k, F, row_ptr, Z, Ac, Vc, Vr, Pc, Pr, row_next, col_rev, counters)
-
-
-def min_uncovered(n, vals, mask, scal, counters):
-    min_block(n, vals, mask, scal, counters)
-
-
-def dual_tree(n, u, v, Vr, Vc, slack, scal):
+@cuda.jit(cache=True)
+def dual_tree_cuda(n, u, v, Vr, Vc, slack, scal):
     k = cuda.grid(1)
     delta = scal[DELTA]
     if k < n and delta != np.inf:
         dual_tree_body(k, u, v, Vr, Vc, slack, delta)
 
 
-def dual_classical(n, u, v, Vr, Vc, row_next, scal):
+DUAL_TREE = Kernel("dual_tree", dual_tree_cpu, dual_tree_cuda, EACH)
+
+
+@njit(cache=True)
+def dual_classical_cpu(n, u, v, Vr, Vc, row_next, scal):
+    delta = scal[DELTA]
+    if delta == np.inf:
+        return
+    for k in range(n):
+        dual_classical_body(k, u, v, Vr, Vc, row_next, delta)
+
+
+@cuda.jit(cache=True)
+def dual_classical_cuda(n, u, v, Vr, Vc, row_next, scal):
     k = cuda.grid(1)
     delta = scal[DELTA]
     if k < n and delta != np.inf:
         dual_classical_body(k, u, v, Vr, Vc, row_next, delta)
 
 
-def col_min_tree_rows(n, n_real, T, C, u, v, Vc, colmin, counters):
+DUAL_CLASSICAL = Kernel("dual_classical", dual_classical_cpu, dual_classical_cuda, EACH)
+
+
+@njit(parallel=True, cache=True)
+def col_min_tree_rows_cpu(n, n_real, T, C, u, v, Vc, colmin, counters):
+    tsize = counters[TREE]
+    for j in prange(n):
+        col_min_tree_rows_body(j, n_real, tsize, T, C, u, v, Vc, colmin)
+
+
+@cuda.jit(cache=True)
+def col_min_tree_rows_cuda(n, n_real, T, C, u, v, Vc, colmin, counters):
     j = cuda.grid(1)
     if j < n:
         col_min_tree_rows_body(j, n_real, counters[TREE], T, C, u, v, Vc, colmin)
 
 
-def reverse(n, col_rev, Pc, Pr, Sc, Sr, root_aug):
+COL_MIN_TREE_ROWS = Kernel("col_min_tree_rows", col_min_tree_rows_cpu, col_min_tree_rows_cuda, EACH)
+
+
+@njit(cache=True)
+def reverse_cpu(n, col_rev, Pc, Pr, Sc, Sr, root_aug):
+    for j in range(n):
+        reverse_body(j, col_rev, Pc, Pr, Sc, Sr, root_aug)
+
+
+@cuda.jit(cache=True)
+def reverse_cuda(n, col_rev, Pc, Pr, Sc, Sr, root_aug):
     j = cuda.grid(1)
     if j < n:
         reverse_body(j, col_rev, Pc, Pr, Sc, Sr, root_aug)
 
 
-def augment(n, root_aug, Sr, Sc, Ar, Ac, path_len):
+REVERSE = Kernel("reverse", reverse_cpu, reverse_cuda, EACH)
+
+
+@njit(cache=True)
+def augment_cpu(n, root_aug, Sr, Sc, Ar, Ac, path_len):
+    for i in range(n):
+        augment_body(i, root_aug, Sr, Sc, Ar, Ac, path_len)
+
+
+@cuda.jit(cache=True)
+def augment_cuda(n, root_aug, Sr, Sc, Ar, Ac, path_len):
     i = cuda.grid(1)
     if i < n:
         augment_body(i, root_aug, Sr, Sc, Ar, Ac, path_len)
 
 
-def zero_count(n_rows, n_cols, n_real, C, u, v, row_cnt, tol):
+AUGMENT = Kernel("augment", augment_cpu, augment_cuda, EACH)
+
+
+@njit(parallel=True, cache=True)
+def zero_count_cpu(n_rows, n_cols, n_real, C, u, v, row_cnt, tol):
+    """Matrix compression, pass 1: zero-slack entries per row."""
+    for i in prange(n_rows):
+        cnt = 0
+        for j in range(n_cols):
+            if is_tight(C, n_real, u, v, i, j, tol):
+                cnt += 1
+        row_cnt[i] = cnt
+
+
+@cuda.jit(cache=True)
+def zero_count_cuda(n_rows, n_cols, n_real, C, u, v, row_cnt, tol):
+    """One block per (row, chunk of columns): a block-wide count, one atomic per block and row."""
     i = cuda.blockIdx.x
-    j = cuda.blockIdx.y * BLOCK + cuda.threadIdx.x
+    j = cuda.blockIdx.y * cuda.blockDim.x + cuda.threadIdx.x
     tight = j < n_cols and is_tight(C, n_real, u, v, i, j, tol)
     cnt = cuda.syncthreads_count(np.int32(1) if tight else np.int32(0))
     if cuda.threadIdx.x == 0 and cnt > 0:
-        cuda.atomic.add(row_cnt, i, cnt)  # one atomic per block and row
+        cuda.atomic.add(row_cnt, i, cnt)
 
 
-def scan_rows(n, row_cnt, row_ptr, counters):
-    """Exclusive prefix sum of the row counts into the CSR row pointers; zeroes the counts."""
+ZERO_COUNT = Kernel("zero_count", zero_count_cpu, zero_count_cuda, MATRIX, threads=BLOCK)
+
+
+@njit(cache=True)
+def scan_rows_cpu(n, row_cnt, row_ptr, counters):
+    """Matrix compression, pass 2: exclusive prefix sum of the row counts (the CSR row pointers);
+    the counts are zeroed to serve as fill cursors."""
+    total = 0
+    for i in range(n):
+        row_ptr[i] = total
+        total += row_cnt[i]
+        row_cnt[i] = 0
+    row_ptr[n] = total
+    counters[NNZ] = total
+    counters[OVERFLOW] = 0
+
+
+@cuda.jit(cache=True)
+def scan_rows_cuda(n, row_cnt, row_ptr, counters):
+    """The same in one block: per-thread segments, a Hillis-Steele scan of their sums."""
     sh = cuda.shared.array(SCAN_BLOCK, int64)
     t = cuda.threadIdx.x
-    seg = (n + SCAN_BLOCK - 1) // SCAN_BLOCK
+    nt = cuda.blockDim.x
+    seg = (n + nt - 1) // nt
     lo = t * seg
     hi = min(lo + seg, n)
     total = 0
@@ -229,7 +594,7 @@ def scan_rows(n, row_cnt, row_ptr, counters):
     sh[t] = total
     cuda.syncthreads()
     off = 1
-    while off < SCAN_BLOCK:
+    while off < nt:
         x = 0
         if t >= off:
             x = sh[t - off]
@@ -242,27 +607,46 @@ def scan_rows(n, row_cnt, row_ptr, counters):
         row_ptr[i] = pos
         pos += row_cnt[i]
         row_cnt[i] = 0
-    if t == SCAN_BLOCK - 1:
+    if t == nt - 1:
         row_ptr[n] = sh[t]
         counters[NNZ] = sh[t]
         counters[OVERFLOW] = 0
 
 
-def zero_fill(n_rows, n_cols, n_real, C, u, v, row_ptr, row_cnt, Z, cap, counters, tol):
+SCAN_ROWS = Kernel("scan_rows", scan_rows_cpu, scan_rows_cuda, ONE_BLOCK, threads=SCAN_BLOCK)
+
+
+@njit(parallel=True, cache=True)
+def zero_fill_cpu(n_rows, n_cols, n_real, C, u, v, row_ptr, row_cnt, Z, cap, counters, tol):
+    """Matrix compression, pass 3: scatter the zero-slack column indices into the CSR."""
+    for i in prange(n_rows):
+        pos = row_ptr[i]
+        for j in range(n_cols):
+            if is_tight(C, n_real, u, v, i, j, tol):
+                if pos < cap:
+                    Z[pos] = j
+                else:
+                    counters[OVERFLOW] = 1
+                pos += 1
+
+
+@cuda.jit(cache=True)
+def zero_fill_cuda(n_rows, n_cols, n_real, C, u, v, row_ptr, row_cnt, Z, cap, counters, tol):
     """Scatter a block's zero-slack columns: a block-level prefix sum orders them, one atomic
     per block reserves their place in the row."""
     sh = cuda.shared.array(BLOCK, int32)
     base = cuda.shared.array(1, int64)
     i = cuda.blockIdx.x
     t = cuda.threadIdx.x
-    j = cuda.blockIdx.y * BLOCK + t
+    nt = cuda.blockDim.x
+    j = cuda.blockIdx.y * nt + t
     tight = j < n_cols and is_tight(C, n_real, u, v, i, j, tol)
     if cuda.syncthreads_count(np.int32(1) if tight else np.int32(0)) == 0:
         return  # the whole block leaves together
     sh[t] = 1 if tight else 0
     cuda.syncthreads()
     off = 1
-    while off < BLOCK:
+    while off < nt:
         x = 0
         if t >= off:
             x = sh[t - off]
@@ -270,7 +654,7 @@ def zero_fill(n_rows, n_cols, n_real, C, u, v, row_ptr, row_cnt, Z, cap, counter
         sh[t] += x
         cuda.syncthreads()
         off *= 2
-    if t == BLOCK - 1:
+    if t == nt - 1:
         base[0] = row_ptr[i] + cuda.atomic.add(row_cnt, i, sh[t])
     cuda.syncthreads()
     if tight:
@@ -281,280 +665,23 @@ def zero_fill(n_rows, n_cols, n_real, C, u, v, row_ptr, row_cnt, Z, cap, counter
             counters[OVERFLOW] = 1
 
 
-def clear(n, values):
+ZERO_FILL = Kernel("zero_fill", zero_fill_cpu, zero_fill_cuda, MATRIX, threads=BLOCK)
+
+
+@njit(cache=True)
+def clear_cpu(n, values):
+    for k in range(n):
+        values[k] = 0
+
+
+@cuda.jit(cache=True)
+def clear_cuda(n, values):
     k = cuda.grid(1)
     if k < n:
         values[k] = 0
 
 
-def _queue_column(j, Ac, Vc, Pr, col_rev, counters, queue, qslot, fslot):
-    """Column j became tight (its predecessor is set): a free column ends an augmenting path; an
-    assigned one is covered and its row appended to the next frontier (an atomic queue instead of
-    the flag array + block-0 prefix sum; a row is queued at most once per phase). The row's Vr is
-    cleared when that frontier is expanded, not here: the dual pass reads Vr while it queues."""
-    Vc[j] = 1
-    i = Ac[j]
-    if i < 0:
-        col_rev[j] = 1
-        counters[fslot] = 1
-    else:
-        Pr[i] = j
-        queue[cuda.atomic.add(counters, qslot, 1)] = i
+CLEAR = Kernel("clear", clear_cpu, clear_cuda, EACH)
 
-
-def solve_tree(n, n_real, C, u, v, Ar, Ac, Vr, Vc, Pr, Pc, Sr, Sc, slack, F, F2, root_aug, path_len, col_rev,
-               counters, scal, matched_log, log_start, max_iters, tol):
-    """The whole alternating-tree loop in one cooperative launch: the steps of the host loop
-    (optimality check, BFS levels, dual updates, reverse and augmentation passes), separated by
-    grid-wide barriers instead of kernel launches; every branch is taken by all threads alike,
-    on values read after a barrier. Stops when all rows are assigned, when infeasible, or after
-    ``max_iters`` augmentations (the host relaunches; with a listener it reports each one).
-
-    One barrier per BFS level and one per dual update. Pass p reads the frontier length and the
-    minimum uncovered slack from slots p % 3, appends the next frontier (F / F2 alternate) and
-    folds the new minimum into slots (p + 1) % 3, and resets slots (p + 2) % 3, which every
-    thread finished reading before the previous barrier. The forward pass works on tiles of
-    TILE_COLS columns x TILE_SLICES slices of the frontier rows (coalesced loads along a row, the
-    slices' minima merged in shared memory) and produces the minimum slack for the dual update,
-    so a dual update is one pass: u, v, slacks, and the columns it makes tight."""
-    sh_val = cuda.shared.array(BLOCK, float64)
-    sh_row = cuda.shared.array(BLOCK, int32)
-    grid = cuda.cg.this_grid()
-    g = cuda.grid(1)
-    stride = cuda.gridsize(1)
-    t = cuda.threadIdx.x
-    lane = t % TILE_COLS
-    piece = t // TILE_COLS
-    n_tiles = (n + TILE_COLS - 1) // TILE_COLS
-    if g == 0:
-        for q in range(3):
-            counters[QUEUE0 + q] = 0
-            counters[FOUND0 + q] = 0
-            scal[MIN0 + q] = np.inf
-    grid.sync()
-    p = 0  # pass number, the same in every thread
-    it = 0
-    while True:
-        # optimality check: clear the forest; the free rows are the first frontier
-        qnext = QUEUE0 + (p + 1) % 3
-        nxt = F if (p + 1) % 2 == 0 else F2
-        for k in range(g, n, stride):
-            assigned = Ar[k] >= 0
-            Vr[k] = 1 if assigned else 0
-            Vc[k] = 0
-            Pr[k] = -1
-            Pc[k] = -1
-            Sr[k] = -1
-            Sc[k] = -1
-            slack[k] = np.inf
-            col_rev[k] = 0
-            root_aug[k] = 0
-            if not assigned:
-                nxt[cuda.atomic.add(counters, qnext, 1)] = k
-        if g == 0:
-            counters[QUEUE0 + (p + 2) % 3] = 0
-            counters[FOUND0 + (p + 2) % 3] = 0
-            scal[MIN0 + (p + 2) % 3] = np.inf
-        grid.sync()
-        p += 1
-        free = counters[QUEUE0 + p % 3]
-        stop = counters[INFEAS] != 0
-        if g == 0:
-            matched_log[log_start + it] = n - free
-        if free == 0 or stop or it >= max_iters:
-            break
-        found = False  # a free column was reached in this phase (the same in every thread)
-        while True:  # augmenting path search, one pass per barrier
-            fsize = counters[QUEUE0 + p % 3]
-            found = found or counters[FOUND0 + p % 3] != 0
-            qnext = QUEUE0 + (p + 1) % 3
-            fnext = FOUND0 + (p + 1) % 3
-            cur = F if p % 2 == 0 else F2
-            nxt = F if (p + 1) % 2 == 0 else F2
-            if fsize == 0 and found:
-                break  # every tree has stopped growing; some reached a free column
-            if g == 0:
-                counters[QUEUE0 + (p + 2) % 3] = 0
-                counters[FOUND0 + (p + 2) % 3] = 0
-                scal[MIN0 + (p + 2) % 3] = np.inf
-            if fsize == 0:  # dual update by the minimum slack the last forward pass left
-                delta = scal[MIN0 + p % 3]
-                if delta == np.inf:  # Hall's condition fails
-                    if g == 0:
-                        counters[INFEAS] = 1
-                    stop = True
-                    break
-                if g == 0:
-                    scal[DELTA] = delta
-                    counters[DUALS] += 1
-                for k in range(g, n, stride):
-                    if Vr[k] == 0:
-                        u[k] += delta
-                    if Vc[k] != 0:
-                        v[k] -= delta
-                    else:
-                        s = slack[k] - delta
-                        slack[k] = s
-                        if s <= tol:  # the column the minimum came from, and ties
-                            queue_column(k, Ac, Vc, Pr, col_rev, counters, nxt, qnext, fnext)
-            else:  # forward pass, one BFS level
-                if g == 0:
-                    counters[LEVELS] += 1
-                for k in range(g, fsize, stride):
-                    Vr[cur[k]] = 0  # the frontier's rows are in the forest (uncovered)
-                low = np.inf
-                for tile in range(cuda.blockIdx.x, n_tiles, cuda.gridDim.x):  # the same count in a block
-                    j = tile * TILE_COLS + lane
-                    active = j < n
-                    if active:
-                        active = Vc[j] == 0
-                    best = np.inf
-                    best_row = -1
-                    if active:  # this slice's rows, two at a time (two loads in flight), in order
-                        vj = v[j]
-                        k = piece
-                        while k + TILE_SLICES < fsize:
-                            i0 = cur[k]
-                            i1 = cur[k + TILE_SLICES]
-                            d0 = cost_at(C, n_real, i0, j) - u[i0] - vj
-                            d1 = cost_at(C, n_real, i1, j) - u[i1] - vj
-                            if d0 < best:
-                                best = d0
-                                best_row = i0
-                            if d1 < best:
-                                best = d1
-                                best_row = i1
-                            k += 2 * TILE_SLICES
-                        if k < fsize:
-                            i0 = cur[k]
-                            d0 = cost_at(C, n_real, i0, j) - u[i0] - vj
-                            if d0 < best:
-                                best = d0
-                                best_row = i0
-                    sh_val[t] = best
-                    sh_row[t] = best_row
-                    cuda.syncthreads()
-                    if piece == 0 and active:
-                        best = slack[j]
-                        best_row = Pc[j]
-                        for q in range(TILE_SLICES):
-                            d = sh_val[q * TILE_COLS + lane]
-                            if d < best:
-                                best = d
-                                best_row = sh_row[q * TILE_COLS + lane]
-                        slack[j] = best
-                        Pc[j] = best_row
-                        if best <= tol:
-                            queue_column(j, Ac, Vc, Pr, col_rev, counters, nxt, qnext, fnext)
-                        elif best < low:
-                            low = best
-                    cuda.syncthreads()
-                sh_val[t] = low  # the block's minimum uncovered slack, one atomic per block
-                cuda.syncthreads()
-                if t == 0:
-                    for q in range(1, TILE_COLS):
-                        if sh_val[q] < low:
-                            low = sh_val[q]
-                    if low < np.inf:
-                        cuda.atomic.min(scal, MIN0 + (p + 1) % 3, low)
-                cuda.syncthreads()
-            grid.sync()
-            p += 1
-        if stop:
-            break
-        for j in range(g, n, stride):  # reverse pass
-            reverse_body(j, col_rev, Pc, Pr, Sc, Sr, root_aug)
-        grid.sync()
-        for i in range(g, n, stride):  # augmentation pass
-            augment_body(i, root_aug, Sr, Sc, Ar, Ac, path_len)
-        grid.sync()
-        it += 1
-    if g == 0:
-        counters[ITERS] = it
-        counters[FRONT] = counters[QUEUE0 + p % 3]
-
-
-KINDS = {"row_min": ROWS, "col_min": EACH, "reset_search": EACH, "compact": SINGLE, "expand_tree": EACH,
-         "expand_classical": EACH, "min_uncovered": SINGLE, "dual_tree": EACH, "dual_classical": EACH,
-         "col_min_tree_rows": EACH, "reverse": EACH, "augment": EACH, "zero_count": MATRIX,
-         "scan_rows": SINGLE, "zero_fill": MATRIX, "clear": EACH, "solve_tree": COOPERATIVE}
-KERNELS = {name: globals()[name] for name in KINDS}
-
-
-@functools.lru_cache(maxsize=None)
-def _jit(func):
-    return _bind_cuda().jit(func)
-
-
-class CudaLauncher:
-    """Launches kernels on the GPU (or the simulator); arrays are device arrays.
-
-    Counts launches and readbacks (the host loop's cost model: ~19 us per launch, ~104 us per
-    readback on an H100)."""
-
-    backend = "cuda"
-
-    def __init__(self, kernels: dict, kinds: dict):
-        _bind_cuda()
-        self.kernels = kernels
-        self.kinds = kinds
-        self.launches = 0
-        self.readbacks = 0
-
-    @contextlib.contextmanager
-    def session(self, size: int):
-        yield self
-
-    def launch(self, name: str, size, *args) -> None:
-        kind = self.kinds[name]
-        if kind == EACH:
-            if size <= 0:
-                return
-            grid, block = (size + BLOCK - 1) // BLOCK, BLOCK
-        elif kind == SINGLE:
-            grid, block = 1, SCAN_BLOCK
-        elif kind == ONE_ROW_BLOCK:
-            grid, block = 1, ROW_BLOCK
-        elif kind == ROWS:
-            if size <= 0:
-                return
-            grid, block = size, ROW_BLOCK
-        elif kind == COOPERATIVE:
-            kernel = _jit(self.kernels[name])
-            if _SIM:
-                blocks = 1  # the simulator runs cooperative grids of one block only
-            else:
-                compiled = kernel.compile(tuple(kernel.typeof_pyval(a) for a in args))
-                # one block per column tile (>= one per SM from n ~ 2000), as many as can be co-resident
-                blocks = min(max(1, (size + TILE_COLS - 1) // TILE_COLS), compiled.max_cooperative_grid_blocks(BLOCK))
-            self.launches += 1
-            kernel[blocks, BLOCK](*args)
-            return
-        else:  # MATRIX: size = (rows, cols)
-            rows, cols = size
-            if rows <= 0 or cols <= 0:
-                return
-            grid, block = (rows, (cols + BLOCK - 1) // BLOCK), BLOCK
-        self.launches += 1
-        _jit(self.kernels[name])[grid, block](*args)
-
-    def upload(self, costs: np.ndarray, dtype):
-        """A device copy of the 2-D cost matrix in ``dtype`` (converted and copied in pinned chunks)."""
-        from ..targets.staged_upload import upload_matrix
-        return upload_matrix(costs, dtype)
-
-    def empty(self, n: int, dtype):
-        return cuda.device_array(n, dtype=dtype)
-
-    def full(self, n: int, value, dtype):
-        return cuda.to_device(np.full(n, value, dtype=dtype))
-
-    def read(self, array) -> np.ndarray:
-        self.readbacks += 1
-        return array.copy_to_host()
-
-    def write(self, array, host: np.ndarray) -> None:
-        array.copy_to_device(np.ascontiguousarray(host))
-
-    def synchronize(self) -> None:
-        cuda.synchronize()
+KERNELS = (ROW_MIN, COL_MIN, RESET_SEARCH, COMPACT, EXPAND_TREE, EXPAND_CLASSICAL, MIN_UNCOVERED, DUAL_TREE,
+           DUAL_CLASSICAL, COL_MIN_TREE_ROWS, REVERSE, AUGMENT, ZERO_COUNT, SCAN_ROWS, ZERO_FILL, CLEAR)

@@ -1,0 +1,221 @@
+"""GPU Hungarian, tree variant: the whole alternating-tree loop in one cooperative kernel.
+
+Apart from ``hungarian_kernels`` (whose bodies and counter slots it uses) because it is a step of
+its own: the host loop's steps separated by grid-wide barriers instead of launches, so thousands of
+BFS levels cost microseconds each instead of a host round trip. It has no cpu form (``SOLVE_TREE.cpu``
+is None): on the cpu target the host loop runs the same steps as plain calls. Imported only when a
+run starts (numba.cuda); the kernel cache is keyed by a hash of every compiled source
+(``solvers.targets.cache``), so an edit to the bodies it imports starts a fresh cache too.
+
+Geometry: blocks of BLOCK threads (``solvers.targets.geometry``), one per tile of TILE_COLS columns
+as far as they can be co-resident (``Kernel.tiles``), one block of ``Kernel.sim_threads`` under the
+simulator. A tile is TILE_COLS columns x (block size / TILE_COLS) slices of the frontier rows:
+folding the frontier into a column is a chain of dependent loads (row index, then cost), so its
+latency, not bandwidth, bounds a BFS level: 16 slices cut the chain 16-fold, while 16 consecutive
+columns (64 B of float32) keep a half warp's loads on whole 32-byte sectors. A block smaller than
+two tiles' columns (the simulator's) uses half its threads as columns and two slices.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import cuda, float64, int32
+
+from ..targets.kernel import COOPERATIVE, Kernel
+from .hungarian_kernels import (BLOCK, DELTA, DUALS, FOUND0, FRONT, INFEAS, ITERS, LEVELS, MIN0, QUEUE0,
+                                augment_body, cost_at, reverse_body)
+
+TILE_COLS = 16  # columns per tile on a GPU (an algorithm parameter: see the module docstring)
+
+
+@cuda.jit(device=True, cache=True)
+def queue_column(j, Ac, Vc, Pr, col_rev, counters, queue, qslot, fslot):
+    """Column j became tight (its predecessor is set): a free column ends an augmenting path; an
+    assigned one is covered and its row appended to the next frontier (an atomic queue instead of
+    the flag array + block-0 prefix sum; a row is queued at most once per phase). The row's Vr is
+    cleared when that frontier is expanded, not here: the dual pass reads Vr while it queues."""
+    Vc[j] = 1
+    i = Ac[j]
+    if i < 0:
+        col_rev[j] = 1
+        counters[fslot] = 1
+    else:
+        Pr[i] = j
+        queue[cuda.atomic.add(counters, qslot, 1)] = i
+
+
+@cuda.jit(cache=True)
+def solve_tree_cuda(n, n_real, C, u, v, Ar, Ac, Vr, Vc, Pr, Pc, Sr, Sc, slack, F, F2, root_aug, path_len, col_rev,
+                    counters, scal, matched_log, log_start, max_iters, tol):
+    """The steps of the host loop (optimality check, BFS levels, dual updates, reverse and
+    augmentation passes), separated by grid-wide barriers; every branch is taken by all threads
+    alike, on values read after a barrier. Stops when all rows are assigned, when infeasible, or
+    after ``max_iters`` augmentations (the host relaunches; with a listener it reports each one).
+
+    One barrier per BFS level and one per dual update. Pass p reads the frontier length and the
+    minimum uncovered slack from slots p % 3, appends the next frontier (F / F2 alternate) and
+    folds the new minimum into slots (p + 1) % 3, and resets slots (p + 2) % 3, which every
+    thread finished reading before the previous barrier. The forward pass works on tiles of
+    columns x slices of the frontier rows (coalesced loads along a row, the slices' minima merged
+    in shared memory) and produces the minimum slack for the dual update, so a dual update is one
+    pass: u, v, slacks, and the columns it makes tight."""
+    sh_val = cuda.shared.array(BLOCK, float64)
+    sh_row = cuda.shared.array(BLOCK, int32)
+    grid = cuda.cg.this_grid()
+    g = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    t = cuda.threadIdx.x
+    nt = cuda.blockDim.x
+    tile_cols = TILE_COLS if nt >= 2 * TILE_COLS else max(1, nt // 2)
+    slices = nt // tile_cols
+    lane = t % tile_cols
+    piece = t // tile_cols
+    n_tiles = (n + tile_cols - 1) // tile_cols
+    if g == 0:
+        for q in range(3):
+            counters[QUEUE0 + q] = 0
+            counters[FOUND0 + q] = 0
+            scal[MIN0 + q] = np.inf
+    grid.sync()
+    p = 0  # pass number, the same in every thread
+    it = 0
+    while True:
+        # optimality check: clear the forest; the free rows are the first frontier
+        qnext = QUEUE0 + (p + 1) % 3
+        nxt = F if (p + 1) % 2 == 0 else F2
+        for k in range(g, n, stride):
+            assigned = Ar[k] >= 0
+            Vr[k] = 1 if assigned else 0
+            Vc[k] = 0
+            Pr[k] = -1
+            Pc[k] = -1
+            Sr[k] = -1
+            Sc[k] = -1
+            slack[k] = np.inf
+            col_rev[k] = 0
+            root_aug[k] = 0
+            if not assigned:
+                nxt[cuda.atomic.add(counters, qnext, 1)] = k
+        if g == 0:
+            counters[QUEUE0 + (p + 2) % 3] = 0
+            counters[FOUND0 + (p + 2) % 3] = 0
+            scal[MIN0 + (p + 2) % 3] = np.inf
+        grid.sync()
+        p += 1
+        free = counters[QUEUE0 + p % 3]
+        stop = counters[INFEAS] != 0
+        if g == 0:
+            matched_log[log_start + it] = n - free
+        if free == 0 or stop or it >= max_iters:
+            break
+        found = False  # a free column was reached in this phase (the same in every thread)
+        while True:  # augmenting path search, one pass per barrier
+            fsize = counters[QUEUE0 + p % 3]
+            found = found or counters[FOUND0 + p % 3] != 0
+            qnext = QUEUE0 + (p + 1) % 3
+            fnext = FOUND0 + (p + 1) % 3
+            cur = F if p % 2 == 0 else F2
+            nxt = F if (p + 1) % 2 == 0 else F2
+            if fsize == 0 and found:
+                break  # every tree has stopped growing; some reached a free column
+            if g == 0:
+                counters[QUEUE0 + (p + 2) % 3] = 0
+                counters[FOUND0 + (p + 2) % 3] = 0
+                scal[MIN0 + (p + 2) % 3] = np.inf
+            if fsize == 0:  # dual update by the minimum slack the last forward pass left
+                delta = scal[MIN0 + p % 3]
+                if delta == np.inf:  # Hall's condition fails
+                    if g == 0:
+                        counters[INFEAS] = 1
+                    stop = True
+                    break
+                if g == 0:
+                    scal[DELTA] = delta
+                    counters[DUALS] += 1
+                for k in range(g, n, stride):
+                    if Vr[k] == 0:
+                        u[k] += delta
+                    if Vc[k] != 0:
+                        v[k] -= delta
+                    else:
+                        s = slack[k] - delta
+                        slack[k] = s
+                        if s <= tol:  # the column the minimum came from, and ties
+                            queue_column(k, Ac, Vc, Pr, col_rev, counters, nxt, qnext, fnext)
+            else:  # forward pass, one BFS level
+                if g == 0:
+                    counters[LEVELS] += 1
+                for k in range(g, fsize, stride):
+                    Vr[cur[k]] = 0  # the frontier's rows are in the forest (uncovered)
+                low = np.inf
+                for tile in range(cuda.blockIdx.x, n_tiles, cuda.gridDim.x):  # the same count in a block
+                    j = tile * tile_cols + lane
+                    active = j < n
+                    if active:
+                        active = Vc[j] == 0
+                    best = np.inf
+                    best_row = -1
+                    if active:  # this slice's rows, two at a time (two loads in flight), in order
+                        vj = v[j]
+                        k = piece
+                        while k + slices < fsize:
+                            i0 = cur[k]
+                            i1 = cur[k + slices]
+                            d0 = cost_at(C, n_real, i0, j) - u[i0] - vj
+                            d1 = cost_at(C, n_real, i1, j) - u[i1] - vj
+                            if d0 < best:
+                                best = d0
+                                best_row = i0
+                            if d1 < best:
+                                best = d1
+                                best_row = i1
+                            k += 2 * slices
+                        if k < fsize:
+                            i0 = cur[k]
+                            d0 = cost_at(C, n_real, i0, j) - u[i0] - vj
+                            if d0 < best:
+                                best = d0
+                                best_row = i0
+                    sh_val[t] = best
+                    sh_row[t] = best_row
+                    cuda.syncthreads()
+                    if piece == 0 and active:
+                        best = slack[j]
+                        best_row = Pc[j]
+                        for q in range(slices):
+                            d = sh_val[q * tile_cols + lane]
+                            if d < best:
+                                best = d
+                                best_row = sh_row[q * tile_cols + lane]
+                        slack[j] = best
+                        Pc[j] = best_row
+                        if best <= tol:
+                            queue_column(j, Ac, Vc, Pr, col_rev, counters, nxt, qnext, fnext)
+                        elif best < low:
+                            low = best
+                    cuda.syncthreads()
+                sh_val[t] = low  # the block's minimum uncovered slack, one atomic per block
+                cuda.syncthreads()
+                if t == 0:
+                    for q in range(1, tile_cols):
+                        if sh_val[q] < low:
+                            low = sh_val[q]
+                    if low < np.inf:
+                        cuda.atomic.min(scal, MIN0 + (p + 1) % 3, low)
+                cuda.syncthreads()
+            grid.sync()
+            p += 1
+        if stop:
+            break
+        for j in range(g, n, stride):  # reverse pass
+            reverse_body(j, col_rev, Pc, Pr, Sc, Sr, root_aug)
+        grid.sync()
+        for i in range(g, n, stride):  # augmentation pass
+            augment_body(i, root_aug, Sr, Sc, Ar, Ac, path_len)
+        grid.sync()
+        it += 1
+    if g == 0:
+        counters[ITERS] = it
+        counters[FRONT] = counters[QUEUE0 + p % 3]
+
+
+SOLVE_TREE = Kernel("solve_tree", None, solve_tree_cuda, COOPERATIVE, threads=BLOCK, tiles=TILE_COLS)
