@@ -3,6 +3,7 @@
 # Run from the repository root after `source .whl/preamble.sh` (see ../shared/device/README.md):
 #   bash benchmarks/gpu_session.sh check        # environment + every cuda test (correctness on hardware)
 #   bash benchmarks/gpu_session.sh bench NAME.. # benchmarks (gpr, assignment, wbpr), results into $OUT or benchmarks/results
+#   bash benchmarks/gpu_session.sh startup      # compile once per machine: warmup twice, the cache test, bench_startup
 set -uo pipefail
 what=${1:-check}; shift || true
 out=${OUT:-benchmarks/results}
@@ -21,6 +22,16 @@ case "$what" in
   check)
     python3 -m pytest -q -p no:cacheprovider --durations=15 "$@" \
       tests/test_gpr_cuda.py tests/test_assignment_cuda.py tests/test_wbpr_cuda.py 2>&1 | tail -60
+    ;;
+  startup)
+    # the machine is fresh: the first warmup compiles every cuda kernel, the second must compile nothing
+    unset NUMBA_CACHE_DIR
+    for attempt in first second; do
+      echo "=== warmup ($attempt) ==="
+      /usr/bin/time -f "%e s wall" python3 -m solvers warmup --backend cuda 2>&1 | tail -4
+    done
+    python3 -m pytest -q -p no:cacheprovider tests/test_kernel_cache.py 2>&1 | tail -8
+    python3 benchmarks/bench_startup.py --backend cuda --repeat 2 --out "$out" 2>&1 | tail -30
     ;;
   bench)
     for name in "$@"; do
