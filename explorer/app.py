@@ -107,9 +107,12 @@ class Script(QtCore.QObject):
             self.after_load()
 
     def fail(self, message: str, code: int = EXIT_BAD_INPUT) -> None:
-        """One line on stderr; the screenshot shows the window as it is, in its error state."""
+        """One line on stderr; the window says it too (log, status bar: ``report_error``, once), so the
+        screenshot shows the window in its error state."""
         print(f"error: {message}", file=sys.stderr, flush=True)
         self.exit_code = code
+        if message and message not in self.window.errors:
+            self.window.report_error(message)
         if self.args.screenshot:
             self.window.refresh_all()
             self.settle()
@@ -153,7 +156,10 @@ class Script(QtCore.QObject):
         if run is not self.run:
             return
         if run.status != "finished":
-            self.fail(run.error, EXIT_BAD_INPUT if run.error_category == "input" else EXIT_FAILURE)
+            # after the window has handled the failure too (its log line, the panel's failure line,
+            # the busy label cleared): the session's signal reaches this script before that
+            code = EXIT_BAD_INPUT if run.error_category == "input" else EXIT_FAILURE
+            QtCore.QTimer.singleShot(0, self.window, lambda: self.fail(run.error, code))
             return
         # let the queued finish signal reach every view before drawing
         QtCore.QTimer.singleShot(0, self.window, self.finish)

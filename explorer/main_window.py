@@ -647,6 +647,7 @@ class MainWindow(QtWidgets.QMainWindow):
             if run.status == "cancelled":  # stopped while an uninterruptible solver ran: discard
                 self.log_message("warning", f"run #{run.id} returned after Stop; result discarded")
             else:
+                run.ended_at = job.finished_at
                 self.session.mark_finished(run, payload)
                 level = "info" if run.certificate_status in ("optimal", "within-gap") else "warning"
                 self.log_message(level, self._outcome(run))
@@ -668,6 +669,7 @@ class MainWindow(QtWidgets.QMainWindow):
                 self.log_message("warning", f"run #{run.id} {run.algorithm} stopped{latency}")
                 self.status(f"{run.algorithm} stopped{latency}", 5000)
             else:
+                run.ended_at = job.finished_at
                 self.session.mark_failed(run, "failed", message)
                 self.report_error(message, title=f"{run.algorithm} failed",
                                   short=f"run #{run.id} {run.algorithm} failed (see the log)")
@@ -688,7 +690,7 @@ class MainWindow(QtWidgets.QMainWindow):
     def _outcome(run: RunState) -> str:
         """The log's line for a finished run: everything, the certificate's own words included."""
         head = f"run #{run.id} {run.algorithm} on {run.backend_used}: "
-        times = time_words(run.solver_seconds, run.wall_seconds)
+        times = time_words(run.solver_seconds, run.wall_seconds, run.warmup_seconds)
         short = certificate_short(run.certificate_status, getattr(getattr(run.result, "certificate", None), "gap", 0))
         if run.result is not None:
             r = run.result

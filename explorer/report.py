@@ -43,7 +43,9 @@ def write_report(window, path) -> Path:
     if run.solver_seconds is not None:
         rows.append(["solver time", duration(run.solver_seconds)])
     if not run.replayed and run.status == "finished":
-        rows.append(["wall time (incl. loading and certifying)", duration(run.wall_seconds)])
+        rows.append(["wall time (solve, checks and certificate; without the warm-up)", duration(run.wall_seconds)])
+        if run.warmup_seconds > 0.001:
+            rows.append(["warm-up (compiling before the run, not counted)", duration(run.warmup_seconds)])
     if run.result is not None:
         r = run.result
         rows += [["backend", r.backend], ["value", _fmt(r.value)], ["certificate", r.certificate.summary()]]

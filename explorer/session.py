@@ -117,9 +117,12 @@ class IterationColumns:
         return self._cols[name][:n]
 
     def x(self, upto: int | None = None) -> np.ndarray:
-        """Iteration numbers, or ordinals when they restart (several solves in one run)."""
+        """The charts' count axis: report numbers 1..n. Never the ``iteration`` field of the reports:
+        solvers number their reports their own way (a Hungarian run reports its dual updates too, gpr
+        its global relabels), so that field ends above the solver's iteration count (Result.iterations,
+        the one number called "iterations" in the explorer). Charts and the timeline say "report"."""
         n = self.n if upto is None else min(upto, self.n)
-        return self.column("iteration", n).astype(np.float64) if self.monotone else np.arange(n, dtype=np.float64)
+        return np.arange(1, n + 1, dtype=np.float64)
 
     def main_phase(self) -> str | None:
         """The loop's ordinary step: the most frequent phase that is not a known event."""
@@ -157,8 +160,9 @@ class RunState:
         self.error_category = ""  # "input" (the user's), "error" (ours) or "cancelled"
         self.result = None        # solvers.result.Result
         self.track = None         # tracking result (PointSeries runs)
-        self.started_at: float | None = None
-        self.wall_seconds = 0.0
+        self.started_at: float | None = None  # the timed start: after the warm-up (worker clock)
+        self.ended_at: float | None = None    # when the worker had the answer (worker clock)
+        self.wall_seconds = 0.0   # ended_at - started_at: solve, checks and certificate, never the warm-up
         self.stop_requested = False
         self.warmup_seconds = 0.0  # untimed compile / load before the run (solvers.warmup)
         self.preparing = ""       # what the worker does before the timed run ("compiling gpr for cpu")
@@ -298,8 +302,9 @@ class RunState:
         return out
 
     def snapshot_x(self, position: int, snapshot: Snapshot) -> float:
-        """Where a snapshot sits on the iteration axis used by ``IterationColumns.x``."""
-        return float(snapshot.iteration) if self.columns.monotone else float(max(position - 1, 0))
+        """Where a snapshot sits on the report axis used by ``IterationColumns.x``: at the report it
+        followed (0: before the first report)."""
+        return float(max(position, 0))
 
     def summary(self) -> dict:
         """Row of the comparison table."""
@@ -316,6 +321,9 @@ class RunState:
         return {"run": self.id, "algorithm": self.algorithm, "backend": s.get("backend", self.backend),
                 "options": ", ".join(f"{k}={v}" for k, v in self.options.items()),
                 "seconds": float(s.get("seconds", math.nan) if s.get("seconds") is not None else math.nan),
+                # wall: from the timed start to the certified answer; the warm-up (compiling) apart
+                "wall": math.nan if self.replayed or self.is_active else float(self.wall_seconds),
+                "warm-up": math.nan if self.replayed else float(self.warmup_seconds),
                 "iterations": self.iterations,  # the solver's own count; None until it is known
                 "value": float(s["value"]) if s.get("value") is not None else math.nan,
                 "certified": s.get("certified"), "status": self.status}
@@ -498,12 +506,19 @@ class Session(QtCore.QObject):
         self.touch()
         self.runProgress.emit(run)
 
+    @staticmethod
+    def _end_wall(run: RunState) -> None:
+        """The wall time ends when the worker had the answer (``ended_at``), not when the GUI thread,
+        busy drawing another run, heard of it."""
+        if run.started_at is not None:
+            end = run.ended_at if run.ended_at is not None else time.perf_counter()
+            run.wall_seconds = max(end - run.started_at, 0.0)
+
     def mark_finished(self, run: RunState, payload) -> None:
         if run.stop_requested:  # an uninterruptible solver returned after Stop: discard its answer
             self.mark_failed(run, "cancelled", "stopped; the result that arrived afterwards was discarded")
             return
-        if run.started_at is not None:
-            run.wall_seconds = time.perf_counter() - run.started_at
+        self._end_wall(run)
         if hasattr(payload, "certificate"):
             run.result = payload
         else:
@@ -517,8 +532,7 @@ class Session(QtCore.QObject):
             self.comparisonChanged.emit()
 
     def mark_failed(self, run: RunState, status: str, message: str) -> None:
-        if run.started_at is not None:
-            run.wall_seconds = time.perf_counter() - run.started_at
+        self._end_wall(run)
         run.status = status
         run.error = message
         run.sync()

@@ -42,6 +42,8 @@ class Job:
     stop_requested_at: float | None = None
     cancelled_at: float | None = None  # when the solver actually gave up (worker clock)
     timed_from: float | None = None    # when the timed solve started, after any warm-up (worker clock)
+    finished_at: float | None = None   # when the work returned or failed (worker clock): the wall time's end,
+    #                                    not when the GUI thread got round to hearing of it
     warmup_seconds: float = 0.0
 
     def request_stop(self) -> None:
@@ -139,6 +141,7 @@ class Worker(QtCore.QObject):
         try:
             payload = self._perform(job)
         except Exception as exc:  # every failure becomes a message; the worker must survive it
+            job.finished_at = time.perf_counter()
             category, message = classify(exc)
             if category == "cancelled":
                 job.cancelled_at = time.perf_counter()
@@ -146,6 +149,7 @@ class Worker(QtCore.QObject):
                 log.error("%s failed:\n%s", job.title, traceback.format_exc())
             self.jobFailed.emit(job, category, message)
             return
+        job.finished_at = time.perf_counter()
         if job.cancel.is_set() and job.kind in ("solve", "track"):
             job.cancelled_at = time.perf_counter()
             self.jobFailed.emit(job, "cancelled", "stopped; the result that arrived afterwards was discarded")

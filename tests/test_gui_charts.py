@@ -249,7 +249,7 @@ def test_a_one_call_solver_reports_no_intermediate_state(qtbot):
     assert run.label in view.placeholder.text()
     session.set_current_run(fed := fake_run(session, session.problem, steps=20))
     view.refresh(force=True)
-    assert not view.showing_message and view.tables()["activity"]["iteration"].size == fed.columns.n
+    assert not view.showing_message and view.tables()["activity"]["report"].size == fed.columns.n
 
 
 def tracked_run(session: Session, monkeypatch, series, **options) -> tuple[RunState, list[int]]:
@@ -378,16 +378,17 @@ def test_the_histogram_title_names_the_snapshot_shown(qtbot):
     session.set_problem(small_graph())
     session.add_run(labels_run([0, 3]))  # the end state was not snapshotted
     view = shown(LabelsView(session), qtbot)
-    assert view.hist_plot.titleLabel.text == "psi histogram: last snapshot, iteration 3 of 41"
-    session.set_cursor(21)  # replay at the report of iteration 20
+    # the charts count reports (42 here, numbered 1..42): the snapshot after iteration 3's report is at report 4
+    assert view.hist_plot.titleLabel.text == "psi histogram: last snapshot, report 4 of 42"
+    session.set_cursor(21)  # replay at report 21
     view.refresh()
-    assert view.hist_plot.titleLabel.text == "psi histogram at iteration 3 (the latest snapshot at iteration 20)"
+    assert view.hist_plot.titleLabel.text == "psi histogram at report 4 (the latest snapshot at report 21)"
     session.set_cursor(3)
     view.refresh()
-    assert view.hist_plot.titleLabel.text == "psi histogram at iteration 0 (the latest snapshot at iteration 2)"
+    assert view.hist_plot.titleLabel.text == "psi histogram at report 1 (the latest snapshot at report 3)"
     session.add_run(labels_run([0, 3, 41]))  # with the end state
     view.refresh(force=True)
-    assert view.hist_plot.titleLabel.text == "psi histogram at iteration 41"
+    assert view.hist_plot.titleLabel.text == "psi histogram at report 42"
     assert view.info.text() == "3 of 3 snapshots · label: psi"
 
 
@@ -408,12 +409,12 @@ def test_a_snapshot_with_every_label_at_the_cap_is_shown_not_dropped(qtbot):
     session.add_run(run)
     view = shown(LabelsView(session), qtbot)
     assert view.info.text() == "4 of 4 snapshots · label: psi"
-    assert view.hist_plot.titleLabel.text == "psi histogram at iteration 41"
+    assert view.hist_plot.titleLabel.text == "psi histogram at report 42"
     assert view.hist_note.text == "all 10 rows at the cap (unreachable)" and view.hist_note.label.isVisible()
-    assert np.unique(view.tables()["heatmap"]["iteration"]).tolist() == [0, 3, 20, 41]
-    session.set_cursor(25)  # replay before the end: the snapshot of iteration 20, with its bars
+    assert np.unique(view.tables()["heatmap"]["report"]).tolist() == [1, 4, 21, 42]
+    session.set_cursor(25)  # replay before the end: the snapshot after iteration 20's report, with its bars
     view.refresh()
-    assert view.hist_note.text is None and "at iteration 20" in view.hist_plot.titleLabel.text
+    assert view.hist_note.text is None and "at report 21" in view.hist_plot.titleLabel.text
 
 
 def test_label_axes_stay_within_the_labels_real_range(qtbot):

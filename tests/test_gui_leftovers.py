@@ -77,3 +77,174 @@ def test_integer_option_ranges_print_as_integers():
     assert "e+" not in str(pytest.raises(Exception, cycles.parse, "99999999999999999999").value)
     assert Option("n", 1, low=1).range_text() == ">= 1"
     assert Option("eps", 1.0, low=0.0, high=1e300).range_text() == "0 to 1e+300"  # floats as before
+
+
+# ---- B. one meaning of "iteration": the charts and the timeline count reports, and say so ---------
+
+def bottom_label(plot) -> str:
+    return plot.getAxis("bottom").labelText
+
+
+def test_charts_and_timeline_count_reports_and_the_panel_counts_iterations(window, qtbot, tmp_path):
+    win = window
+    path = tmp_path / "costs.npy"
+    solvers.save(solvers.generate("dense-lap", n=30, seed=4), str(path))
+    win.open_path(path)
+    wait_loaded(qtbot, win)
+    win.solver_panel.select_algorithm("hungarian")
+    run = win.start_run()
+    wait_run(qtbot, run, timeout=600_000)
+    assert run.status == "finished", run.error
+    QtWidgets.QApplication.processEvents()
+    iterations, reports = run.result.iterations, run.n_reports
+    assert reports != iterations  # Hungarian reports its dual updates too: the two counts differ
+    last_field = run.recorder.iterations[-1].iteration  # the report's own number: neither of them
+    rows = {name: value for name, value, _ in win.solver_panel.rows}
+    assert rows["iterations"] == f"{iterations:,}"
+    win.timeline.update_position()
+    assert win.timeline.position_label.text().startswith(f"report {reports:,} of {reports:,} · ")
+    assert "iteration" not in win.timeline.position_label.text()
+    win.show_view(win.activity_view)
+    win.activity_view.refresh(force=True)
+    view = win.activity_view
+    for plot in (view.value_plot,):
+        assert bottom_label(plot) == "report"
+    assert view.x_mode.itemText(0) == "report"
+    x = run.columns.x()
+    assert x[0] == 1 and x[-1] == reports  # the axis ends at the count the timeline ends at
+    assert view.tables()["activity"]["report"][-1] == reports
+    win.show_view(win.labels_view)
+    labels = win.labels_view
+    labels.refresh(force=True)
+    title = labels.hist_plot.titleLabel.text
+    assert "iteration" not in title and f"report {reports}" in title, title
+    assert bottom_label(labels.heat_plot) == "report"
+    assert f"report {last_field}" not in title or last_field == reports
+
+
+# ---- C. the wall time ends when the worker had the answer and never holds the warm-up -------------
+
+def test_wall_time_is_the_workers_and_the_warm_up_is_its_own_figure(window):
+    """Timings injected on the worker's clock: no wall time, no machine load in the test."""
+    from explorer.session import RunState
+    from explorer.worker import Job
+    win = window
+    graph = small_graph(3, 30)
+    win.session.set_problem(graph)
+    run = RunState("hopcroft-karp", "cpu", {}, "matching", problem=graph, dataset="g", group=win.session.new_group())
+    win.session.add_run(run)
+    job = Job("solve", {"problem": graph, "algorithm": "hopcroft-karp", "backend": "cpu"}, run=run)
+    win._job_started(job)
+    job.warmup_seconds = 8.0           # compiling took 8 s ...
+    job.timed_from = 1000.0            # ... then the timed run started
+    win._job_timed(job)
+    job.finished_at = 1000.03          # and the worker had the certified answer 30 ms later
+    win._job_finished(job, solvers.solve(graph, "hopcroft-karp", backend="cpu"))
+    assert run.wall_seconds == pytest.approx(0.03)
+    rows = {name: (value, note) for name, value, note in win.solver_panel.rows}
+    assert rows["wall"] == ("30 ms", "solve, checks and certificate; no warm-up")
+    assert rows["warm-up"] == ("8.00 s", "compiling before the run, not in wall")
+    assert "(wall 30 ms; warm-up 8.00 s before it, not counted)" in win.log_panel.entries[-1][1]
+    headers, table = win.compare_view.table_rows()
+    assert table[0][headers.index("wall")] == pytest.approx(0.03) and table[0][headers.index("warm-up")] == 8.0
+    shown = win.compare_view.result_table
+    texts = {shown.horizontalHeaderItem(c).text(): shown.item(0, c).text() for c in range(shown.columnCount())}
+    assert texts["wall"] == "30 ms" and texts["warm-up"] == "8.00 s"
+    report = win.export_report(Path(win.settings.fileName()).parent / "report.md").read_text()
+    assert "wall time (solve, checks and certificate; without the warm-up) | 30 ms" in report
+    assert "warm-up (compiling before the run, not counted) | 8.00 s" in report
+
+
+# ---- D. a failed scripted run: the screenshot shows the error --------------------------------------
+
+class ScriptApp:
+    """Stands in for the QApplication a script drives: events go to the real one, exit is recorded."""
+
+    def __init__(self, qapp):
+        self.qapp, self.code = qapp, None
+
+    def processEvents(self):  # noqa: N802 (Qt's name)
+        self.qapp.processEvents()
+
+    def exit(self, code):
+        self.code = code
+
+
+def run_script(qtbot, qapp, win, argv, monkeypatch, name):
+    """Run the script; returns (exit code, what the window said when the screenshot was taken)."""
+    import shutil
+
+    from explorer.app import Script, _parse_opts, build_parser
+    args = build_parser().parse_args(argv)
+    app = ScriptApp(qapp)
+    seen = {}
+    original = Script._save_window
+
+    def save_window(script):
+        panel = script.window.solver_panel
+        seen.update(log=[m for _, m in script.window.log_panel.entries], busy=script.window.busy_label.text(),
+                    status=script.window.status_label.text(), invalid=panel.invalid_label.text(),
+                    live=panel.live.text(), elapsed=panel.elapsed.text())
+        original(script)
+        shutil.copy(args.screenshot, _shots() / name)
+
+    monkeypatch.setattr(Script, "_save_window", save_window)
+    script = Script(app, win, args, _parse_opts(args.opt))
+    script.start()
+    qtbot.waitUntil(lambda: app.code is not None, timeout=300_000)
+    return app.code, seen
+
+
+def _shots() -> Path:
+    import os
+    folder = Path(os.environ.get("EXPLORER_SHOTS", "/tmp/explorer-shots"))
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def refused_option_run(problem, backend, tel, eps=0.0):
+    raise solvers.InputError("this stand-in refuses every problem")
+
+
+def test_a_refused_option_in_a_script_is_in_the_form_and_the_screenshot(window, qtbot, qapp, tmp_path, monkeypatch):
+    win = window
+    win.interactive = False  # as in scripted mode: no dialog
+    path = tmp_path / "costs.npy"
+    solvers.save(solvers.generate("dense-lap", n=6, seed=2), str(path))
+    shot = tmp_path / "out.png"
+    code, seen = run_script(qtbot, qapp, win, [str(path), "--algo", "auction", "--opt", "eps=-1", "--run",
+                                               "--screenshot", str(shot), "--quit"], monkeypatch,
+                            "leftovers-script-bad-option.png")
+    assert code == 2 and shot.exists()
+    panel = win.solver_panel
+    reason = "option eps must be 0 to 1e+300, not -1"
+    assert panel.option_widgets["eps"].lineEdit().text() == "-1"  # the refused value, not the default
+    assert panel.invalid_reason() == reason and panel.invalid_label.isVisible()
+    assert win.status_label.text() == reason and win.log_panel.entries[-1][1] == reason
+    assert win.session.runs == []
+    assert seen["invalid"] == reason and seen["status"] == reason and seen["log"][-1] == reason  # when shot
+
+
+def test_a_run_that_fails_in_a_script_is_in_the_log_panel_and_screenshot(window, qtbot, qapp, tmp_path, monkeypatch):
+    from solvers import registry
+    from solvers.problems import CostMatrix
+    algo = registry.Algorithm("refuser", ("assignment",), (CostMatrix,), ("cpu",), f"{__name__}:refused_option_run",
+                              summary="test stand-in that refuses", compiled=False)
+    monkeypatch.setitem(solvers.algorithms(), "refuser", algo)
+    win = window
+    win.interactive = False
+    path = tmp_path / "costs.npy"
+    solvers.save(solvers.generate("dense-lap", n=6, seed=2), str(path))
+    shot = tmp_path / "out.png"
+    code, seen = run_script(qtbot, qapp, win, [str(path), "--algo", "refuser", "--run", "--screenshot", str(shot),
+                                               "--quit"], monkeypatch, "leftovers-script-failed-run.png")
+    assert code == 2 and shot.exists()
+    # when the screenshot was taken: the failure in the log and the panel, nothing still "running"
+    assert any("refuses every problem" in message for message in seen["log"])
+    assert "refuses every problem" in seen["live"] and seen["elapsed"] == "failed" and seen["busy"] == ""
+    run = win.session.runs[-1]
+    assert run.status == "failed" and "refuses every problem" in run.error
+    assert any("refuses every problem" in message for _, message in win.log_panel.entries)
+    assert "refuses every problem" in win.solver_panel.live.text()  # the panel's failure line
+    assert win.busy_label.text() == ""  # not "running refuser…"
+    assert win.solver_panel.elapsed.text() == "failed"

@@ -59,13 +59,15 @@ def test_a_real_run_populates_every_view(window, qtbot, step_clock, sample, algo
     shown(win, view, f"real-{algorithm}-labels.png")
     qtbot.wait(50)
     assert view.has_content()
-    heat_x = np.unique(view.tables()["heatmap"]["iteration"])
-    assert heat_x[0] == run.recorder.iterations[0].iteration and heat_x[-1] == last
+    # the x axis counts reports (1..n_reports), as the timeline does; the solver's iteration count is
+    # the panel's (Result.iterations), a different number
+    heat_x = np.unique(view.tables()["heatmap"]["report"])
+    assert heat_x[0] == labels[0][0] and heat_x[-1] == labels[-1][0] == run.n_reports
     span = view.image.mapRectToParent(view.image.boundingRect())
-    assert span.left() <= run.recorder.iterations[0].iteration and span.right() >= last + 0.9
+    assert span.left() <= labels[0][0] and span.right() >= run.n_reports + 0.9
     x_range = view.heat_plot.viewRange()[0]
     assert x_range[0] <= span.left() + 0.5 and x_range[1] >= span.right() - 0.5
-    assert f"at iteration {last}" in view.hist_plot.titleLabel.text
+    assert f"at report {run.n_reports}" in view.hist_plot.titleLabel.text
     traces_x, traces_y = view.trace_curve.getData()
     assert np.isfinite(traces_y).sum() >= 2 * len(labels), "the sampled traces must show their values"
     assert_real_content(image_array(view.charts.grab()), f"{algorithm} labels")
@@ -105,7 +107,7 @@ def test_gpr_on_a_perfect_matching_shows_its_final_labels_snapshot(window, qtbot
     view = win.labels_view
     shown(win, view, "real-gpr-delaunay-labels.png")
     assert view.info.text() == f"{len(labels)} of {len(labels)} snapshots · label: psi"
-    assert view.hist_plot.titleLabel.text == f"psi histogram at iteration {last}"
+    assert view.hist_plot.titleLabel.text == f"psi histogram at report {run.n_reports}"
     assert view.hist_note.text == "all 500 rows at the cap (unreachable)"
 
 

@@ -297,7 +297,7 @@ def test_iterations_are_the_solvers_own_count_everywhere(window, qtbot, tmp_path
     assert run.n_reports != solver_count  # the case the newcomer met: 1 iteration, 2 reports
     rows = {name: (value, note) for name, value, note in win.solver_panel.rows}
     assert rows["iterations"] == (f"{solver_count:,}", f"{run.n_reports} telemetry reports")
-    assert rows["solver"][1] == "the algorithm only" and rows["wall"][1] == "incl. loading, certifying"
+    assert rows["solver"][1] == "the algorithm only" and rows["wall"][1] == "solve, checks and certificate; no warm-up"
     outcome = log_lines(win)[-1]
     assert f"{solvers.text.plural(solver_count, 'iteration')}," in outcome
     win.session.compare_with([run])

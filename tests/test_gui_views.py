@@ -66,7 +66,7 @@ def test_restarted_streams_get_monotone_time_and_ordinal_x():
     cols.sync(stream)
     assert not cols.monotone
     assert np.all(np.diff(cols.column("time")) > 0)
-    np.testing.assert_array_equal(cols.x(), np.arange(300))
+    np.testing.assert_array_equal(cols.x(), np.arange(1, 301))  # report numbers, as the charts say
 
 
 def test_main_phase_ignores_known_events():
@@ -173,7 +173,7 @@ def test_views_draw_a_stream_and_follow_the_replay_cursor(qtbot, tmp_path):
     session.set_cursor(25)  # replay: 25 iterations
     for view in views.values():
         view.refresh()
-    assert activity.tables()["activity"]["iteration"].size == 25
+    assert activity.tables()["activity"]["report"].size == 25
     shown = [s for p, s in run.snapshots("labels") if p <= 25][-1]
     np.testing.assert_array_equal(labels.tables()["histogram"]["count"], shown.data["rows.hist_counts"])
     workload = views["WorkloadView"]
@@ -183,7 +183,7 @@ def test_views_draw_a_stream_and_follow_the_replay_cursor(qtbot, tmp_path):
     assert set(workload.tables()[f"run{run.id}"]["measure"]) == {"cycles"}
     session.set_cursor(None)
     activity.refresh()
-    assert activity.tables()["activity"]["iteration"].size == 61
+    assert activity.tables()["activity"]["report"].size == 61
 
 
 def test_workload_shows_tc_and_vc_side_by_side(qtbot):

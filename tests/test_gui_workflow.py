@@ -142,7 +142,7 @@ def test_open_run_views_compare_export_replay(window, qtbot, tmp_path, fake_algo
     win.timeline.slider.setValue(30)
     win.activity_view.refresh()
     assert win.session.cursor == 30
-    assert win.activity_view.tables()["activity"]["iteration"].size == 30
+    assert win.activity_view.tables()["activity"]["report"].size == 30
     seen = []
     win.session.cursorChanged.connect(lambda pos: seen.append(pos))
     now = [0.0]

@@ -79,7 +79,7 @@ class ActivityView(View):
         v.setContentsMargins(0, 0, 0, 0)
         bar = QtWidgets.QHBoxLayout()
         self.x_mode = QtWidgets.QComboBox()
-        self.x_mode.addItem("iteration", "iteration")
+        self.x_mode.addItem("report", "iteration")
         self.x_mode.addItem("elapsed time", "time")
         self.log_scale = QtWidgets.QCheckBox("Log scale")
         self.extra_combo = QtWidgets.QComboBox()
@@ -101,8 +101,8 @@ class ActivityView(View):
 
         lay = self.charts.ci
         self.active_plot = add_plot(lay, 0, 0, "Active vertices", "", "active", integer_x=True)
-        self.value_plot = add_plot(lay, 1, 0, "Objective", "iteration", "value", integer_x=True)
-        self.extra_plot = add_plot(lay, 2, 0, "", "iteration", "", integer_x=True)
+        self.value_plot = add_plot(lay, 1, 0, "Objective", "report", "value", integer_x=True)
+        self.extra_plot = add_plot(lay, 2, 0, "", "report", "", integer_x=True)
         self.legend = add_side_legend(lay, 0, 1, rowspan=3)
         self.value_plot.setXLink(self.active_plot)
         self.extra_plot.setXLink(self.active_plot)
@@ -138,7 +138,7 @@ class ActivityView(View):
         self.show_message("Run a solver (or open a run record) to see its activity.")
 
     def has_content(self) -> bool:
-        return not self.showing_message and bool(self._table.get("iteration", np.zeros(0)).size)
+        return not self.showing_message and bool(self._table.get("report", np.zeros(0)).size)
 
     def export_item(self):
         return self.charts.ci
@@ -189,11 +189,13 @@ class ActivityView(View):
         self.show_message(None)
         x_mode = self.x_mode.currentData()
         several = not cols.monotone  # several solves (tracking): the count axis is reports, in order
-        self.x_mode.setItemText(0, "report (across solves)" if several else "iteration")
+        # the count axis is telemetry reports (IterationColumns.x), named so: the solver's iteration
+        # count (Result.iterations, in the panel and the table) is another number
+        self.x_mode.setItemText(0, "report (across solves)" if several else "report")
         factor, unit = time_unit(float(cols.column("time")[-1]))
         x_all = cols.column("time") * factor if x_mode == "time" else cols.x()
         x = x_all[:n]
-        count_name = "report (across solves)" if several else "iteration"
+        count_name = "report (across solves)" if several else "report"
         x_label = f"elapsed time ({unit})" if x_mode == "time" else count_name
         active = cols.column("active", n).astype(np.float64)
         active[active < 0] = np.nan
@@ -250,7 +252,8 @@ class ActivityView(View):
             if cursor_on:
                 line.setValue(float(x[-1]))
         phases = cols.column("phase", n)
-        self._table = {"iteration": cols.column("iteration", n), "elapsed_s": cols.column("elapsed", n),
+        self._table = {"report": x_all[:n] if x_mode != "time" else cols.x(n),
+                       "reported_iteration": cols.column("iteration", n), "elapsed_s": cols.column("elapsed", n),
                        "phase": np.array([cols.phases[c] for c in phases], dtype=object),
                        "active": cols.column("active", n), "value": value}
         for key in sorted(cols.extras):

@@ -24,9 +24,9 @@ from .base import EmptyNote, View, add_plot, add_side_legend, new_layout_widget,
 from .workload import draw_boxes, run_mode, set_launch_axis, workload_series
 
 # the table as exported (CSV / Markdown): raw numbers, seconds in seconds
-TABLE_HEADERS = ("run", "algorithm", "backend", "seconds", "iterations", "reports", "value", "certified", "status",
-                 "options")
-RIGHT_ALIGNED = ("run", "seconds", "iterations", "reports", "value")
+TABLE_HEADERS = ("run", "algorithm", "backend", "seconds", "wall", "warm-up", "iterations", "reports", "value",
+                 "certified", "status", "options")
+RIGHT_ALIGNED = ("run", "seconds", "wall", "warm-up", "iterations", "reports", "value")
 X_MODES = (("progress", "progress (% of each run's time)"), ("time", "elapsed time"), ("reports", "report number"))
 
 
@@ -36,6 +36,8 @@ def format_cell(key: str, value, time_factor: float = 1e3) -> str:
         return "—"
     if key == "seconds":
         return "—" if math.isnan(value) else f"{value * time_factor:.{time_decimals(time_factor)}f}"
+    if key in ("wall", "warm-up"):  # each in its own readable unit: a warm-up is seconds, a solve ms
+        return "—" if math.isnan(value) or (key == "warm-up" and value <= 0.001) else duration(value)
     if key == "value":
         return "—" if math.isnan(value) else f"{value:.6g}"
     if key == "certified":
@@ -230,7 +232,7 @@ class CompareView(View):
             run.sync()
             if run.columns.n:
                 out[f"run{run.id}-activity"] = {"report": np.arange(1, run.columns.n + 1),
-                                                "iteration": run.columns.column("iteration"),
+                                                "reported_iteration": run.columns.column("iteration"),
                                                 "elapsed_s": run.columns.column("time"),
                                                 "active": run.columns.column("active"),
                                                 "value": run.columns.column("value")}
@@ -336,7 +338,11 @@ class CompareView(View):
         self.result_table.setHorizontalHeaderLabels(headers)
         header = self.result_table.horizontalHeaderItem(TABLE_HEADERS.index("seconds"))
         header.setToolTip("time inside the solver (without loading, warm-up or the certificate check)")
-        for key, tip in (("iterations", "the solver's own iteration count"),
+        for key, tip in (("wall", "from the timed start to the certified answer (solve, checks, certificate); "
+                                  "without the warm-up"),
+                         ("warm-up", "compiling the solver's kernels before the run (once per session); "
+                                     "not in the solver or wall time"),
+                         ("iterations", "the solver's own iteration count"),
                          ("reports", "telemetry reports the solver sent: what the charts draw")):
             self.result_table.horizontalHeaderItem(TABLE_HEADERS.index(key)).setToolTip(tip)
         self.result_table.setRowCount(len(rows))

@@ -78,16 +78,12 @@ def heatmap(columns_x: np.ndarray, hists: np.ndarray, x0: float, x1: float, widt
 
 
 def histogram_when(run, position: int, snapshot, shown: int, cursor) -> str:
-    """When the histogram shown was taken, in words: " at iteration 41" when that is the newest state
-    shown; else which snapshot it is (": last snapshot, iteration 3 of 41" at the end of a run whose
-    final state was not snapshotted)."""
-    cols = run.columns
-    if cols.monotone:
-        taken, unit = int(snapshot.iteration), "iteration"
-        now = int(cols.column("iteration", shown)[-1]) if shown else taken
-    else:  # several solves: the x axis counts reports
-        taken, unit = int(run.snapshot_x(position, snapshot)), "step"
-        now = max(shown - 1, 0)
+    """When the histogram shown was taken, in words, on the charts' report axis: " at report 46" when
+    that is the newest state shown; else which snapshot it is (": last snapshot, report 4 of 46" at
+    the end of a run whose final state was not snapshotted)."""
+    unit = "report"
+    taken = int(run.snapshot_x(position, snapshot))
+    now = max(int(shown), taken)
     if taken >= now:
         return f" at {unit} {taken}"
     if cursor is not None:
@@ -125,7 +121,7 @@ class LabelsView(View):
         self.set_content(body)
 
         lay = self.charts.ci
-        self.heat_plot = add_plot(lay, 0, 0, "Label distribution over time", "iteration", "label", colspan=2,
+        self.heat_plot = add_plot(lay, 0, 0, "Label distribution over time", "report", "label", colspan=2,
                                   integer_x=True)
         self.image = pg.ImageItem(axisOrder="row-major")
         self.heat_plot.addItem(self.image)
@@ -140,7 +136,7 @@ class LabelsView(View):
         self.hist_bars = pg.BarGraphItem(x0=[], x1=[], height=[], brush=series_color(0), pen=None)
         self.hist_plot.addItem(self.hist_bars)
         self.hist_note = EmptyNote(self.hist_plot)
-        self.trace_plot = add_plot(lay, 1, 1, "Sampled vertices", "iteration", "label", integer_x=True)
+        self.trace_plot = add_plot(lay, 1, 1, "Sampled vertices", "report", "label", integer_x=True)
         self.trace_curve = self.trace_plot.plot(pen=pg.mkPen(faint(series_color(1), 170), width=1))
         lay.layout.setRowStretchFactor(0, 3)
         lay.layout.setRowStretchFactor(1, 2)
@@ -236,7 +232,7 @@ class LabelsView(View):
         set_axis_label(self.colorbar, "axis", "log(1 + count)" if self.log_color.isChecked() else "count")
         set_title(self.heat_plot, f"{name} distribution ({side}) — {run.label}")
         set_axis_label(self.heat_plot, "left", name)
-        set_axis_label(self.heat_plot, "bottom", "iteration" if run.columns.monotone else "step")
+        set_axis_label(self.heat_plot, "bottom", "report" if run.columns.monotone else "report (across solves)")
         self.cursor.setVisible(self.session.cursor is not None)
         self.cursor.setValue(x_end)
         lo, hi = float(edges[0]), float(edges[-1])
@@ -264,7 +260,7 @@ class LabelsView(View):
         self.info.setText(f"{len(usable)} of {plural(len(all_usable), 'snapshot')} · label: {name}")
         centers = 0.5 * (edges[:-1] + edges[1:])
         self._tables = {
-            "heatmap": {"iteration": np.repeat(xs, centers.size), "label": np.tile(centers, xs.size),
+            "heatmap": {"report": np.repeat(xs, centers.size), "label": np.tile(centers, xs.size),
                         "count": hists.reshape(-1)},
             "histogram": {"bin_low": e[:-1], "bin_high": e[1:], "count": c},
         }
@@ -312,4 +308,4 @@ class LabelsView(View):
                                  symbolPen=None, symbolBrush=series_color(1))
         set_title(self.trace_plot, f"{name} of {width} sampled {side}")
         set_axis_label(self.trace_plot, "left", name)
-        set_axis_label(self.trace_plot, "bottom", "iteration" if run.columns.monotone else "step")
+        set_axis_label(self.trace_plot, "bottom", "report" if run.columns.monotone else "report (across solves)")

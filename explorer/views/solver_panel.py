@@ -301,13 +301,33 @@ class SolverPanel(QtWidgets.QWidget):
         algo = self.current_algorithm()
         if algo is None:
             raise InputError("choose an algorithm before setting options")
-        parsed = algo.parse_options({name: value})[name]
+        try:
+            parsed = algo.parse_options({name: value})[name]
+        except InputError as exc:
+            self._show_refused(name, value, str(exc))
+            raise
         w = self.option_widgets[name]
         try:
             set_widget_value(w, parsed)
         except (ValueError, OverflowError) as exc:
             raise InputError(f"option {name}={value}: {exc}") from None
         self._check_option(next(o for o in algo.options if o.name == name))
+
+    def _show_refused(self, name: str, value, reason: str) -> None:
+        """A refused value from a script (``--opt eps=-1``) is shown as if typed: in its editor, marked,
+        with the reason above Run, so a screenshot shows what was refused and why."""
+        w = self.option_widgets.get(name)
+        if w is None:
+            return
+        edit = w.lineEdit() if hasattr(w, "lineEdit") else w if isinstance(w, QtWidgets.QLineEdit) else None
+        if edit is not None:
+            edit.blockSignals(True)
+            edit.setText(str(value))
+            edit.blockSignals(False)
+        self.option_errors[name] = reason
+        w.setStyleSheet(INVALID_STYLE)
+        w.setToolTip(reason)
+        self._show_validity()
 
     def options(self) -> dict:
         return {name: widget_value(w) for name, w in self.option_widgets.items()
@@ -438,9 +458,9 @@ class SolverPanel(QtWidgets.QWidget):
             if run.solver_seconds is not None:
                 rows.append(("solver", duration(run.solver_seconds), "the algorithm only"))
             if not run.replayed:
-                rows.append(("wall", duration(run.wall_seconds), "incl. loading, certifying"))
-                if run.warmup_seconds > 0.05:
-                    rows.append(("warm-up", duration(run.warmup_seconds), "compiling, untimed"))
+                rows.append(("wall", duration(run.wall_seconds), "solve, checks and certificate; no warm-up"))
+                if run.warmup_seconds > 0.001:
+                    rows.append(("warm-up", duration(run.warmup_seconds), "compiling before the run, not in wall"))
         if run.error and run.status != "finished":
             rows.append(("", run.error, ""))
         return rows

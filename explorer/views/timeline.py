@@ -159,10 +159,9 @@ class Timeline(QtWidgets.QWidget):
         if pos == 0:
             self.position_label.setText(f"start · 0 of {n:,} reports")
             return
-        it = int(run.columns.column("iteration")[pos - 1])
         t = float(run.columns.column("time")[pos - 1])
-        where = f"iteration {it:,}" if run.columns.monotone else f"step {pos - 1:,}"  # restarted solves
-        self.position_label.setText(f"{where} · report {pos:,} of {n:,} · {duration(t)}")
+        # reports, as the charts' axis counts them: the solver's iteration count is in the Solver panel
+        self.position_label.setText(f"report {pos:,} of {n:,} · {duration(t)}")
 
     def _scrubbed(self, value: int) -> None:
         run = self.session.current_run
