@@ -410,7 +410,6 @@ PTX_CODE = """
     from numba import cuda
     import numba.cuda.dispatcher as dispatcher
     from solvers.matching import gpr_kernels as K
-    from solvers.targets import Kernel
 
     class SM90:  # device functions ask the current device for its compute capability
         compute_capability = (9, 0)
@@ -418,9 +417,10 @@ PTX_CODE = """
     kernels = {name for name, obj in vars(K).items()
                if isinstance(obj, dispatcher.CUDADispatcher) and not obj.targetoptions.get("device")}
     listed = {record.cuda.py_func.__name__ for record, _ in K.PTX_SIGNATURES}
-    records = {obj.name for obj in vars(K).values() if isinstance(obj, Kernel)}
+    records = K.PARALLEL.kernels() + K.SERIAL.kernels()
     report = {"unlisted": sorted(kernels - listed),
-              "unlisted_records": sorted(records - {r.name for r, _ in K.PTX_SIGNATURES}),
+              "unlisted_records": sorted(r.name for r in records if r.cuda.py_func.__name__ not in listed),
+              "records": len(records),
               "uncached": sorted(n for n in kernels if type(getattr(K, n)._cache).__name__ == "NullCache"),
               "ptx": {}}
     with mock.patch.object(dispatcher, "get_current_device", SM90):
@@ -454,7 +454,7 @@ def test_every_kernel_compiles_to_ptx_for_sm90_without_atomics():
     assert out.returncode == 0, out.stderr[-3000:]
     report = json.loads(out.stdout.strip().splitlines()[-1])
     assert report["unlisted"] == [] and report["unlisted_records"] == [] and report["uncached"] == []
-    assert len(report["ptx"]) >= 17
+    assert len(report["ptx"]) >= 17 and report["records"] == 2 * 17
     for name, info in report["ptx"].items():
         assert info["entry"] and info["target"], name
         assert not info["atomics"], f"{name} uses atomics; G-PR is atomic-free"

@@ -93,9 +93,11 @@ ACT, GR = 0, 1
 FREE_ROWS, ACTIVE, UNREACHABLE = 3, 4, 5
 MAX_BATCH = 1 << 30
 READBACK_PER_LAUNCH = 5  # a one-int readback costs ~104 us, a launch ~19 us (H100, from Python)
-# cpu: graphs with fewer rows and columns a side than this run on one thread. A run is thousands of
-# short parallel regions (one per BFS level, per push loop): on 2 cores a 3600-a-side road grid took
-# 5x longer on two threads than on one. Read at each run (tests force the threads on tiny graphs).
+# cpu: graphs with fewer rows and columns a side than this run plain (serial) loops on one thread. A
+# run is thousands of short parallel regions (one per BFS level, per push loop): on 2 cores a
+# 3600-a-side road grid took 5x longer on two threads than on one; and a run that never touches the
+# parallel loops never loads them (~0.6 s from the cache on 2 cores, more than a small solve).
+# Read at each run (tests force the parallel loops on tiny graphs).
 PARALLEL_MIN = 4096
 
 
@@ -133,7 +135,7 @@ def run(graph: BipartiteGraph, backend: str, tel, variant: str = "shrink", gr: s
                         stats=stats)
     from . import gpr_device  # numba loads here, when a run starts
     with launcher.session(max(graph.n_rows, graph.n_cols), parallel_min=PARALLEL_MIN):
-        device = gpr_device.GprDevice(launcher, graph, resident)
+        device = gpr_device.GprDevice(launcher, graph, resident, parallel_min=PARALLEL_MIN)
         stats["device_loop"] = bool(device.resident)
         if device.resident_error:
             stats["device_loop_error"] = device.resident_error

@@ -4,8 +4,8 @@ The host loop (solvers.matching.gpr) drives this one class; it holds the arrays 
 launcher), launches the Kernels of solvers.matching.gpr_kernels with ``launcher.launch(kernel,
 size, *args)`` and reads the small counters array back. Imported only when a run starts (the
 kernels module imports numba). Host-side branches are on launcher capabilities only:
-``launcher.device`` (the cpu runs a BFS batch and the compaction by chunks) and what cooperative
-launch the launcher can give.
+``launcher.device`` (the cpu runs a BFS batch, the compaction by chunks, and plain loops for a small
+graph) and what cooperative launch the launcher can give.
 """
 from __future__ import annotations
 
@@ -28,9 +28,12 @@ class GprDevice:
     target and stop by themselves at the first idle loop (cuda: cooperative kernels with grid
     syncs; cpu: one compiled call). ``resident_error`` says why a requested resident loop is off."""
 
-    def __init__(self, launcher, graph, device_loop: bool = False):
+    def __init__(self, launcher, graph, device_loop: bool = False, parallel_min: int = 0):
         self.launcher = launch = launcher
         self.m, self.n = m, n = int(graph.n_rows), int(graph.n_cols)
+        # cpu: plain loops for a graph below parallel_min a side (no thread team to wake, no parallel
+        # loops to load); every GPU launch is parallel
+        self.k = K.SERIAL if not launch.device and max(m, n) < parallel_min else K.PARALLEL
         self.inf = m + n
         self.row_ptr = launch.upload(_host_array(graph.row_ptr, np.int64))
         self.col_ind = launch.upload(_host_array(graph.col_ind, np.int32))
@@ -47,7 +50,7 @@ class GprDevice:
         self.scratch = launch.full(cols, -1, np.int32)
         if launch.device:  # per-element block offsets, and one sum per block of the widest launch
             self.local = launch.empty(max(rows, cols), np.int32)
-            blocks = launch.dims(K.COMPACT_MARK, max(rows, cols))[0]
+            blocks = launch.dims(self.k.COMPACT_MARK, max(rows, cols))[0]
         else:  # the cpu loops split a range into block_sums.size - 1 chunks
             self.local = launch.empty(1, np.int32)
             blocks = max(1, min(max(rows, cols), CHUNKS_PER_THREAD * _cpu_threads()))
@@ -62,8 +65,8 @@ class GprDevice:
     def _prepare_resident(self) -> None:
         """Size the cooperative grids (compiling the kernels for these argument types). On failure
         (no cudadevrt to link, a driver without cooperative launch) one launch per step stays."""
-        probes = ((K.GR_LEVELS, self._gr_args(0, 1)), (K.PUSH_ALL_LOOPS, self._push_all_args(0, 1)),
-                  (K.PUSH_LOOPS, self._push_loops_args(0, 1, 0)))
+        probes = ((self.k.GR_LEVELS, self._gr_args(0, 1)), (self.k.PUSH_ALL_LOOPS, self._push_all_args(0, 1)),
+                  (self.k.PUSH_LOOPS, self._push_loops_args(0, 1, 0)))
         try:
             for kernel, args in probes:
                 self.launcher.cooperative_blocks(kernel, *args)
@@ -97,35 +100,35 @@ class GprDevice:
     def cheap_matching(self, rounds: int = CHEAP_ROUNDS) -> None:
         launch, n = self.launcher.launch, self.n
         for rnd in range(rounds):
-            launch(K.CHEAP_PROPOSE, n, n, self.col_ptr, self.row_ind, self.mu_row, self.mu_col, rnd)
-            launch(K.CHEAP_SETTLE, n, n, self.mu_row, self.mu_col)
+            launch(self.k.CHEAP_PROPOSE, n, n, self.col_ptr, self.row_ind, self.mu_row, self.mu_col, rnd)
+            launch(self.k.CHEAP_SETTLE, n, n, self.mu_row, self.mu_col)
 
     def fix_matching(self) -> None:
-        self.launcher.launch(K.FIX_MATCHING, self.n, self.n, self.mu_row, self.mu_col)
+        self.launcher.launch(self.k.FIX_MATCHING, self.n, self.n, self.mu_row, self.mu_col)
 
     # ------------------------------------------------------------ global relabel
     def init_relabel(self) -> None:
-        self.launcher.launch(K.INIT_RELABEL, self.m + self.n, self.m, self.n, self.mu_row, self.psi_row,
+        self.launcher.launch(self.k.INIT_RELABEL, self.m + self.n, self.m, self.n, self.mu_row, self.psi_row,
                              self.psi_col, self.inf, self.counters)
 
     def gr_levels(self, level0: int, n_levels: int) -> None:
         """BFS levels level0, level0 + 2, ...: a resident (or cpu) batch stops after the first level
         that labels no row; otherwise one launch per level (the idle ones are no-ops)."""
         if self.resident or not self.launcher.device:
-            self.launcher.launch(K.GR_LEVELS, self.m, *self._gr_args(level0, n_levels))
+            self.launcher.launch(self.k.GR_LEVELS, self.m, *self._gr_args(level0, n_levels))
             return
         rest = self._gr_args(level0, n_levels)[2:]  # GR_LEVEL takes one level, then GR_LEVELS' arguments
         for j in range(n_levels):
-            self.launcher.launch(K.GR_LEVEL, self.m, int(level0) + 2 * j, *rest)
+            self.launcher.launch(self.k.GR_LEVEL, self.m, int(level0) + 2 * j, *rest)
 
     # ------------------------------------------------------------ push-relabel
     def push_all(self, loop: int) -> None:
-        self.launcher.launch(K.PUSH_ALL, self.n, int(loop), self.n, self.col_ptr, self.row_ind, self.psi_row,
+        self.launcher.launch(self.k.PUSH_ALL, self.n, int(loop), self.n, self.col_ptr, self.row_ind, self.psi_row,
                              self.psi_col, self.mu_row, self.mu_col, self.inf, self.counters)
 
     def push_all_loops(self, loop0: int, n_loops: int) -> None:
         if self.resident:
-            self.launcher.launch(K.PUSH_ALL_LOOPS, self.n, *self._push_all_args(loop0, n_loops))
+            self.launcher.launch(self.k.PUSH_ALL_LOOPS, self.n, *self._push_all_args(loop0, n_loops))
             return
         for j in range(n_loops):
             self.push_all(loop0 + j)
@@ -134,7 +137,7 @@ class GprDevice:
         """n_loops of INITKRN + PUSHKRN + swap (the swaps are counted even after an early exit:
         once no column is active both lists hold only -1)."""
         if self.resident:
-            self.launcher.launch(K.PUSH_LOOPS, length, *self._push_loops_args(loop0, n_loops, length))
+            self.launcher.launch(self.k.PUSH_LOOPS, length, *self._push_loops_args(loop0, n_loops, length))
             self.cur = (self.cur + n_loops) % 2
             return
         for j in range(n_loops):
@@ -142,12 +145,12 @@ class GprDevice:
             self.push_list(loop0 + j, length)
 
     def init_list(self, loop: int, length: int) -> None:
-        self.launcher.launch(K.INIT_LIST, length, int(length), int(loop), self.a_c, self.a_p, self.mu_row,
+        self.launcher.launch(self.k.INIT_LIST, length, int(length), int(loop), self.a_c, self.a_p, self.mu_row,
                              self.mu_col, self.i_a, self.counters)
 
     def push_list(self, loop: int, length: int) -> None:
         """PUSHKRN, then the swap of A_c and A_p."""
-        self.launcher.launch(K.PUSH_LIST, length, int(length), int(loop), self.a_c, self.a_p, self.col_ptr,
+        self.launcher.launch(self.k.PUSH_LIST, length, int(length), int(loop), self.a_c, self.a_p, self.col_ptr,
                              self.row_ind, self.psi_row, self.psi_col, self.mu_row, self.mu_col, self.i_a, self.inf)
         self.cur = 1 - self.cur
 
@@ -163,12 +166,12 @@ class GprDevice:
         if kind == "unmatched":
             self._fill_unmatched()
         else:
-            self.launcher.launch(K.FILL_REACHABLE, self.n, self.n, self.scratch, self.mu_row, self.mu_col,
+            self.launcher.launch(self.k.FILL_REACHABLE, self.n, self.n, self.scratch, self.mu_row, self.mu_col,
                                  self.psi_col, self.inf)
         return self._compact(self.scratch, self.n, self.a_p)
 
     def _fill_unmatched(self) -> None:
-        self.launcher.launch(K.FILL_UNMATCHED, self.n, self.n, self.scratch, self.mu_row, self.mu_col)
+        self.launcher.launch(self.k.FILL_UNMATCHED, self.n, self.n, self.scratch, self.mu_row, self.mu_col)
 
     def _blocks(self, kernel, length: int) -> int:
         """How many block sums a launch of ``kernel`` over ``length`` writes (cpu: its chunks)."""
@@ -179,9 +182,9 @@ class GprDevice:
 
     def _compact(self, src, length: int, dst) -> int:
         launch, length = self.launcher.launch, int(length)
-        launch(K.COMPACT_MARK, length, src, length, self.local, self.block_sums)
-        launch(K.SCAN_SUMS, 1, self.block_sums, self._blocks(K.COMPACT_MARK, length), self.counters, TOTAL)
-        launch(K.COMPACT_SCATTER, length, src, length, self.local, self.block_sums, dst)
+        launch(self.k.COMPACT_MARK, length, src, length, self.local, self.block_sums)
+        launch(self.k.SCAN_SUMS, 1, self.block_sums, self._blocks(self.k.COMPACT_MARK, length), self.counters, TOTAL)
+        launch(self.k.COMPACT_SCATTER, length, src, length, self.local, self.block_sums, dst)
         return int(self.read_counters()[TOTAL])
 
     # ------------------------------------------------------------ counters and host copies
@@ -198,8 +201,8 @@ class GprDevice:
         else:
             raise ValueError(what)
         launch = self.launcher.launch
-        launch(K.COUNT_RANGE, size, a, size, lo, hi, self.block_sums)
-        launch(K.SCAN_SUMS, 1, self.block_sums, self._blocks(K.COUNT_RANGE, size), self.counters, int(slot))
+        launch(self.k.COUNT_RANGE, size, a, size, lo, hi, self.block_sums)
+        launch(self.k.SCAN_SUMS, 1, self.block_sums, self._blocks(self.k.COUNT_RANGE, size), self.counters, int(slot))
 
     def read_counters(self) -> np.ndarray:
         return self.launcher.read(self.counters, out=self.host_counters).copy()

@@ -1,12 +1,18 @@
-"""G-PR steps (Deveci et al. 2013): the per-element bodies, their cpu loops and cuda kernels, in one file.
+"""G-PR steps (Deveci et al. 2013): the per-element bodies, their cpu loops and cuda kernels, and the
+``Kernel`` records of every step.
 
 Imported only when a run starts (it imports numba and numba.cuda). Each step's body is written
-once (``register_jitable``: the whole work of one GPU thread, or of one prange iteration); beside
-it are the ``@njit(cache=True)`` cpu loop (prange; numba runs it on one thread for a small graph,
-see solvers.targets.cpu) and the thin ``@cuda.jit(cache=True)`` kernel (one thread per element,
-``i = cuda.grid(1)``), both taking the same arguments, paired in a ``Kernel`` record. The races
-between threads (GPU threads, or prange threads) are the paper's benign ones: no locks, no
-atomics. Flags are loop / level stamps that all writers write with the same value, so the host
+once (``register_jitable``: the whole work of one GPU thread, or of one loop iteration); beside it
+are its ``@njit(cache=True)`` cpu loops, a prange one (``*_cpu``) and a plain one for graphs too
+small to pay for threads (``*_serial``), and the thin ``@cuda.jit(cache=True)`` kernel (one thread
+per element, ``i = cuda.grid(1)``), all taking the same arguments. ``PARALLEL`` and ``SERIAL`` pair
+each step's cpu loop with its kernel in a ``Kernel``. This file holds the cheap matching, the
+global relabel and the pushes; solvers.matching.gpr_lists holds FIXMATCHING, the list fills, the
+compaction and the counts (and takes nothing from here, so the two never disagree on a constant;
+the kernel cache is keyed by a hash of every compiled source, solvers.targets.cache).
+
+The races between threads (GPU threads, or prange threads) are the paper's benign ones: no locks,
+no atomics. Flags are loop / level stamps that all writers write with the same value, so the host
 never clears them.
 
 Vertex arrays are int32: ``mu_row[u]`` the column of row u (-1 free), ``mu_col[v]`` the row of
@@ -15,13 +21,13 @@ column v (-1 free, -2 dead: no augmenting path can start at v). A column v is ma
 FIXMATCHING. ``psi_row`` / ``psi_col`` are the labels, ``inf = n_rows + n_cols`` the cap. Offsets
 are int64, scalars int64 (Python ints): the one specialisation of every step.
 
-Where the two targets differ in structure, the two loops of one Kernel differ and say so:
-  * compaction and counts: cuda scans flags within each block (shared memory), then one block
-    scans the block sums; the cpu loops treat ``block_sums`` as per-chunk counts (the host sizes it
-    to chunks + 1 on cpu) and the same one-block scan runs there serially.
-  * the device-resident loops (``COOPERATIVE``): on cuda one cooperative launch with grid syncs
-    and a grid-uniform early exit; on cpu the same batch of steps in one compiled call that stops
-    at the first idle loop.
+Where the two targets differ in structure, the loops of one Kernel differ and say so:
+  * compaction and counts (gpr_lists): cuda scans flags within each block (shared memory), then one
+    block scans the block sums; the cpu loops treat ``block_sums`` as per-chunk counts (the host
+    sizes it to chunks + 1 on cpu) and the same scan runs there serially.
+  * the device-resident loops (``COOPERATIVE``): on cuda one cooperative launch with grid syncs and
+    a grid-uniform early exit; on cpu the same batch of steps in one compiled call that stops at the
+    first idle loop.
 
 ``PTX_SIGNATURES`` gives every kernel a signature for ``cuda.compile_ptx`` (tests compile them all
 for sm_90 without a GPU).
@@ -31,8 +37,13 @@ from __future__ import annotations
 from numba import cuda, int32, int64, njit, prange
 from numba.extending import register_jitable
 
-from ..targets.geometry import MAX_THREADS_PER_BLOCK, THREADS_PER_BLOCK
+from ..targets.geometry import THREADS_PER_BLOCK
 from ..targets.kernel import COOPERATIVE, EACH, ONE_BLOCK, Kernel
+from .gpr_lists import (compact_mark_cpu, compact_mark_kernel, compact_mark_serial, compact_scatter_cpu,  # noqa: F401
+                        compact_scatter_kernel, compact_scatter_serial, count_range_cpu, count_range_kernel,
+                        count_range_serial, fill_reachable_cpu, fill_reachable_kernel, fill_reachable_serial,
+                        fill_unmatched_cpu, fill_unmatched_kernel, fill_unmatched_serial, fix_matching_cpu,
+                        fix_matching_kernel, fix_matching_serial, scan_sums_cpu, scan_sums_kernel, scan_sums_serial)
 
 # slots of the small counters array the host reads back (device memory on cuda)
 ACT = 0        # last loop whose active-column list was non-empty (G-PR's actExists, as a loop stamp)
@@ -40,7 +51,6 @@ GR = 1         # last BFS level that labelled a row (G-GR's uAdded, as a level s
 TOTAL = 2      # length of the last compacted list
 N_COUNTERS = 8  # slots 3.. hold counts asked for by telemetry
 CHEAP_ROUNDS = 3
-SCAN_SHARED = MAX_THREADS_PER_BLOCK + 1  # a compile-time size for the block scans' shared arrays
 
 
 # ================================================================ cheap matching
@@ -83,6 +93,12 @@ def cheap_propose_cpu(n_cols, col_ptr, row_ind, mu_row, mu_col, rnd):
         cheap_propose(v, col_ptr, row_ind, mu_row, mu_col, rnd)
 
 
+@njit(cache=True)
+def cheap_propose_serial(n_cols, col_ptr, row_ind, mu_row, mu_col, rnd):
+    for v in range(n_cols):
+        cheap_propose(v, col_ptr, row_ind, mu_row, mu_col, rnd)
+
+
 @cuda.jit(cache=True)
 def cheap_propose_kernel(n_cols, col_ptr, row_ind, mu_row, mu_col, rnd):
     v = cuda.grid(1)
@@ -93,6 +109,12 @@ def cheap_propose_kernel(n_cols, col_ptr, row_ind, mu_row, mu_col, rnd):
 @njit(parallel=True, cache=True)
 def cheap_settle_cpu(n_cols, mu_row, mu_col):
     for v in prange(n_cols):
+        cheap_settle(v, mu_row, mu_col)
+
+
+@njit(cache=True)
+def cheap_settle_serial(n_cols, mu_row, mu_col):
+    for v in range(n_cols):
         cheap_settle(v, mu_row, mu_col)
 
 
@@ -142,6 +164,13 @@ def init_relabel_cpu(n_rows, n_cols, mu_row, psi_row, psi_col, inf, counters):
         init_relabel(i, n_rows, mu_row, psi_row, psi_col, inf)
 
 
+@njit(cache=True)
+def init_relabel_serial(n_rows, n_cols, mu_row, psi_row, psi_col, inf, counters):
+    counters[GR] = -2
+    for i in range(n_rows + n_cols):
+        init_relabel(i, n_rows, mu_row, psi_row, psi_col, inf)
+
+
 @cuda.jit(cache=True)
 def init_relabel_kernel(n_rows, n_cols, mu_row, psi_row, psi_col, inf, counters):
     i = cuda.grid(1)
@@ -168,6 +197,18 @@ def gr_levels_cpu(level0, n_levels, n_rows, row_ptr, col_ind, psi_row, psi_col, 
         level = level0 + 2 * j
         added = 0
         for u in prange(n_rows):
+            added += gr_level(u, level, row_ptr, col_ind, psi_row, psi_col, mu_row, mu_col, inf)
+        if added == 0:
+            break
+        counters[GR] = level
+
+
+@njit(cache=True)
+def gr_levels_serial(level0, n_levels, n_rows, row_ptr, col_ind, psi_row, psi_col, mu_row, mu_col, inf, counters):
+    for j in range(n_levels):
+        level = level0 + 2 * j
+        added = 0
+        for u in range(n_rows):
             added += gr_level(u, level, row_ptr, col_ind, psi_row, psi_col, mu_row, mu_col, inf)
         if added == 0:
             break
@@ -291,6 +332,15 @@ def push_all_cpu(loop, n_cols, col_ptr, row_ind, psi_row, psi_col, mu_row, mu_co
         counters[ACT] = loop
 
 
+@njit(cache=True)
+def push_all_serial(loop, n_cols, col_ptr, row_ind, psi_row, psi_col, mu_row, mu_col, inf, counters):
+    act = 0
+    for v in range(n_cols):
+        act += push_all(v, col_ptr, row_ind, psi_row, psi_col, mu_row, mu_col, inf)
+    if act > 0:
+        counters[ACT] = loop
+
+
 @cuda.jit(cache=True)
 def push_all_kernel(loop, n_cols, col_ptr, row_ind, psi_row, psi_col, mu_row, mu_col, inf, counters):
     v = cuda.grid(1)
@@ -308,6 +358,15 @@ def init_list_cpu(length, loop, a_c, a_p, mu_row, mu_col, i_a, counters):
         counters[ACT] = loop
 
 
+@njit(cache=True)
+def init_list_serial(length, loop, a_c, a_p, mu_row, mu_col, i_a, counters):
+    act = 0
+    for i in range(length):
+        act += init_list(i, loop, a_c, a_p, mu_row, mu_col, i_a)
+    if act > 0:
+        counters[ACT] = loop
+
+
 @cuda.jit(cache=True)
 def init_list_kernel(length, loop, a_c, a_p, mu_row, mu_col, i_a, counters):
     i = cuda.grid(1)
@@ -319,6 +378,12 @@ def init_list_kernel(length, loop, a_c, a_p, mu_row, mu_col, i_a, counters):
 @njit(parallel=True, cache=True)
 def push_list_cpu(length, loop, a_c, a_p, col_ptr, row_ind, psi_row, psi_col, mu_row, mu_col, i_a, inf):
     for i in prange(length):
+        push_list(i, loop, a_c, a_p, col_ptr, row_ind, psi_row, psi_col, mu_row, mu_col, i_a, inf)
+
+
+@njit(cache=True)
+def push_list_serial(length, loop, a_c, a_p, col_ptr, row_ind, psi_row, psi_col, mu_row, mu_col, i_a, inf):
+    for i in range(length):
         push_list(i, loop, a_c, a_p, col_ptr, row_ind, psi_row, psi_col, mu_row, mu_col, i_a, inf)
 
 
@@ -348,6 +413,24 @@ def push_loops_cpu(loop0, n_loops, length, buf0, buf1, cur, col_ptr, row_ind, ps
             break
         counters[ACT] = loop
         for i in prange(length):
+            push_list(i, loop, a_c, a_p, col_ptr, row_ind, psi_row, psi_col, mu_row, mu_col, i_a, inf)
+
+
+@njit(cache=True)
+def push_loops_serial(loop0, n_loops, length, buf0, buf1, cur, col_ptr, row_ind, psi_row, psi_col, mu_row, mu_col,
+                      i_a, inf, counters):
+    for j in range(n_loops):
+        loop = loop0 + j
+        a_c, a_p = buf0, buf1
+        if (cur + j) % 2 == 1:
+            a_c, a_p = buf1, buf0
+        act = 0
+        for i in range(length):
+            act += init_list(i, loop, a_c, a_p, mu_row, mu_col, i_a)
+        if act == 0:
+            break
+        counters[ACT] = loop
+        for i in range(length):
             push_list(i, loop, a_c, a_p, col_ptr, row_ind, psi_row, psi_col, mu_row, mu_col, i_a, inf)
 
 
@@ -384,6 +467,18 @@ def push_all_loops_cpu(loop0, n_loops, n_cols, col_ptr, row_ind, psi_row, psi_co
         counters[ACT] = loop0 + j
 
 
+@njit(cache=True)
+def push_all_loops_serial(loop0, n_loops, n_cols, col_ptr, row_ind, psi_row, psi_col, mu_row, mu_col, inf,
+                          counters):
+    for j in range(n_loops):
+        act = 0
+        for v in range(n_cols):
+            act += push_all(v, col_ptr, row_ind, psi_row, psi_col, mu_row, mu_col, inf)
+        if act == 0:
+            break
+        counters[ACT] = loop0 + j
+
+
 @cuda.jit(cache=True)
 def push_all_coop_kernel(loop0, n_loops, n_cols, col_ptr, row_ind, psi_row, psi_col, mu_row, mu_col, inf, counters):
     grid = cuda.cg.this_grid()
@@ -399,270 +494,74 @@ def push_all_coop_kernel(loop0, n_loops, n_cols, col_ptr, row_ind, psi_row, psi_
             return
 
 
-# ================================================================ matching repair and the active lists
-
-@register_jitable
-def fix_matching(v, mu_row, mu_col):
-    """FIXMATCHING: a column whose row points elsewhere (or a dead one) is unmatched."""
-    r = mu_col[v]
-    if r < 0 or mu_row[r] != v:
-        mu_col[v] = -1
-    return 0
-
-
-@register_jitable
-def fill_unmatched(v, out, mu_row, mu_col):
-    """out[v] = v for a live unmatched column (the initial active list), else -1."""
-    r = mu_col[v]
-    if r == -1 or (r >= 0 and mu_row[r] != v):
-        out[v] = v
-        return 1
-    out[v] = -1
-    return 0
-
-
-@register_jitable
-def fill_reachable(v, out, mu_row, mu_col, psi_col, inf):
-    """out[v] = v for an unmatched column that a fresh global relabel reached (an augmenting path
-    starts there), else -1. Used by the final check after FIXMATCHING."""
-    r = mu_col[v]
-    if (r < 0 or mu_row[r] != v) and psi_col[v] < inf:
-        out[v] = v
-        return 1
-    out[v] = -1
-    return 0
-
-
-@njit(parallel=True, cache=True)
-def fix_matching_cpu(n_cols, mu_row, mu_col):
-    for v in prange(n_cols):
-        fix_matching(v, mu_row, mu_col)
-
-
-@cuda.jit(cache=True)
-def fix_matching_kernel(n_cols, mu_row, mu_col):
-    v = cuda.grid(1)
-    if v < n_cols:
-        fix_matching(v, mu_row, mu_col)
-
-
-@njit(parallel=True, cache=True)
-def fill_unmatched_cpu(n_cols, out, mu_row, mu_col):
-    for v in prange(n_cols):
-        fill_unmatched(v, out, mu_row, mu_col)
-
-
-@cuda.jit(cache=True)
-def fill_unmatched_kernel(n_cols, out, mu_row, mu_col):
-    v = cuda.grid(1)
-    if v < n_cols:
-        fill_unmatched(v, out, mu_row, mu_col)
-
-
-@njit(parallel=True, cache=True)
-def fill_reachable_cpu(n_cols, out, mu_row, mu_col, psi_col, inf):
-    for v in prange(n_cols):
-        fill_reachable(v, out, mu_row, mu_col, psi_col, inf)
-
-
-@cuda.jit(cache=True)
-def fill_reachable_kernel(n_cols, out, mu_row, mu_col, psi_col, inf):
-    v = cuda.grid(1)
-    if v < n_cols:
-        fill_reachable(v, out, mu_row, mu_col, psi_col, inf)
-
-
-# ---------------------------------------------------------------- compaction and counts (G-PR-SHRKRN)
-# A compaction is mark (per-block flag counts), scan (the block sums become exclusive offsets, the
-# total goes to counters[slot]), scatter (each block writes its live entries from its offset, order
-# kept); a count is count + scan. On cpu a "block" is one of block_sums.size - 1 chunks of the range.
-
-@register_jitable
-def chunk_bounds(t, chunks, length):
-    size = (length + chunks - 1) // chunks
-    return t * size, min(length, (t + 1) * size)
-
-
-@cuda.jit(device=True, cache=True)
-def block_scan(flag):
-    """(exclusive prefix of flag within the block, block total); every thread of the block calls it.
-    Thread 0 scans the block's flags serially in shared memory: two barriers per block instead of
-    2 log2(blockDim), which is what the CUDA simulator pays for, at a few microseconds per
-    compaction on a real GPU."""
-    sm = cuda.shared.array(SCAN_SHARED, int32)
-    t = cuda.threadIdx.x
-    size = cuda.blockDim.x
-    sm[t] = flag
-    cuda.syncthreads()
-    if t == 0:
-        run = 0
-        for j in range(size):
-            c = sm[j]
-            sm[j] = run
-            run += c
-        sm[size] = run
-    cuda.syncthreads()
-    return sm[t], sm[size]
-
-
-@njit(parallel=True, cache=True)
-def compact_mark_cpu(src, length, local, block_sums):
-    chunks = block_sums.size - 1
-    for t in prange(chunks):
-        lo, hi = chunk_bounds(t, chunks, length)
-        c = 0
-        for i in range(lo, hi):
-            if src[i] >= 0:
-                c += 1
-        block_sums[t] = c
-
-
-@cuda.jit(cache=True)
-def compact_mark_kernel(src, length, local, block_sums):
-    i = cuda.grid(1)
-    flag = 0
-    if i < length and src[i] >= 0:
-        flag = 1
-    excl, total = block_scan(flag)
-    if i < length:
-        local[i] = excl
-    if cuda.threadIdx.x == 0:
-        block_sums[cuda.blockIdx.x] = total
-
-
-@njit(parallel=True, cache=True)
-def compact_scatter_cpu(src, length, local, block_sums, dst):
-    chunks = block_sums.size - 1
-    for t in prange(chunks):
-        lo, hi = chunk_bounds(t, chunks, length)
-        k = block_sums[t]
-        for i in range(lo, hi):
-            if src[i] >= 0:
-                dst[k] = src[i]
-                k += 1
-
-
-@cuda.jit(cache=True)
-def compact_scatter_kernel(src, length, local, block_sums, dst):
-    i = cuda.grid(1)
-    if i < length:
-        v = src[i]
-        if v >= 0:
-            dst[block_sums[cuda.blockIdx.x] + local[i]] = v
-
-
-@njit(parallel=True, cache=True)
-def count_range_cpu(a, length, lo, hi, block_sums):
-    chunks = block_sums.size - 1
-    for t in prange(chunks):
-        first, last = chunk_bounds(t, chunks, length)
-        c = 0
-        for i in range(first, last):
-            if a[i] >= lo and a[i] < hi:
-                c += 1
-        block_sums[t] = c
-
-
-@cuda.jit(cache=True)
-def count_range_kernel(a, length, lo, hi, block_sums):
-    i = cuda.grid(1)
-    flag = 0
-    if i < length and a[i] >= lo and a[i] < hi:
-        flag = 1
-    excl, total = block_scan(flag)
-    if cuda.threadIdx.x == 0:
-        block_sums[cuda.blockIdx.x] = total
-
-
-@njit(cache=True)
-def scan_sums_cpu(block_sums, n_blocks, counters, slot):
-    """block_sums[:n_blocks] becomes its exclusive prefix sum; counters[slot] gets the total."""
-    run = 0
-    for j in range(n_blocks):
-        c = block_sums[j]
-        block_sums[j] = run
-        run += c
-    counters[slot] = run
-
-
-@cuda.jit(cache=True)
-def scan_sums_kernel(block_sums, n_blocks, counters, slot):
-    """One block: each thread sums a segment of block_sums, thread 0 scans the segment sums, each
-    thread writes its segment's offsets; counters[slot] gets the total."""
-    sm = cuda.shared.array(SCAN_SHARED, int32)
-    t = cuda.threadIdx.x
-    size = cuda.blockDim.x
-    seg = (n_blocks + size - 1) // size
-    lo = t * seg
-    hi = min(lo + seg, n_blocks)
-    s = 0
-    for j in range(lo, hi):
-        s += block_sums[j]
-    sm[t] = s
-    cuda.syncthreads()
-    if t == 0:
-        run = 0
-        for j in range(size):
-            c = sm[j]
-            sm[j] = run
-            run += c
-        sm[size] = run
-    cuda.syncthreads()
-    run = sm[t]
-    for j in range(lo, hi):
-        c = block_sums[j]
-        block_sums[j] = run
-        run += c
-    if t == 0:
-        counters[slot] = sm[size]
-
-
 # ================================================================ the Kernel records
 
 # a cooperative launch: one block per THREADS_PER_BLOCK elements, at most what fits on the device
 _COOP = dict(shape=COOPERATIVE, tiles=THREADS_PER_BLOCK)
 
-CHEAP_PROPOSE = Kernel("gpr.cheap_propose", cpu=cheap_propose_cpu, cuda=cheap_propose_kernel, shape=EACH)
-CHEAP_SETTLE = Kernel("gpr.cheap_settle", cpu=cheap_settle_cpu, cuda=cheap_settle_kernel, shape=EACH)
-INIT_RELABEL = Kernel("gpr.init_relabel", cpu=init_relabel_cpu, cuda=init_relabel_kernel, shape=EACH)
-# one BFS level per launch (cuda without the resident loop); the cpu always runs GR_LEVELS, a batch
-# that stops by itself after the last level
-GR_LEVEL = Kernel("gpr.gr_level", cuda=gr_level_kernel, shape=EACH)
-GR_LEVELS = Kernel("gpr.gr_levels", cpu=gr_levels_cpu, cuda=gr_levels_coop_kernel, **_COOP)
-PUSH_ALL = Kernel("gpr.push_all", cpu=push_all_cpu, cuda=push_all_kernel, shape=EACH)
-PUSH_ALL_LOOPS = Kernel("gpr.push_all_loops", cpu=push_all_loops_cpu, cuda=push_all_coop_kernel, **_COOP)
-INIT_LIST = Kernel("gpr.init_list", cpu=init_list_cpu, cuda=init_list_kernel, shape=EACH)
-PUSH_LIST = Kernel("gpr.push_list", cpu=push_list_cpu, cuda=push_list_kernel, shape=EACH)
-PUSH_LOOPS = Kernel("gpr.push_loops", cpu=push_loops_cpu, cuda=push_loops_coop_kernel, **_COOP)
-FIX_MATCHING = Kernel("gpr.fix_matching", cpu=fix_matching_cpu, cuda=fix_matching_kernel, shape=EACH)
-FILL_UNMATCHED = Kernel("gpr.fill_unmatched", cpu=fill_unmatched_cpu, cuda=fill_unmatched_kernel, shape=EACH)
-FILL_REACHABLE = Kernel("gpr.fill_reachable", cpu=fill_reachable_cpu, cuda=fill_reachable_kernel, shape=EACH)
-COMPACT_MARK = Kernel("gpr.compact_mark", cpu=compact_mark_cpu, cuda=compact_mark_kernel, shape=EACH)
-COMPACT_SCATTER = Kernel("gpr.compact_scatter", cpu=compact_scatter_cpu, cuda=compact_scatter_kernel, shape=EACH)
-COUNT_RANGE = Kernel("gpr.count_range", cpu=count_range_cpu, cuda=count_range_kernel, shape=EACH)
-SCAN_SUMS = Kernel("gpr.scan_sums", cpu=scan_sums_cpu, cuda=scan_sums_kernel, shape=ONE_BLOCK)
-COOPERATIVE_KERNELS = (GR_LEVELS, PUSH_ALL_LOOPS, PUSH_LOOPS)
+
+class Steps:
+    """The Kernel of every step with one cpu form, "cpu" (prange loops) or "serial" (plain loops,
+    for graphs too small to pay for threads: a run on them never loads the parallel loops either,
+    which costs more than its solve). Both carry the same cuda kernels."""
+
+    def __init__(self, form: str):
+        def kernel(step, cuda_form, **shape):
+            cpu = _LOOPS.get(f"{step}_{form}")
+            suffix = "" if form == "cpu" else f".{form}"
+            return Kernel(f"gpr.{step}{suffix}", cpu=cpu, cuda=cuda_form, **(shape or {"shape": EACH}))
+
+        self.CHEAP_PROPOSE = kernel("cheap_propose", cheap_propose_kernel)
+        self.CHEAP_SETTLE = kernel("cheap_settle", cheap_settle_kernel)
+        self.INIT_RELABEL = kernel("init_relabel", init_relabel_kernel)
+        # one BFS level per launch (cuda without the resident loop); the cpu always runs GR_LEVELS, a
+        # batch that stops by itself after the last level
+        self.GR_LEVEL = kernel("gr_level", gr_level_kernel)
+        self.GR_LEVELS = kernel("gr_levels", gr_levels_coop_kernel, **_COOP)
+        self.PUSH_ALL = kernel("push_all", push_all_kernel)
+        self.PUSH_ALL_LOOPS = kernel("push_all_loops", push_all_coop_kernel, **_COOP)
+        self.INIT_LIST = kernel("init_list", init_list_kernel)
+        self.PUSH_LIST = kernel("push_list", push_list_kernel)
+        self.PUSH_LOOPS = kernel("push_loops", push_loops_coop_kernel, **_COOP)
+        self.FIX_MATCHING = kernel("fix_matching", fix_matching_kernel)
+        self.FILL_UNMATCHED = kernel("fill_unmatched", fill_unmatched_kernel)
+        self.FILL_REACHABLE = kernel("fill_reachable", fill_reachable_kernel)
+        self.COMPACT_MARK = kernel("compact_mark", compact_mark_kernel)
+        self.COMPACT_SCATTER = kernel("compact_scatter", compact_scatter_kernel)
+        self.COUNT_RANGE = kernel("count_range", count_range_kernel)
+        self.SCAN_SUMS = kernel("scan_sums", scan_sums_kernel, shape=ONE_BLOCK)
+        self.COOPERATIVE = (self.GR_LEVELS, self.PUSH_ALL_LOOPS, self.PUSH_LOOPS)
+
+    def kernels(self) -> list:
+        return [k for k in vars(self).values() if isinstance(k, Kernel)]
+
+
+# every cpu loop by name (the module's own and gpr_lists'), read once here
+_LOOPS = {name: obj for name, obj in globals().items() if name.endswith(("_cpu", "_serial"))}
+PARALLEL = Steps("cpu")
+SERIAL = Steps("serial")
 
 # every kernel's one specialisation (int64 scalars, int32 vertex arrays, int64 offsets), for PTX tests
 _I = int64
 _A = int32[::1]
 _P = int64[::1]
+P = PARALLEL
 PTX_SIGNATURES = (
-    (CHEAP_PROPOSE, (_I, _P, _A, _A, _A, _I)),
-    (CHEAP_SETTLE, (_I, _A, _A)),
-    (INIT_RELABEL, (_I, _I, _A, _A, _A, _I, _A)),
-    (GR_LEVEL, (_I, _I, _P, _A, _A, _A, _A, _A, _I, _A)),
-    (GR_LEVELS, (_I, _I, _I, _P, _A, _A, _A, _A, _A, _I, _A)),
-    (PUSH_ALL, (_I, _I, _P, _A, _A, _A, _A, _A, _I, _A)),
-    (PUSH_ALL_LOOPS, (_I, _I, _I, _P, _A, _A, _A, _A, _A, _I, _A)),
-    (INIT_LIST, (_I, _I, _A, _A, _A, _A, _A, _A)),
-    (PUSH_LIST, (_I, _I, _A, _A, _P, _A, _A, _A, _A, _A, _A, _I)),
-    (PUSH_LOOPS, (_I, _I, _I, _A, _A, _I, _P, _A, _A, _A, _A, _A, _A, _I, _A)),
-    (FIX_MATCHING, (_I, _A, _A)),
-    (FILL_UNMATCHED, (_I, _A, _A, _A)),
-    (FILL_REACHABLE, (_I, _A, _A, _A, _A, _I)),
-    (COMPACT_MARK, (_A, _I, _A, _A)),
-    (COMPACT_SCATTER, (_A, _I, _A, _A, _A)),
-    (COUNT_RANGE, (_A, _I, _I, _I, _A)),
-    (SCAN_SUMS, (_A, _I, _A, _I)),
+    (P.CHEAP_PROPOSE, (_I, _P, _A, _A, _A, _I)),
+    (P.CHEAP_SETTLE, (_I, _A, _A)),
+    (P.INIT_RELABEL, (_I, _I, _A, _A, _A, _I, _A)),
+    (P.GR_LEVEL, (_I, _I, _P, _A, _A, _A, _A, _A, _I, _A)),
+    (P.GR_LEVELS, (_I, _I, _I, _P, _A, _A, _A, _A, _A, _I, _A)),
+    (P.PUSH_ALL, (_I, _I, _P, _A, _A, _A, _A, _A, _I, _A)),
+    (P.PUSH_ALL_LOOPS, (_I, _I, _I, _P, _A, _A, _A, _A, _A, _I, _A)),
+    (P.INIT_LIST, (_I, _I, _A, _A, _A, _A, _A, _A)),
+    (P.PUSH_LIST, (_I, _I, _A, _A, _P, _A, _A, _A, _A, _A, _A, _I)),
+    (P.PUSH_LOOPS, (_I, _I, _I, _A, _A, _I, _P, _A, _A, _A, _A, _A, _A, _I, _A)),
+    (P.FIX_MATCHING, (_I, _A, _A)),
+    (P.FILL_UNMATCHED, (_I, _A, _A, _A)),
+    (P.FILL_REACHABLE, (_I, _A, _A, _A, _A, _I)),
+    (P.COMPACT_MARK, (_A, _I, _A, _A)),
+    (P.COMPACT_SCATTER, (_A, _I, _A, _A, _A)),
+    (P.COUNT_RANGE, (_A, _I, _I, _I, _A)),
+    (P.SCAN_SUMS, (_A, _I, _A, _I)),
 )
