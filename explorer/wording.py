@@ -12,7 +12,7 @@ from pathlib import Path
 from solvers.text import duration, plural
 
 __all__ = ["duration", "plural", "value_words", "settings_words", "problem_words", "problem_size",
-           "certificate_short", "run_iterations_words", "time_words"]
+           "certificate_short", "run_iterations_words", "time_words", "field_words"]
 
 
 def value_words(value) -> str:
@@ -155,3 +155,19 @@ def dataset_name(path: str | None, generator: tuple[str, Mapping] | None, info: 
         size = problem_size(info or {})
         return f"{generator[0]} {size}".strip()
     return "unnamed dataset"
+
+
+FIELD_WORDS = {
+    "max_level": "highest label", "unreachable": "unreachable vertices", "stranded": "stranded excess",
+    "excess_total": "total excess", "dual_objective": "dual objective", "epsilon": "epsilon (ε)",
+    "eps": "epsilon (ε)", "delta": "dual change (δ)", "paths": "augmenting paths",
+    "global_relabels": "global relabels", "unassigned": "unassigned rows", "round": "round",
+    "scipy_calls": "library calls", "active": "active vertices", "value": "objective",
+}
+
+
+def field_words(key: str) -> str:
+    """A telemetry field's name in plain words (``max_level`` -> ``highest label``); an unknown one
+    with its underscores as spaces."""
+    return FIELD_WORDS.get(key, key.replace("_", " "))
+

@@ -248,3 +248,113 @@ def test_a_run_that_fails_in_a_script_is_in_the_log_panel_and_screenshot(window,
     assert "refuses every problem" in win.solver_panel.live.text()  # the panel's failure line
     assert win.busy_label.text() == ""  # not "running refuser…"
     assert win.solver_panel.elapsed.text() == "failed"
+
+
+# ---- E. smaller ones: controls that fit, plain chart titles, legends that tell runs apart ---------
+
+@pytest.mark.parametrize("size", [(1440, 900), (1024, 700)])
+def test_playback_choices_and_the_position_are_not_cut(window, qtbot, size):
+    win = window
+    win.resize(*size)
+    win.fit_docks()
+    qtbot.waitUntil(lambda: win.width() == size[0], timeout=10_000)
+    QtWidgets.QApplication.processEvents()
+    combo = win.timeline.speed_combo
+    metrics = combo.fontMetrics()
+    room = combo.width() - combo.style().pixelMetric(QtWidgets.QStyle.PixelMetric.PM_ScrollBarExtent) - 8
+    for i in range(combo.count()):
+        assert metrics.horizontalAdvance(combo.itemText(i)) <= room, (combo.itemText(i), combo.width())
+    label = win.timeline.position_label
+    assert label.width() >= label.fontMetrics().horizontalAdvance("report 46 of 46 · 6.41 ms"), label.width()
+    save_shot(win, f"leftovers-timeline-{size[0]}.png")
+
+
+@pytest.mark.parametrize("size", [(1440, 900), (1024, 700)])
+def test_compare_empty_notes_stay_inside_their_charts(window, qtbot, tmp_path, size):
+    win = window
+    win.resize(*size)
+    win.fit_docks()
+    win.session.set_problem(small_graph(1, 20))
+    win.show_view(win.compare_view)
+    view = win.compare_view
+    view.refresh(force=True)
+    QtWidgets.QApplication.processEvents()
+    for note, plot in ((view.active_note, view.active_plot), (view.value_note, view.value_plot)):
+        assert note.text and note.label.isVisible()
+        assert "<br>" in note.label.text  # lines, not one long run across the next chart
+        assert note.label.item.boundingRect().width() <= plot.getViewBox().width(), note.text
+    save_shot(win, f"leftovers-compare-empty-{size[0]}.png")
+
+
+def test_legend_entries_name_the_options_that_differ(window):
+    from explorer.session import RunState
+    win = window
+    graph = small_graph(1, 20)
+    win.session.set_problem(graph)
+    runs = [RunState("gpr", "cpu", options, "matching", problem=graph, dataset="g")
+            for options in ({}, {"variant": "first"}, {"variant": "noshrink"})]
+    runs.append(RunState("hopcroft-karp", "cpu", {}, "matching", problem=graph, dataset="g"))
+    for run in runs:
+        run.status = "finished"
+    win.session.compare_with(runs)
+    names = [win.compare_view.legend_name(run) for run in runs]
+    assert len(set(names)) == len(names), names
+    default = next(o.default for o in solvers.algorithms()["gpr"].options if o.name == "variant")
+    assert names[0].endswith(f"gpr [{runs[0].backend_used}] variant={default}")
+    assert "variant=first" in names[1] and "variant=noshrink" in names[2]
+    assert "=" not in names[3]  # the only run of its algorithm: nothing to tell apart
+
+
+def test_a_log_x_axis_is_numbered_once_per_decade():
+    from explorer.views.compare import log_decades
+    major, minor = log_decades(np.arange(1, 1041, dtype=float))
+    assert [label for _, label in major] == ["1", "10", "100", "1000", "10000"] and minor == []
+    assert [pos for pos, _ in major] == [0.0, 1.0, 2.0, 3.0, 4.0]  # log10 positions
+    assert log_decades(np.array([0.0, -1.0])) is None
+
+
+def test_chart_titles_use_plain_words_for_reported_fields(window, qtbot):
+    from explorer.session import RunState
+    from explorer.wording import field_words
+    from solvers.telemetry import IterationStats, RunRecord
+    assert field_words("max_level") == "highest label" and field_words("dual_objective") == "dual objective"
+    assert field_words("some_new_field") == "some new field"
+    stream = [IterationStats(i, 1e-3 * (i + 1), "push", 10 - i, float(i), {"max_level": float(i // 3)})
+              for i in range(10)]
+    run = RunState.from_record(RunRecord({"algorithm": "gpr", "backend": "cpu", "problem_kind": "matching"},
+                                         stream, []))
+    win = window
+    win.session.add_run(run)
+    win.show_view(win.activity_view)
+    view = win.activity_view
+    view.extra_combo.setCurrentIndex(view.extra_combo.findData("max_level"))
+    view.refresh(force=True)
+    assert view.extra_combo.currentText() == "highest label"
+    assert view.extra_plot.titleLabel.text == "Highest label"
+    assert view.extra_plot.getAxis("left").labelText == "highest label"
+
+
+def test_the_points_preview_spans_the_data_and_one_value_is_one_bar(window, qtbot, tmp_path):
+    from explorer.views.dataset import histogram
+    win = window
+    series = solvers.generate("particles", n=20, frames=3, seed=3)
+    path = tmp_path / "particles.npz"
+    solvers.save(series, str(path))
+    win.open_path(path)
+    wait_loaded(qtbot, win)
+    pts = np.concatenate(series.frames)
+    (x0, x1), (y0, y1) = win.dataset_panel.plot.viewRange()
+    span = pts[:, 0].max() - pts[:, 0].min()
+    assert pts[:, 0].min() - 0.1 * span <= x0 <= pts[:, 0].min() and pts[:, 0].max() <= x1 <= pts[:, 0].max() + 0.1 * span
+    assert y0 <= pts[:, 1].min() and y1 >= pts[:, 1].max()
+
+    counts, edges = histogram(np.ones(12))
+    assert counts.tolist() == [12] and edges.tolist() == [0.5, 1.5]
+    counts, edges = histogram(np.full(5, 2.5))
+    assert counts.tolist() == [5] and edges[0] < 2.5 < edges[1] and edges[1] - edges[0] < 1
+    network = solvers.FlowNetwork.from_edges(4, [0, 0, 1, 2], [1, 2, 3, 3], [1, 1, 1, 1], 0, 3)
+    win.session.set_problem(network)
+    win.dataset_panel.refresh(force=True)
+    (x0, x1), _ = win.dataset_panel.plot.viewRange()
+    assert (x0, x1) == pytest.approx((0.0, 2.0))  # centred on the one value, nothing below 0
+    save_shot(win.dataset_panel, "leftovers-one-capacity.png")

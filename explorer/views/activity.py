@@ -15,6 +15,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 
 from ..theme import PHASE_COLORS, faint, series_color
+from ..wording import field_words
 from .base import (ENDPOINT_PHASES, View, add_plot, add_side_legend, cursor_line, new_layout_widget, no_data_words,
                    reports_intermediate_state, set_axis_label, set_points, set_title, step_path, time_unit)
 
@@ -155,7 +156,9 @@ class ActivityView(View):
         self.extra_combo.clear()
         self.extra_combo.addItem("(none)", None)
         for k in keys:
-            self.extra_combo.addItem(k, k)
+            self.extra_combo.addItem(field_words(k), k)
+            self.extra_combo.setItemData(self.extra_combo.count() - 1, f"reported as {k}",
+                                         QtCore.Qt.ItemDataRole.ToolTipRole)
         index = self.extra_combo.findData(current) if current is not None else -1
         if index < 0 and keys and not have:
             # a useful default: the first of the documented scalars this run reports
@@ -225,8 +228,8 @@ class ActivityView(View):
         if extra_key:
             extra = cols.column(f"extra.{extra_key}", n)
             self.extra_plot.show()
-            set_title(self.extra_plot, extra_key)
-            set_axis_label(self.extra_plot, "left", extra_key)
+            set_title(self.extra_plot, field_words(extra_key).capitalize())
+            set_axis_label(self.extra_plot, "left", field_words(extra_key))
             shown = _log_safe(extra, log)
             if extra_key in EVENT_EXTRAS:
                 set_points(self.extra_curve, x, shown)

@@ -1,6 +1,8 @@
 """What every central view shares: redraw only when the session changed, export hooks, themed charts."""
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -218,7 +220,8 @@ class EmptyNote:
         if text == self.text:
             return
         self.text = text
-        self.label.setText(text or "", color="#888")
+        # the label is HTML: a line break must be <br> (a "\n" ran the lines into one, past the chart)
+        self.label.setText(html.escape(text or "").replace("\n", "<br>"), color="#888")
         self.label.setVisible(bool(text))
         for name in ("left", "bottom"):
             self.plot.getAxis(name).setStyle(showValues=not text)

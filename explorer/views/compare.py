@@ -292,18 +292,20 @@ class CompareView(View):
             self.legend.addItem(sample, self.legend_name(run))
         x_label = {"progress": "progress (% of each run's time)", "time": f"elapsed time ({unit})",
                    "reports": "report number"}[mode]
+        xs = [run_x(r, mode) * (factor if mode == "time" else 1.0) for r in runs if r.columns.n]
+        decades = log_decades(np.concatenate(xs) if xs else np.zeros(0)) if log_x else None
         for plot in (self.active_plot, self.value_plot):
             plot.setLogMode(x=log_x, y=False)
             set_axis_label(plot, "bottom", x_label + (", log scale" if log_x else ""))
+            plot.getAxis("bottom").setTicks(decades)  # log x: one label per decade, never run together
             plot.enableAutoRange()
         if not runs:
-            waiting = "Add configurations and Run comparison:\nthe runs are drawn here side by side."
-            self.active_note.set(waiting)
-            self.value_note.set(" ")
+            # one short line each (a chart can be narrow): the note never runs across the next chart
+            self.active_note.set("Add configurations,\nthen Run comparison")
+            self.value_note.set("the runs are drawn\nhere side by side")
         elif not stepwise and not any(r.is_active for r in runs):
-            self.active_note.set("These solvers report no intermediate state:\neach runs as one call. "
-                                 "Their results are in the table.")
-            self.value_note.set(" ")
+            self.active_note.set("These solvers\nreport no intermediate state:\neach runs as one call")
+            self.value_note.set("Their results are\nin the table above")
         else:
             self.active_note.set(None if drew_active else "no run reported active vertices")
             self.value_note.set(None if drew_value else "no run reported its objective on the way")
@@ -316,9 +318,13 @@ class CompareView(View):
                            f"snapshotted launches in order (numbers: #{with_work[0].id}'s launches)")
 
     def legend_name(self, run) -> str:
-        """``#3 wbpr [cpu] mode=vc``; a run drawn by its end state only, or one that did not finish, says so."""
+        """``#3 wbpr [cpu] mode=vc``; runs of one algorithm are told apart by the options in which
+        they differ (``#5 gpr [cpu] variant=first``); a run drawn by its end state only, or one that
+        did not finish, says so."""
         mode = run_mode(run) if run.snapshots("workload") else ""
-        name = f"#{run.id} {run.algorithm} [{run.backend_used}]" + (f" mode={mode}" if mode else "")
+        differ = differing_options(run, self.session.comparison)
+        name = f"#{run.id} {run.algorithm} [{run.backend_used}]" + (f" {differ}" if differ else "")
+        name += f" mode={mode}" if mode and "mode=" not in differ else ""
         if run.status not in ("finished", "running", "queued"):
             name += f" ({run.status})"
         elif run.columns.n and not reports_intermediate_state(run.columns) and not run.is_active:
@@ -377,3 +383,37 @@ def end_only(values: np.ndarray) -> np.ndarray:
     if finite.size:
         out[finite[-1]] = values[finite[-1]]
     return out
+
+
+def effective_options(run) -> dict:
+    """The options a run ran with: those given, the declared defaults for the rest."""
+    import solvers
+    algo = solvers.algorithms().get(run.algorithm)
+    options = {o.name: o.default for o in (algo.options if algo is not None else ())}
+    options.update(run.options)
+    return options
+
+
+def differing_options(run, runs: list) -> str:
+    """``variant=first``: the options in which ``run`` differs from another compared run of the same
+    algorithm ("" when it is the only one, or they all ran alike)."""
+    same = [r for r in runs if r.algorithm == run.algorithm]
+    if len(same) < 2:
+        return ""
+    mine, others = effective_options(run), [effective_options(r) for r in same if r is not run]
+    keys = [k for k in mine if any(o.get(k) != mine[k] for o in others)]
+    return " ".join(f"{k}={mine[k]}" for k in keys)
+
+
+def log_decades(x: np.ndarray) -> list | None:
+    """Ticks for a log x axis in pyqtgraph's log mode (positions are log10 of the values): one
+    labelled tick per decade of the positive data ("1", "10", "100", "1000", else "10^k"), so the
+    labels never run together as the automatic minor ones do ("910¹")."""
+    positive = x[np.isfinite(x) & (x > 0)]
+    if not positive.size:
+        return None
+    low, high = int(np.floor(np.log10(positive.min()))), int(np.ceil(np.log10(positive.max())))
+    step = max(1, (high - low + 1) // 8)
+    major = [(float(k), f"{10.0 ** k:g}" if -3 <= k <= 4 else f"1e{k}") for k in range(low, high + 1, step)]
+    return [major, []]
+

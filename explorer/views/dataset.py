@@ -69,6 +69,16 @@ def problem_facts(problem) -> list[tuple[str, str]]:
     return facts
 
 
+def histogram(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(counts, edges) of ``values``; a single value is one bar at it, a unit wide for whole numbers
+    (else a tenth of its size), not numpy's ten bins spread over value ± 0.5 (0.6 to 1.4 around 1)."""
+    low, high = float(values.min()), float(values.max())
+    if low == high:
+        half = 0.5 if low.is_integer() else max(abs(low) * 0.05, 1e-12)
+        return np.array([values.size]), np.array([low - half, low + half])
+    return np.histogram(values, bins=min(50, max(5, int(np.sqrt(values.size)))))
+
+
 def kind_name(problem) -> str:
     return type(problem).__name__
 
@@ -219,13 +229,19 @@ class DatasetPanel(View):
                       problem.cost if kind == "SparseCosts" else problem.costs[np.isfinite(problem.costs)])
             name = "capacity" if kind == "FlowNetwork" else "cost"
             if values.size:
-                counts, edges = np.histogram(values.astype(float), bins=min(50, max(5, int(np.sqrt(values.size)))))
+                counts, edges = histogram(values.astype(float))
                 plot.plot(edges, counts, stepMode="center", fillLevel=0, brush=pg.mkBrush(series_color(0) + "80"),
                           pen=pg.mkPen(series_color(0)))
                 self._tables[f"{name}_histogram"] = {"low": edges[:-1], "high": edges[1:], "count": counts}
             else:
                 self.empty_note.set("no edges" if kind != "CostMatrix" else "no allowed pair")
             self._name_axes(f"{name.capitalize()} distribution", name, "edges" if kind != "CostMatrix" else "pairs")
+            if values.size and counts.size == 1:  # one bar: room either side of it, no negative axis below a
+                value, span = float(edges[0] + edges[1]) / 2, 2.0 * float(edges[1] - edges[0])  # non-negative value
+                left = value - span if value - span >= 0 or value < 0 else 0.0
+                plot.autoRange()
+                plot.setXRange(left, value + (value - left), padding=0)  # centred on the value
+                return
         elif kind == "CostMatrix":
             image = downsample_image(problem.costs)
             item = pg.ImageItem(image, axisOrder="row-major")
@@ -243,7 +259,15 @@ class DatasetPanel(View):
                 cmap = pg.colormap.get("viridis")
                 colors = cmap.map(frame_of[::step] / max(problem.n_frames - 1, 1), mode="qcolor")
                 plot.addItem(pg.ScatterPlotItem(pts[::step, 0], pts[::step, 1], size=3, pen=None, brush=colors))
-                plot.setAspectLocked(True)
+                # the data's own ranges (a locked aspect in this wide, short chart stretched x to -2..3
+                # for points in 0..1)
+                finite = pts[np.all(np.isfinite(pts[:, :2]), axis=1)]
+                if finite.size:
+                    (x0, y0), (x1, y1) = finite[:, :2].min(axis=0), finite[:, :2].max(axis=0)
+                    plot.setRange(xRange=(x0, x1 if x1 > x0 else x0 + 1), yRange=(y0, y1 if y1 > y0 else y0 + 1),
+                                  padding=0.03)
+                    self._name_axes("Points (x, y), coloured by frame", "x", "y")
+                    return
             else:
                 self.empty_note.set("no points")
             self._name_axes("Points (x, y), coloured by frame", "x", "y")
