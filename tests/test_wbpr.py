@@ -606,7 +606,8 @@ class _Hopper:  # device functions ask the current device for its compute capabi
 dispatcher.get_current_device = lambda: _Hopper()
 from solvers.flow import wbpr_push, wbpr_relabel
 
-records = [(k, wbpr_push.PUSH_SIG) for k in wbpr_push.KERNELS] + [(wbpr_relabel.GLOBAL_RELABEL, wbpr_relabel.RELABEL_SIG)]
+records = [(k, wbpr_push.PUSH_SIG) for k in wbpr_push.KERNELS]
+records.append((wbpr_relabel.GLOBAL_RELABEL, wbpr_relabel.RELABEL_SIG))
 out = {}
 for kernel, sig in records:
     ptx, _ = cuda.compile_ptx(kernel.cuda.py_func, sig, cc=(9, 0))
