@@ -19,7 +19,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import bench_wbpr  # noqa: E402
 from solvers.flow import residual as residual_module  # noqa: E402
-from solvers.flow import wbpr  # noqa: E402
+from solvers.flow import wbpr, wbpr_device  # noqa: E402
 from solvers.telemetry import NULL  # noqa: E402
 
 DEFAULT = "washington_64x64,genrmf_16,washington_256x256,snap_random_100k,snap_powerlaw_100k,snap_powerlaw_300k"
@@ -55,17 +55,20 @@ class ProfiledEngine:
 
 def profile(problem, backend, mode, csr, sync):
     timings = Timings(sync)
-    original_build, original_preflow, original_engine = wbpr.build_residual, wbpr.preflow, wbpr._engine
-    wbpr.build_residual = timings.wrap("build residual", residual_module.build_residual)
+    # wbpr.run imports these where it runs: patch them at their homes
+    original_build, original_preflow = residual_module.build_residual, wbpr.preflow
+    original_engine = wbpr_device.WbprDevice
+    residual_module.build_residual = timings.wrap("build residual", original_build)
     wbpr.preflow = timings.wrap("preflow", original_preflow)
     engine_upload = timings.wrap("engine + upload", original_engine)
-    wbpr._engine = lambda *a, **k: ProfiledEngine(engine_upload(*a, **k), timings)
+    wbpr_device.WbprDevice = lambda *a, **k: ProfiledEngine(engine_upload(*a, **k), timings)
     try:
         start = time.perf_counter()
         solution = wbpr.run(problem, backend, NULL, mode=mode, csr=csr)
         total = time.perf_counter() - start
     finally:
-        wbpr.build_residual, wbpr.preflow, wbpr._engine = original_build, original_preflow, original_engine
+        residual_module.build_residual, wbpr.preflow = original_build, original_preflow
+        wbpr_device.WbprDevice = original_engine
     return total, solution, timings
 
 
