@@ -1,6 +1,11 @@
 """G-PR: GPU push-relabel maximum cardinality bipartite matching (Deveci, Kaya, Uçar, Çatalyürek,
 ICPP 2013), one host loop for the cuda, cudasim and cpu targets.
 
+This module declares the algorithm and holds the host loop; it imports no numba. A run gets its
+launcher from ``solvers.targets.launcher_for(backend)`` and drives one
+``gpr_device.GprDevice``, which launches the Kernel records of gpr_kernels / gpr_lists (each step's
+body beside its cpu loops and cuda kernel).
+
 The paper's pieces, all lock- and atomic-free:
   G-GR      global relabel: INITRELABEL, then one level-synchronous BFS kernel per even level from
             the unmatched rows; returns maxLevel. Unreached vertices get the cap m + n.
@@ -19,9 +24,11 @@ Beyond the paper:
     push loops (a launch costs ~19 us from Python, a one-int readback ~104 us on an H100); the few
     loops launched after the last active one are no-ops. BFS levels are read back every
     max(sync_every, sqrt(5 x expected levels)) launches.
-  * ``device_loop`` (on by default on cuda): one cooperative launch runs a whole batch of loops (or a whole BFS)
-    with grid syncs between the steps and a uniform early exit; the simulator runs it on one block.
-    If cooperative launch is unavailable the launcher reports why and keeps one launch per step.
+  * ``device_loop`` (on by default on a GPU): one cooperative launch runs a whole batch of loops (or
+    a whole BFS) with grid syncs between the steps and a uniform early exit; the simulator runs it
+    on one block, the cpu as one compiled call per batch. If cooperative launch is unavailable the
+    device reports why (stats["device_loop_error"]) and keeps one launch per step.
+  * On cpu a graph below PARALLEL_MIN a side runs plain loops on one thread (see PARALLEL_MIN).
   * The greedy cheap matching runs on the target too (parallel rounds of claim-then-settle).
   * ``final_check``: after FIXMATCHING a global relabel from the unmatched rows proves that no
     unmatched column can reach one, i.e. that no augmenting path is left (Berge). The paper argues
