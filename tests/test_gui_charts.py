@@ -185,7 +185,8 @@ def test_compare_legend_lists_every_run_beside_the_charts(qtbot):
     view = shown(CompareView(session), qtbot, size=(1100, 720))
     qtbot.waitUntil(lambda: view.legend.sceneBoundingRect().width() > 0)
     assert_legend_beside_the_data(view, view.legend, (view.active_plot, view.value_plot, view.work_plot), len(runs))
-    assert [label.text for _, label in view.legend.items][4] == f"#{runs[4].id} fake-pr [cpu] mode=TC"
+    # runs of one algorithm are told apart by the options in which they differ
+    assert [label.text for _, label in view.legend.items][4] == f"#{runs[4].id} fake-pr [cpu] steps=60 mode=TC"
     headers, rows = view.table_rows()
     assert rows[1][headers.index("options")] == "steps=30, mode=VC"  # plain words, as typed
 

@@ -358,3 +358,15 @@ def test_the_points_preview_spans_the_data_and_one_value_is_one_bar(window, qtbo
     (x0, x1), _ = win.dataset_panel.plot.viewRange()
     assert (x0, x1) == pytest.approx((0.0, 2.0))  # centred on the one value, nothing below 0
     save_shot(win.dataset_panel, "leftovers-one-capacity.png")
+
+
+def test_the_3d_legend_of_a_one_frame_series_names_one_frame(window, qtbot):
+    win = window
+    win.open_path(ONE_FRAME)
+    wait_loaded(qtbot, win)
+    rows = win.tracks_view._legend_rows(win.session.problem, 1, 0, False)
+    assert [text for kind, _, text in rows if kind == "ring"] == ["frame 0"]
+    win.show_view(win.tracks_view)
+    win.tracks_view.refresh(force=True)
+    if win.tracks_view.gl_error is None:  # the line under the view, when GL draws it
+        assert "Run to track" not in win.tracks_view.info.text()

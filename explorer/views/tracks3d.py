@@ -330,7 +330,9 @@ class Tracks3DView(View):
         text = f"frames {pair} → {pair + 1}" if n_frames > 1 else "one frame"
         self.frame_label.setText(text)
         counts = f"{plural(n_frames, 'frame')}, {plural(points.shape[0], 'point')}"
-        if run is None:
+        if run is None and n_frames < 2:  # nothing to link: no promise of a run (the Solver panel says why)
+            self.info.setText(f"{counts} · tracking needs at least two frames.")
+        elif run is None:
             self.info.setText(f"{counts} · Run to track them (blue: frame {pair}, orange: frame {pair + 1}).")
         else:
             acc = getattr(run.track, "accuracy", None)
@@ -375,7 +377,9 @@ class Tracks3DView(View):
     def _legend_rows(self, series, n_frames: int, pair: int, tracked: bool) -> list[tuple]:
         """(kind, colour or None, text): the legend's lines, top to bottom; kind is "ring" (a frame's
         points), "mark" (a link colour) or "bar" (the time colour scale)."""
-        rows = [("ring", FRAME_A_COLOR, f"frame {pair}"), ("ring", FRAME_B_COLOR, f"frame {pair + 1}")]
+        rows = [("ring", FRAME_A_COLOR, f"frame {pair}")]
+        if pair + 1 < n_frames:  # a one-frame series has no next frame to name
+            rows.append(("ring", FRAME_B_COLOR, f"frame {pair + 1}"))
         by_correctness = self.color_mode.currentData() == "correct" and series.ids is not None
         if tracked and by_correctness:
             rows += [("mark", Color(CORRECT_COLOR).rgba, "correct link (same id)"),
