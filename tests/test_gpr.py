@@ -407,15 +407,15 @@ def _root():
 PTX_CODE = """
     import json, re
     from unittest import mock
-    from numba import cuda
     import numba.cuda.dispatcher as dispatcher
     from solvers.matching import gpr_kernels as K
+    from solvers.targets.cuda_jit import LazyCudaKernel, compile_ptx
 
     class SM90:  # device functions ask the current device for its compute capability
         compute_capability = (9, 0)
 
     kernels = {name for name, obj in vars(K).items()
-               if isinstance(obj, dispatcher.CUDADispatcher) and not obj.targetoptions.get("device")}
+               if isinstance(obj, LazyCudaKernel) and not obj.options.get("device")}
     listed = {record.cuda.py_func.__name__ for record, _ in K.PTX_SIGNATURES}
     records = K.PARALLEL.kernels() + K.SERIAL.kernels()
     report = {"unlisted": sorted(kernels - listed),
@@ -426,7 +426,7 @@ PTX_CODE = """
     with mock.patch.object(dispatcher, "get_current_device", SM90):
         for record, signature in K.PTX_SIGNATURES:
             name = record.name
-            ptx, _ = cuda.compile_ptx(record.cuda.py_func, signature, cc=(9, 0))
+            ptx, _ = compile_ptx(record.cuda, signature, cc=(9, 0))
             report["ptx"][name] = {"entry": ".entry" in ptx, "target": ".target sm_90" in ptx,
                                    "atomics": bool(re.search(r"^\\s*(@\\S+\\s+)?(atom|red)\\.", ptx, re.M))}
     print(json.dumps(report))

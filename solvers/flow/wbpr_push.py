@@ -1,6 +1,6 @@
 """WBPR push-relabel launches: the per-element bodies, the cpu loops and the cuda kernels, in one file.
 
-Imported only when a run starts (it imports numba and numba.cuda). Every body is written once
+Imported only when a run starts (it imports numba; numba.cuda only when a kernel is built). Every body is written once
 (``register_jitable``) beside the loops that call it, so numba's cache, which watches the file of
 the compiled loop, sees every edit. The vertex accessors come from solvers.flow.residual, the
 geometry from solvers.targets.geometry: the cache directory is keyed by a hash of every compiled
@@ -59,14 +59,17 @@ kernel holds no clock read and no shared-memory reduction.
 from __future__ import annotations
 
 import numpy as np
-from llvmlite import ir
-from numba import cuda, njit, prange, types
-from numba.cuda.extending import intrinsic
+from numba import njit, prange, types
 from numba.extending import register_jitable
 
+from ..targets.cuda_jit import cuda_kernel
 from ..targets.geometry import MAX_THREADS_PER_BLOCK, THREADS_PER_BLOCK, WARP_SIZE
 from ..targets.kernel import COOPERATIVE, EACH, Kernel
 from .residual import arc_at, arc_count, reverse_slot
+
+cuda = None  # numba.cuda, bound when the first kernel here is built (solvers.targets.cuda_jit)
+clock64 = None  # the SM cycle counter (solvers.targets.cuda_intrinsics), bound with it
+CUDA_IMPORTS = {"clock64": "solvers.targets.cuda_intrinsics:clock64"}
 
 NO_ARC = np.iinfo(np.int64).max
 ORDINAL_MASK = (1 << 32) - 1
@@ -246,17 +249,6 @@ def vc_push_relabel_cpu(layout, n, m, source, sink, cycles, chunk, parallel_min,
 
 
 # ---- cuda (and the simulator) --------------------------------------------------------------------
-
-@intrinsic
-def clock64(typingctx):
-    """The SM's 64-bit cycle counter: inline PTX ``mov.u64 $0, %clock64;``, volatile so it is read
-    exactly where it is called (real GPUs only; the simulator has no clock)."""
-    def codegen(context, builder, signature, args):
-        reader = ir.InlineAsm(ir.FunctionType(ir.IntType(64), []), "mov.u64 $0, %clock64;", "=l",
-                              side_effect=True)
-        return builder.call(reader, [])
-    return types.int64(), codegen
-
 
 @register_jitable
 def _push_or_relabel(layout, u, key, n, m, a0, a1, a2, a3, a4, residual, height, excess):
@@ -457,7 +449,7 @@ def _vc_body(measure, shuffle, layout, n, m, source, sink, cycles, chunk, a0, a1
         cuda.atomic.add(counters, RELABELS, relabels)
 
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def tc_push_relabel(layout, n, m, source, sink, cycles, chunk, parallel_min, a0, a1, a2, a3, a4,
                     residual, height, excess, queue, queue_count, hubs, hub_key, pieces, plans,
                     lane_work, counters, warp_cycles):
@@ -465,7 +457,7 @@ def tc_push_relabel(layout, n, m, source, sink, cycles, chunk, parallel_min, a0,
              lane_work, counters, warp_cycles)
 
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def tc_push_relabel_measured(layout, n, m, source, sink, cycles, chunk, parallel_min, a0, a1, a2, a3, a4,
                              residual, height, excess, queue, queue_count, hubs, hub_key, pieces, plans,
                              lane_work, counters, warp_cycles):
@@ -473,7 +465,7 @@ def tc_push_relabel_measured(layout, n, m, source, sink, cycles, chunk, parallel
              lane_work, counters, warp_cycles)
 
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def vc_push_relabel(layout, n, m, source, sink, cycles, chunk, parallel_min, a0, a1, a2, a3, a4,
                     residual, height, excess, queue, queue_count, hubs, hub_key, pieces, plans,
                     lane_work, counters, warp_cycles):
@@ -481,7 +473,7 @@ def vc_push_relabel(layout, n, m, source, sink, cycles, chunk, parallel_min, a0,
              excess, queue, queue_count, hubs, hub_key, pieces, lane_work, counters, warp_cycles)
 
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def vc_push_relabel_measured(layout, n, m, source, sink, cycles, chunk, parallel_min, a0, a1, a2, a3, a4,
                              residual, height, excess, queue, queue_count, hubs, hub_key, pieces, plans,
                              lane_work, counters, warp_cycles):
@@ -489,7 +481,7 @@ def vc_push_relabel_measured(layout, n, m, source, sink, cycles, chunk, parallel
              excess, queue, queue_count, hubs, hub_key, pieces, lane_work, counters, warp_cycles)
 
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def vc_push_relabel_shared(layout, n, m, source, sink, cycles, chunk, parallel_min, a0, a1, a2, a3, a4,
                            residual, height, excess, queue, queue_count, hubs, hub_key, pieces, plans,
                            lane_work, counters, warp_cycles):

@@ -1,8 +1,8 @@
 """WBPR global relabel: exact heights by a backward BFS from ``root`` over residual arcs, then the
 Excess_total bookkeeping and the status slots the host polls; its cpu loop and cuda kernel, in one file.
 
-Imported only when a run starts (it imports numba and numba.cuda). Both forms take the same
-arguments (``RELABEL_ARGS``); the cpu form ignores what it does not use (``chunk``, the second
+Imported only when a run starts (it imports numba; numba.cuda only when a kernel is built). Both
+forms take the same arguments (``RELABEL_ARGS``); the cpu form ignores what it does not use (``chunk``, the second
 frontier, the hub pieces and the frontier counters). The vertex accessors come from
 solvers.flow.residual and ``hub_pieces`` / ``ORDINAL_MASK`` from solvers.flow.wbpr_push: the cache
 directory is keyed by a hash of every compiled source (solvers.targets.cache), so an edit there
@@ -20,13 +20,16 @@ once (``stranded``) and it stays inactive (height |V|).
 from __future__ import annotations
 
 import numpy as np
-from numba import cuda, njit, types
+from numba import njit, types
 from numba.extending import register_jitable
 
+from ..targets.cuda_jit import cuda_kernel
 from ..targets.geometry import THREADS_PER_BLOCK, WARP_SIZE
 from ..targets.kernel import COOPERATIVE, Kernel
 from .residual import arc_at, arc_count, reverse_slot
 from .wbpr_push import ORDINAL_MASK, hub_pieces
+
+cuda = None  # numba.cuda, bound when the first kernel here is built (solvers.targets.cuda_jit)
 
 WARP = WARP_SIZE
 # slots of the int64 status array written by a global relabel (the host's termination check)
@@ -87,7 +90,7 @@ def _claim_for_next_level(w, layout, chunk, a0, a2, following, following_pieces,
             following_pieces[first + piece] = (np.int64(w) << 32) | np.int64(piece)
 
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def global_relabel(layout, n, m, root, blocked, source, sink, chunk, a0, a1, a2, a3, a4,
                    residual, height, excess, stranded, frontier_a, frontier_b, pieces_a, pieces_b,
                    frontier_count, status):

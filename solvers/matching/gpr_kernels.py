@@ -1,10 +1,10 @@
 """G-PR steps (Deveci et al. 2013): the per-element bodies, their cpu loops and cuda kernels, and the
 ``Kernel`` records of every step.
 
-Imported only when a run starts (it imports numba and numba.cuda). Each step's body is written
+Imported only when a run starts (it imports numba; numba.cuda only when a kernel is built). Each step's body is written
 once (``register_jitable``: the whole work of one GPU thread, or of one loop iteration); beside it
 are its ``@njit(cache=True)`` cpu loops, a prange one (``*_cpu``) and a plain one for graphs too
-small to pay for threads (``*_serial``), and the thin ``@cuda.jit(cache=True)`` kernel (one thread
+small to pay for threads (``*_serial``), and the thin ``@cuda_kernel`` kernel (one thread
 per element, ``i = cuda.grid(1)``), all taking the same arguments. ``PARALLEL`` and ``SERIAL`` pair
 each step's cpu loop with its kernel in a ``Kernel``. This file holds the cheap matching, the
 global relabel and the pushes; solvers.matching.gpr_lists holds FIXMATCHING, the list fills, the
@@ -34,9 +34,10 @@ for sm_90 without a GPU).
 """
 from __future__ import annotations
 
-from numba import cuda, int32, int64, njit, prange
+from numba import int32, int64, njit, prange
 from numba.extending import register_jitable
 
+from ..targets.cuda_jit import cuda_kernel
 from ..targets.geometry import THREADS_PER_BLOCK
 from ..targets.kernel import COOPERATIVE, EACH, ONE_BLOCK, Kernel
 from .gpr_lists import (compact_mark_cpu, compact_mark_kernel, compact_mark_serial, compact_scatter_cpu,  # noqa: F401
@@ -44,6 +45,8 @@ from .gpr_lists import (compact_mark_cpu, compact_mark_kernel, compact_mark_seri
                         count_range_serial, fill_reachable_cpu, fill_reachable_kernel, fill_reachable_serial,
                         fill_unmatched_cpu, fill_unmatched_kernel, fill_unmatched_serial, fix_matching_cpu,
                         fix_matching_kernel, fix_matching_serial, scan_sums_cpu, scan_sums_kernel, scan_sums_serial)
+
+cuda = None  # numba.cuda, bound when the first kernel here is built (solvers.targets.cuda_jit)
 
 # slots of the small counters array the host reads back (device memory on cuda)
 ACT = 0        # last loop whose active-column list was non-empty (G-PR's actExists, as a loop stamp)
@@ -99,7 +102,7 @@ def cheap_propose_serial(n_cols, col_ptr, row_ind, mu_row, mu_col, rnd):
         cheap_propose(v, col_ptr, row_ind, mu_row, mu_col, rnd)
 
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def cheap_propose_kernel(n_cols, col_ptr, row_ind, mu_row, mu_col, rnd):
     v = cuda.grid(1)
     if v < n_cols:
@@ -118,7 +121,7 @@ def cheap_settle_serial(n_cols, mu_row, mu_col):
         cheap_settle(v, mu_row, mu_col)
 
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def cheap_settle_kernel(n_cols, mu_row, mu_col):
     v = cuda.grid(1)
     if v < n_cols:
@@ -171,7 +174,7 @@ def init_relabel_serial(n_rows, n_cols, mu_row, psi_row, psi_col, inf, counters)
         init_relabel(i, n_rows, mu_row, psi_row, psi_col, inf)
 
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def init_relabel_kernel(n_rows, n_cols, mu_row, psi_row, psi_col, inf, counters):
     i = cuda.grid(1)
     if i == 0:
@@ -180,7 +183,7 @@ def init_relabel_kernel(n_rows, n_cols, mu_row, psi_row, psi_col, inf, counters)
         init_relabel(i, n_rows, mu_row, psi_row, psi_col, inf)
 
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def gr_level_kernel(level, n_rows, row_ptr, col_ind, psi_row, psi_col, mu_row, mu_col, inf, counters):
     u = cuda.grid(1)
     if u < n_rows:
@@ -221,7 +224,7 @@ def gr_levels_serial(level0, n_levels, n_rows, row_ptr, col_ind, psi_row, psi_co
 # a fast thread may already have stamped the next step when a slow one reads the flag, so the test
 # is "stamp < this step" (nobody stamped it), never "stamp != this step".
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def gr_levels_coop_kernel(level0, n_levels, n_rows, row_ptr, col_ind, psi_row, psi_col, mu_row, mu_col, inf,
                           counters):
     grid = cuda.cg.this_grid()
@@ -341,7 +344,7 @@ def push_all_serial(loop, n_cols, col_ptr, row_ind, psi_row, psi_col, mu_row, mu
         counters[ACT] = loop
 
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def push_all_kernel(loop, n_cols, col_ptr, row_ind, psi_row, psi_col, mu_row, mu_col, inf, counters):
     v = cuda.grid(1)
     if v < n_cols:
@@ -367,7 +370,7 @@ def init_list_serial(length, loop, a_c, a_p, mu_row, mu_col, i_a, counters):
         counters[ACT] = loop
 
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def init_list_kernel(length, loop, a_c, a_p, mu_row, mu_col, i_a, counters):
     i = cuda.grid(1)
     if i < length:
@@ -387,7 +390,7 @@ def push_list_serial(length, loop, a_c, a_p, col_ptr, row_ind, psi_row, psi_col,
         push_list(i, loop, a_c, a_p, col_ptr, row_ind, psi_row, psi_col, mu_row, mu_col, i_a, inf)
 
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def push_list_kernel(length, loop, a_c, a_p, col_ptr, row_ind, psi_row, psi_col, mu_row, mu_col, i_a, inf):
     i = cuda.grid(1)
     if i < length:
@@ -434,7 +437,7 @@ def push_loops_serial(loop0, n_loops, length, buf0, buf1, cur, col_ptr, row_ind,
             push_list(i, loop, a_c, a_p, col_ptr, row_ind, psi_row, psi_col, mu_row, mu_col, i_a, inf)
 
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def push_loops_coop_kernel(loop0, n_loops, length, buf0, buf1, cur, col_ptr, row_ind, psi_row, psi_col, mu_row,
                            mu_col, i_a, inf, counters):
     grid = cuda.cg.this_grid()
@@ -479,7 +482,7 @@ def push_all_loops_serial(loop0, n_loops, n_cols, col_ptr, row_ind, psi_row, psi
         counters[ACT] = loop0 + j
 
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def push_all_coop_kernel(loop0, n_loops, n_cols, col_ptr, row_ind, psi_row, psi_col, mu_row, mu_col, inf, counters):
     grid = cuda.cg.this_grid()
     start = cuda.grid(1)

@@ -7,10 +7,13 @@ in either file starts a fresh cache.
 """
 from __future__ import annotations
 
-from numba import cuda, int32, njit, prange
+from numba import int32, njit, prange
 from numba.extending import register_jitable
 
+from ..targets.cuda_jit import cuda_kernel
 from ..targets.geometry import MAX_THREADS_PER_BLOCK
+
+cuda = None  # numba.cuda, bound when the first kernel here is built (solvers.targets.cuda_jit)
 
 SCAN_SHARED = MAX_THREADS_PER_BLOCK + 1  # a compile-time size for the block scans' shared arrays
 
@@ -59,7 +62,7 @@ def fix_matching_serial(n_cols, mu_row, mu_col):
         fix_matching(v, mu_row, mu_col)
 
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def fix_matching_kernel(n_cols, mu_row, mu_col):
     v = cuda.grid(1)
     if v < n_cols:
@@ -78,7 +81,7 @@ def fill_unmatched_serial(n_cols, out, mu_row, mu_col):
         fill_unmatched(v, out, mu_row, mu_col)
 
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def fill_unmatched_kernel(n_cols, out, mu_row, mu_col):
     v = cuda.grid(1)
     if v < n_cols:
@@ -97,7 +100,7 @@ def fill_reachable_serial(n_cols, out, mu_row, mu_col, psi_col, inf):
         fill_reachable(v, out, mu_row, mu_col, psi_col, inf)
 
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def fill_reachable_kernel(n_cols, out, mu_row, mu_col, psi_col, inf):
     v = cuda.grid(1)
     if v < n_cols:
@@ -115,7 +118,7 @@ def chunk_bounds(t, chunks, length):
     return t * size, min(length, (t + 1) * size)
 
 
-@cuda.jit(device=True, cache=True)
+@register_jitable
 def block_scan(flag):
     """(exclusive prefix of flag within the block, block total); every thread of the block calls it.
     Thread 0 scans the block's flags serially in shared memory: two barriers per block instead of
@@ -161,7 +164,7 @@ def compact_mark_serial(src, length, local, block_sums):
         block_sums[t] = c
 
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def compact_mark_kernel(src, length, local, block_sums):
     i = cuda.grid(1)
     flag = 0
@@ -198,7 +201,7 @@ def compact_scatter_serial(src, length, local, block_sums, dst):
                 k += 1
 
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def compact_scatter_kernel(src, length, local, block_sums, dst):
     i = cuda.grid(1)
     if i < length:
@@ -231,7 +234,7 @@ def count_range_serial(a, length, lo, hi, block_sums):
         block_sums[t] = c
 
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def count_range_kernel(a, length, lo, hi, block_sums):
     i = cuda.grid(1)
     flag = 0
@@ -253,7 +256,7 @@ def scan_sums_cpu(block_sums, n_blocks, counters, slot):
     counters[slot] = run
 
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def scan_sums_kernel(block_sums, n_blocks, counters, slot):
     """One block: each thread sums a segment of block_sums, thread 0 scans the segment sums, each
     thread writes its segment's offsets; counters[slot] gets the total."""
