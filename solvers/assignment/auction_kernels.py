@@ -1,11 +1,11 @@
 """GPU auction (Vasconcelos & Rosenhahn 2009; Bertsekas' auction with epsilon-scaling): the
 per-element bodies, the cpu loops and the cuda kernels, in one file, and one ``Kernel`` per step.
 
-Imported only when a run starts (it imports numba and numba.cuda). Persons are rows, objects
+Imported only when a run starts (numba; numba.cuda only when a kernel is built). Persons are rows, objects
 columns (rows <= cols); the benefit of person i for object j is -scale * c_ij (minimisation), 0 for
 the dummy persons padding a rectangular problem, -inf for a forbidden pair (never the best). The
 bodies are written once (``register_jitable``) and called per ``prange`` iteration by the
-``@njit(cache=True)`` cpu loops and per thread by the ``@cuda.jit(cache=True)`` kernels; both loops
+``@njit(cache=True)`` cpu loops and per thread by the ``@cuda_kernel`` kernels; both loops
 of a step take the same arguments, so the host loop (``auction_device``) launches it the same way on
 every target. The compaction of the unassigned persons is the Hungarian's ``COMPACT`` (imported:
 the kernel cache is keyed by a hash of every compiled source, ``solvers.targets.cache``, so an
@@ -25,12 +25,15 @@ GPU and simulator produce the same assignment.
 from __future__ import annotations
 
 import numpy as np
-from numba import cuda, float64, int32, njit, prange
+from numba import float64, int32, njit, prange
 from numba.extending import register_jitable
 
+from ..targets.cuda_jit import cuda_kernel
 from ..targets.geometry import THREADS_PER_BLOCK
 from ..targets.kernel import BLOCK_PER_ITEM, EACH, ONE_BLOCK, Kernel
 from .hungarian_kernels import COMPACT  # noqa: F401 (the auction's compaction of unassigned persons)
+
+cuda = None  # numba.cuda, bound when the first kernel here is built (solvers.targets.cuda_jit)
 
 # slots of the int64 ``counters`` array
 UCOUNT, INFEAS, BIDS = 0, 1, 2
@@ -121,7 +124,7 @@ def gs_bid(i, best, j, second, eps, cap, prices, a_p, a_o):
     return old
 
 
-@cuda.jit(device=True, cache=True)
+@register_jitable
 def row_top2(C, n_real, scale, prices, i, n):
     """(best, object, second) of row i, computed by the whole block (a GPU's form of ``scan_row``
     over the row); every thread gets it."""
@@ -165,7 +168,7 @@ def phase_start_cpu(n, n_real, C, scale, prices, eps, a_p, a_o):
             a_o[j] = -1
 
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def phase_start_cuda(n, n_real, C, scale, prices, eps, a_p, a_o):
     i = cuda.blockIdx.x
     j = a_p[i]
@@ -193,7 +196,7 @@ def bid_cpu(n, n_real, C, scale, prices, eps, cap, U, counters, bid_obj, bid_val
         bid_val[i] = bid_price(prices, best, j, second, eps, cap)
 
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def bid_cuda(n, n_real, C, scale, prices, eps, cap, U, counters, bid_obj, bid_val, obj_top):
     """The same, one block per person; the bids' maximum per object by an atomic max."""
     k = cuda.blockIdx.x
@@ -227,7 +230,7 @@ def resolve_cpu(U, counters, bid_obj, bid_val, obj_top, obj_win):
             obj_win[j] = i
 
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def resolve_cuda(U, counters, bid_obj, bid_val, obj_top, obj_win):
     """The same winner: the bids equal to the object's maximum (atomic max in ``bid``) meet in an
     atomic min of the person index."""
@@ -249,7 +252,7 @@ def award_cpu(U, counters, bid_obj, bid_val, obj_top, obj_win, prices, a_p, a_o)
         award_body(k, U, bid_obj, bid_val, obj_top, obj_win, prices, a_p, a_o)
 
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def award_cuda(U, counters, bid_obj, bid_val, obj_top, obj_win, prices, a_p, a_o):
     k = cuda.grid(1)
     if k < counters[UCOUNT]:
@@ -282,7 +285,7 @@ def gs_tail_cpu(n, n_real, C, scale, prices, eps, cap, U, counters, a_p, a_o, bu
     counters[BIDS] += bids
 
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def gs_tail_cuda(n, n_real, C, scale, prices, eps, cap, U, counters, a_p, a_o, budget):
     """The same in one block: the block scans each bidder's row, thread 0 applies the bid."""
     top = cuda.shared.array(1, int32)
@@ -322,7 +325,7 @@ def person_values_cpu(n, n_real, C, scale, prices, values):
         values[i] = best
 
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def person_values_cuda(n, n_real, C, scale, prices, values):
     i = cuda.blockIdx.x
     best, _, _ = row_top2(C, n_real, scale, prices, i, n)

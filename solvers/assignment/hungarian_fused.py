@@ -18,16 +18,21 @@ two tiles' columns (the simulator's) uses half its threads as columns and two sl
 from __future__ import annotations
 
 import numpy as np
-from numba import cuda, float64, int32
+from numba import float64, int32
+from numba.extending import register_jitable
 
+from ..targets.cuda_jit import cuda_kernel
 from ..targets.kernel import COOPERATIVE, Kernel
 from .hungarian_kernels import (BLOCK, DELTA, DUALS, FOUND0, FRONT, INFEAS, ITERS, LEVELS, MIN0, QUEUE0,
                                 augment_body, cost_at, reverse_body)
 
+cuda = None  # numba.cuda, bound when the first kernel here is built (solvers.targets.cuda_jit)
+
 TILE_COLS = 16  # columns per tile on a GPU (an algorithm parameter: see the module docstring)
+TILE_SLICES = BLOCK // TILE_COLS  # slices of the frontier rows per tile on a GPU
 
 
-@cuda.jit(device=True, cache=True)
+@register_jitable
 def queue_column(j, Ac, Vc, Pr, col_rev, counters, queue, qslot, fslot):
     """Column j became tight (its predecessor is set): a free column ends an augmenting path; an
     assigned one is covered and its row appended to the next frontier (an atomic queue instead of
@@ -43,7 +48,78 @@ def queue_column(j, Ac, Vc, Pr, col_rev, counters, queue, qslot, fslot):
         queue[cuda.atomic.add(counters, qslot, 1)] = i
 
 
-@cuda.jit(cache=True)
+@register_jitable
+def forward_tiles(n, n_real, C, u, v, Ac, Vc, Pr, Pc, slack, col_rev, counters, scal, cur, fsize, nxt, qnext, fnext,
+                  min_slot, sh_val, sh_row, tol, tile_cols, slices):
+    """One BFS level of the forward pass, by tiles of ``tile_cols`` columns x ``slices`` slices of
+    the frontier rows ``cur[:fsize]`` (this block's tiles, grid-stride): each column folds its
+    slice's rows into a minimum slack and predecessor (coalesced loads along a row), the slices'
+    minima meet in shared memory; a column that becomes tight is queued, and the block's minimum
+    uncovered slack goes to ``scal[min_slot]`` (one atomic per block). Inlined at each call site,
+    so a constant tile shape folds into the loops."""
+    t = cuda.threadIdx.x
+    lane = t % tile_cols
+    piece = t // tile_cols
+    n_tiles = (n + tile_cols - 1) // tile_cols
+    low = np.inf
+    for tile in range(cuda.blockIdx.x, n_tiles, cuda.gridDim.x):  # the same count in a block
+        j = tile * tile_cols + lane
+        active = j < n
+        if active:
+            active = Vc[j] == 0
+        best = np.inf
+        best_row = -1
+        if active:  # this slice's rows, two at a time (two loads in flight), in order
+            vj = v[j]
+            k = piece
+            while k + slices < fsize:
+                i0 = cur[k]
+                i1 = cur[k + slices]
+                d0 = cost_at(C, n_real, i0, j) - u[i0] - vj
+                d1 = cost_at(C, n_real, i1, j) - u[i1] - vj
+                if d0 < best:
+                    best = d0
+                    best_row = i0
+                if d1 < best:
+                    best = d1
+                    best_row = i1
+                k += 2 * slices
+            if k < fsize:
+                i0 = cur[k]
+                d0 = cost_at(C, n_real, i0, j) - u[i0] - vj
+                if d0 < best:
+                    best = d0
+                    best_row = i0
+        sh_val[t] = best
+        sh_row[t] = best_row
+        cuda.syncthreads()
+        if piece == 0 and active:
+            best = slack[j]
+            best_row = Pc[j]
+            for q in range(slices):
+                d = sh_val[q * tile_cols + lane]
+                if d < best:
+                    best = d
+                    best_row = sh_row[q * tile_cols + lane]
+            slack[j] = best
+            Pc[j] = best_row
+            if best <= tol:
+                queue_column(j, Ac, Vc, Pr, col_rev, counters, nxt, qnext, fnext)
+            elif best < low:
+                low = best
+        cuda.syncthreads()
+    sh_val[t] = low  # the block's minimum uncovered slack, one atomic per block
+    cuda.syncthreads()
+    if t == 0:
+        for q in range(1, tile_cols):
+            if sh_val[q] < low:
+                low = sh_val[q]
+        if low < np.inf:
+            cuda.atomic.min(scal, min_slot, low)
+    cuda.syncthreads()
+
+
+@cuda_kernel
 def solve_tree_cuda(n, n_real, C, u, v, Ar, Ac, Vr, Vc, Pr, Pc, Sr, Sc, slack, F, F2, root_aug, path_len, col_rev,
                     counters, scal, matched_log, log_start, max_iters, tol):
     """The steps of the host loop (optimality check, BFS levels, dual updates, reverse and
@@ -63,13 +139,7 @@ def solve_tree_cuda(n, n_real, C, u, v, Ar, Ac, Vr, Vc, Pr, Pc, Sr, Sc, slack, F
     grid = cuda.cg.this_grid()
     g = cuda.grid(1)
     stride = cuda.gridsize(1)
-    t = cuda.threadIdx.x
     nt = cuda.blockDim.x
-    tile_cols = TILE_COLS if nt >= 2 * TILE_COLS else max(1, nt // 2)
-    slices = nt // tile_cols
-    lane = t % tile_cols
-    piece = t // tile_cols
-    n_tiles = (n + tile_cols - 1) // tile_cols
     if g == 0:
         for q in range(3):
             counters[QUEUE0 + q] = 0
@@ -146,62 +216,13 @@ def solve_tree_cuda(n, n_real, C, u, v, Ar, Ac, Vr, Vc, Pr, Pc, Sr, Sc, slack, F
                     counters[LEVELS] += 1
                 for k in range(g, fsize, stride):
                     Vr[cur[k]] = 0  # the frontier's rows are in the forest (uncovered)
-                low = np.inf
-                for tile in range(cuda.blockIdx.x, n_tiles, cuda.gridDim.x):  # the same count in a block
-                    j = tile * tile_cols + lane
-                    active = j < n
-                    if active:
-                        active = Vc[j] == 0
-                    best = np.inf
-                    best_row = -1
-                    if active:  # this slice's rows, two at a time (two loads in flight), in order
-                        vj = v[j]
-                        k = piece
-                        while k + slices < fsize:
-                            i0 = cur[k]
-                            i1 = cur[k + slices]
-                            d0 = cost_at(C, n_real, i0, j) - u[i0] - vj
-                            d1 = cost_at(C, n_real, i1, j) - u[i1] - vj
-                            if d0 < best:
-                                best = d0
-                                best_row = i0
-                            if d1 < best:
-                                best = d1
-                                best_row = i1
-                            k += 2 * slices
-                        if k < fsize:
-                            i0 = cur[k]
-                            d0 = cost_at(C, n_real, i0, j) - u[i0] - vj
-                            if d0 < best:
-                                best = d0
-                                best_row = i0
-                    sh_val[t] = best
-                    sh_row[t] = best_row
-                    cuda.syncthreads()
-                    if piece == 0 and active:
-                        best = slack[j]
-                        best_row = Pc[j]
-                        for q in range(slices):
-                            d = sh_val[q * tile_cols + lane]
-                            if d < best:
-                                best = d
-                                best_row = sh_row[q * tile_cols + lane]
-                        slack[j] = best
-                        Pc[j] = best_row
-                        if best <= tol:
-                            queue_column(j, Ac, Vc, Pr, col_rev, counters, nxt, qnext, fnext)
-                        elif best < low:
-                            low = best
-                    cuda.syncthreads()
-                sh_val[t] = low  # the block's minimum uncovered slack, one atomic per block
-                cuda.syncthreads()
-                if t == 0:
-                    for q in range(1, tile_cols):
-                        if sh_val[q] < low:
-                            low = sh_val[q]
-                    if low < np.inf:
-                        cuda.atomic.min(scal, MIN0 + (p + 1) % 3, low)
-                cuda.syncthreads()
+                if nt == BLOCK:  # a GPU: the tile's shape is a compile-time constant
+                    forward_tiles(n, n_real, C, u, v, Ac, Vc, Pr, Pc, slack, col_rev, counters, scal, cur, fsize,
+                                  nxt, qnext, fnext, MIN0 + (p + 1) % 3, sh_val, sh_row, tol, TILE_COLS, TILE_SLICES)
+                else:  # the simulator's small blocks: half the threads are columns, two slices
+                    half = max(1, nt // 2)
+                    forward_tiles(n, n_real, C, u, v, Ac, Vc, Pr, Pc, slack, col_rev, counters, scal, cur, fsize,
+                                  nxt, qnext, fnext, MIN0 + (p + 1) % 3, sh_val, sh_row, tol, half, nt // half)
             grid.sync()
             p += 1
         if stop:

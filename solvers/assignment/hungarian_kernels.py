@@ -1,11 +1,11 @@
 """GPU Hungarian algorithm (Date & Nagi 2016), the host loop's steps: the per-element bodies, the
 cpu loops and the cuda kernels, in one file, and one ``Kernel`` record per step.
 
-Imported only when a run starts (it imports numba and numba.cuda). Each step's body is written once
+Imported only when a run starts (numba; numba.cuda only when a kernel is built). Each step's body is written once
 (``register_jitable``: it compiles as a CUDA device function and inside ``numba.njit``), beside its
 two loops: an ``@njit(cache=True)`` cpu loop (``prange`` for the O(n^2) steps, a plain loop for the
 O(n) ones: a thread team costs more than their work, and parallel loops compile slowly) and a thin
-``@cuda.jit(cache=True)`` kernel calling the body once per thread. Both loops of a step take the
+``@cuda_kernel`` kernel calling the body once per thread. Both loops of a step take the
 same arguments, so the host loop (``hungarian_device``) launches it the same way on every target.
 Where the two forms differ in structure (a one-block prefix sum vs a serial scan, a block reduction
 vs a loop), they are written next to each other. The cooperative whole-loop kernel of the tree
@@ -27,11 +27,14 @@ correct. On the CPU those are plain word-sized stores.
 from __future__ import annotations
 
 import numpy as np
-from numba import cuda, float64, int32, int64, njit, prange
+from numba import float64, int32, int64, njit, prange
 from numba.extending import register_jitable
 
+from ..targets.cuda_jit import cuda_kernel
 from ..targets.geometry import MAX_THREADS_PER_BLOCK, THREADS_PER_BLOCK
 from ..targets.kernel import BLOCK_PER_ITEM, EACH, MATRIX, ONE_BLOCK, Kernel
+
+cuda = None  # numba.cuda, bound when the first kernel here is built (solvers.targets.cuda_jit)
 
 # slots of the int64 ``counters`` array, the only thing the host reads back each step
 FRONT, FOUND, INFEAS, NNZ, OVERFLOW, TREE, DUALS, LEVELS, ITERS = range(9)
@@ -266,7 +269,7 @@ def row_min_cpu(n, n_real, C, u, counters):
             counters[INFEAS] = 1  # a row with no allowed column
 
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def row_min_cuda(n, n_real, C, u, counters):
     """One block per row: strided partial minima, then a shared-memory tree reduction."""
     sh = cuda.shared.array(ROW_BLOCK, float64)
@@ -296,7 +299,7 @@ def col_min_cpu(n, n_real, C, u, v, counters):
         col_min_body(j, n, n_real, C, u, v, counters)
 
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def col_min_cuda(n, n_real, C, u, v, counters):
     j = cuda.grid(1)
     if j < n:
@@ -313,7 +316,7 @@ def reset_search_cpu(n, Ar, Vr, Vc, Pr, Pc, Sr, Sc, slack, row_next, col_rev, ro
         reset_search_body(k, Ar, Vr, Vc, Pr, Pc, Sr, Sc, slack, row_next, col_rev, root_aug)
 
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def reset_search_cuda(n, Ar, Vr, Vc, Pr, Pc, Sr, Sc, slack, row_next, col_rev, root_aug, counters):
     k = cuda.grid(1)
     if k == 0:
@@ -339,7 +342,7 @@ def compact_cpu(n, values, out, counters, slot, mode):
     counters[slot] = pos
 
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def compact_cuda(n, values, out, counters, slot, mode):
     """The same by prefix sum in one block: each thread owns a contiguous segment, an inclusive
     Hillis-Steele scan of the segment counts gives each its first output position."""
@@ -385,7 +388,7 @@ def expand_tree_cpu(n, n_real, fsize, F, C, u, v, Ac, Vc, Vr, Pc, Pr, slack, row
                          counters, tol)
 
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def expand_tree_cuda(n, n_real, fsize, F, C, u, v, Ac, Vc, Vr, Pc, Pr, slack, row_next, col_rev, counters, tol):
     j = cuda.grid(1)
     if j < n:
@@ -402,7 +405,7 @@ def expand_classical_cpu(fsize, F, row_ptr, Z, Ac, Vc, Vr, Pc, Pr, row_next, col
         expand_classical_body(k, F, row_ptr, Z, Ac, Vc, Vr, Pc, Pr, row_next, col_rev, counters)
 
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def expand_classical_cuda(fsize, F, row_ptr, Z, Ac, Vc, Vr, Pc, Pr, row_next, col_rev, counters):
     k = cuda.grid(1)
     if k < fsize:
@@ -424,7 +427,7 @@ def min_uncovered_cpu(n, vals, mask, scal, counters):
         counters[INFEAS] = 1
 
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def min_uncovered_cuda(n, vals, mask, scal, counters):
     """The same by one block (power-of-two size): strided minima, then a tree reduction."""
     sh = cuda.shared.array(SCAN_BLOCK, float64)
@@ -460,7 +463,7 @@ def dual_tree_cpu(n, u, v, Vr, Vc, slack, scal):
         dual_tree_body(k, u, v, Vr, Vc, slack, delta)
 
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def dual_tree_cuda(n, u, v, Vr, Vc, slack, scal):
     k = cuda.grid(1)
     delta = scal[DELTA]
@@ -480,7 +483,7 @@ def dual_classical_cpu(n, u, v, Vr, Vc, row_next, scal):
         dual_classical_body(k, u, v, Vr, Vc, row_next, delta)
 
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def dual_classical_cuda(n, u, v, Vr, Vc, row_next, scal):
     k = cuda.grid(1)
     delta = scal[DELTA]
@@ -498,7 +501,7 @@ def col_min_tree_rows_cpu(n, n_real, T, C, u, v, Vc, colmin, counters):
         col_min_tree_rows_body(j, n_real, tsize, T, C, u, v, Vc, colmin)
 
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def col_min_tree_rows_cuda(n, n_real, T, C, u, v, Vc, colmin, counters):
     j = cuda.grid(1)
     if j < n:
@@ -514,7 +517,7 @@ def reverse_cpu(n, col_rev, Pc, Pr, Sc, Sr, root_aug):
         reverse_body(j, col_rev, Pc, Pr, Sc, Sr, root_aug)
 
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def reverse_cuda(n, col_rev, Pc, Pr, Sc, Sr, root_aug):
     j = cuda.grid(1)
     if j < n:
@@ -530,7 +533,7 @@ def augment_cpu(n, root_aug, Sr, Sc, Ar, Ac, path_len):
         augment_body(i, root_aug, Sr, Sc, Ar, Ac, path_len)
 
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def augment_cuda(n, root_aug, Sr, Sc, Ar, Ac, path_len):
     i = cuda.grid(1)
     if i < n:
@@ -551,7 +554,7 @@ def zero_count_cpu(n_rows, n_cols, n_real, C, u, v, row_cnt, tol):
         row_cnt[i] = cnt
 
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def zero_count_cuda(n_rows, n_cols, n_real, C, u, v, row_cnt, tol):
     """One block per (row, chunk of columns): a block-wide count, one atomic per block and row."""
     i = cuda.blockIdx.x
@@ -579,7 +582,7 @@ def scan_rows_cpu(n, row_cnt, row_ptr, counters):
     counters[OVERFLOW] = 0
 
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def scan_rows_cuda(n, row_cnt, row_ptr, counters):
     """The same in one block: per-thread segments, a Hillis-Steele scan of their sums."""
     sh = cuda.shared.array(SCAN_BLOCK, int64)
@@ -630,7 +633,7 @@ def zero_fill_cpu(n_rows, n_cols, n_real, C, u, v, row_ptr, row_cnt, Z, cap, cou
                 pos += 1
 
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def zero_fill_cuda(n_rows, n_cols, n_real, C, u, v, row_ptr, row_cnt, Z, cap, counters, tol):
     """Scatter a block's zero-slack columns: a block-level prefix sum orders them, one atomic
     per block reserves their place in the row."""
@@ -674,7 +677,7 @@ def clear_cpu(n, values):
         values[k] = 0
 
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def clear_cuda(n, values):
     k = cuda.grid(1)
     if k < n:

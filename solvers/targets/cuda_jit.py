@@ -20,14 +20,20 @@ def bind_cuda(namespace: dict):
     the module's other deferred CUDA-only names: ``CUDA_IMPORTS = {"name": "module:attribute"}``
     (an intrinsic built with numba.cuda.extending, say), each declared ``name = None`` there."""
     import importlib
+    import sys
 
     from numba import cuda
-    if namespace.get("cuda") is not cuda:
-        namespace["cuda"] = cuda
-    for name, where in namespace.get("CUDA_IMPORTS", {}).items():
-        if namespace.get(name) is None:
-            module, _, attribute = where.partition(":")
-            namespace[name] = getattr(importlib.import_module(module), attribute)
+    # every kernel module loaded so far, not only this one: a kernel may call another module's helpers
+    spaces = [namespace] + [vars(m) for name, m in list(sys.modules.items())
+                            if name.startswith("solvers.") and m is not None
+                            and "cuda" in vars(m) and vars(m)["cuda"] is None]
+    for space in spaces:
+        if space.get("cuda") is not cuda:
+            space["cuda"] = cuda
+        for name, where in space.get("CUDA_IMPORTS", {}).items():
+            if space.get(name) is None:
+                module, _, attribute = where.partition(":")
+                space[name] = getattr(importlib.import_module(module), attribute)
     return cuda
 
 
