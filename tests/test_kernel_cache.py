@@ -115,3 +115,28 @@ def test_a_second_process_compiles_nothing_on_cuda(tmp_path):
     assert first["compiled"] > 0
     assert second["compiled"] == 0, second
     assert all(r["certified"] for r in second["found"].values())
+
+
+def test_cpu_runs_never_import_numba_cuda(tmp_path):
+    """A cpu process has no use for numba.cuda (a third of a second to import): every compiled
+    algorithm runs on cpu without loading it."""
+    code = """
+        import sys
+        import numpy as np
+        import solvers
+        graph = solvers.generate("random-bipartite", rows=30, cols=30, degree=3, seed=1)
+        network = solvers.generate("washington-rlg", rows=3, cols=3, seed=1)
+        costs = np.random.default_rng(1).random((12, 12))
+        for name in ("gpr", "pr-seq", "hopcroft-karp"):
+            assert solvers.solve(graph, name, backend="cpu").certified
+        for name in ("wbpr", "dinic"):
+            assert solvers.solve(network, name, backend="cpu").certified
+        for name in ("hungarian", "auction", "lsa"):
+            assert solvers.solve(costs, name, backend="cpu").certified
+        assert "numba" in sys.modules and "numba.cuda" not in sys.modules, "numba.cuda was imported"
+    """
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
