@@ -48,8 +48,14 @@ print(json.dumps({"compiled": watch.compiled, "cache": str(cache_dir()), "found"
 """
 
 
+def with_path(env: dict, root: Path) -> dict:
+    """``root`` first on PYTHONPATH, keeping what was there (a machine may carry its own wheels)."""
+    rest = env.get("PYTHONPATH")
+    return dict(env, PYTHONPATH=str(root) + (os.pathsep + rest if rest else ""))
+
+
 def probe(backend: str, algorithms: str, env: dict, root: Path = ROOT) -> dict:
-    env = dict(env, PYTHONPATH=str(root))
+    env = with_path(env, root)
     env.pop("NUMBA_ENABLE_CUDASIM", None)
     proc = subprocess.run([sys.executable, "-c", textwrap.dedent(PROBE), backend, algorithms], cwd=root, env=env,
                           capture_output=True, text=True, timeout=900)
@@ -135,7 +141,7 @@ def test_cpu_runs_never_import_numba_cuda(tmp_path):
             assert solvers.solve(costs, name, backend="cpu").certified
         assert "numba" in sys.modules and "numba.cuda" not in sys.modules, "numba.cuda was imported"
     """
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env = with_path(dict(os.environ), ROOT)
     env.pop("NUMBA_ENABLE_CUDASIM", None)
     proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=900)
