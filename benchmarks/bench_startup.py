@@ -80,7 +80,8 @@ def main() -> int:
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
     args = ap.parse_args()
 
-    warm_wall, warm = matchscope("warmup", "--backend", args.backend)
+    # every backend the runs below use (cpu-only algorithms run on cpu beside cuda ones)
+    warm_wall, warm = matchscope("warmup", "--backend", "auto" if args.backend == "cuda" else "cpu")
     print(warm.stdout.strip() or warm.stderr.strip())
     rows = []
     for algo, (sample, problem) in CASES.items():
