@@ -41,8 +41,6 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
-import numpy as np
-
 from .errors import Cancelled, InputError
 from .io_util import atomic_write_bytes, jsonable
 
@@ -282,6 +280,7 @@ class Telemetry:
 
     def labels(self, iteration: int, cap: float | None = None, **sides: np.ndarray) -> None:
         """A "labels" snapshot from full per-vertex label arrays (host copies), e.g. rows=psi_r."""
+        import numpy as np
         data, meta = {}, {"label": self.info.label}
         for side, values in sides.items():
             values = np.asarray(values)
@@ -299,6 +298,7 @@ class Telemetry:
 
     def workload(self, iteration: int, modelled: np.ndarray, cycles: np.ndarray | None = None,
                  **meta) -> None:
+        import numpy as np
         data = {"modelled": np.asarray(modelled, dtype=np.float64)}
         if cycles is not None:
             data["cycles"] = np.asarray(cycles, dtype=np.int64)
@@ -346,6 +346,7 @@ NULL = _NullTelemetry()
 
 def label_histogram(values: np.ndarray, bins: int = HIST_BINS) -> tuple[np.ndarray, np.ndarray]:
     """Histogram with unit-width bins for small integer label ranges, else ``bins`` equal bins."""
+    import numpy as np
     if values.size == 0:
         return np.zeros(0, np.int64), np.zeros(1, np.float64)
     lo, hi = float(values.min()), float(values.max())
@@ -360,6 +361,7 @@ def label_histogram(values: np.ndarray, bins: int = HIST_BINS) -> tuple[np.ndarr
 
 def sample_indices(n: int, size: int = SAMPLE_SIZE) -> np.ndarray:
     """A fixed, evenly spread sample of vertex indices (the same every snapshot, so traces line up)."""
+    import numpy as np
     if n <= size:
         return np.arange(n, dtype=np.int64)
     return np.linspace(0, n - 1, size).round().astype(np.int64)
@@ -419,6 +421,7 @@ class RunRecord:
 
     def iteration_table(self) -> dict[str, np.ndarray]:
         """Columns: iteration, elapsed, active, value, phase (str array), plus every extra key (NaN where absent)."""
+        import numpy as np
         its = self.iterations
         cols = {"iteration": np.array([s.iteration for s in its], np.int64),
                 "elapsed": np.array([s.elapsed for s in its], np.float64),
@@ -432,6 +435,7 @@ class RunRecord:
 
     def save(self, path) -> None:
         """One .npz: ``header`` (JSON bytes) + iteration columns + snapshot arrays. Atomic."""
+        import numpy as np
         arrays = {f"it.{k}": v for k, v in self.iteration_table().items()}
         snaps = []
         for i, s in enumerate(self.snapshots):
@@ -450,6 +454,7 @@ class RunRecord:
 
     @classmethod
     def load(cls, path) -> "RunRecord":
+        import numpy as np
         try:
             with np.load(path, allow_pickle=False) as z:
                 header = json.loads(bytes(z["header"]).decode())

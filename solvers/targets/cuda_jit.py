@@ -37,6 +37,14 @@ def bind_cuda(namespace: dict):
     return cuda
 
 
+BUILT: list = []  # every dispatcher made here, in order (so compilations can be counted without a scan)
+
+
+def kernels_compiled() -> int:
+    """Kernels compiled (not loaded from the on-disk cache) by the dispatchers built so far."""
+    return sum(sum(getattr(d, "_cache_misses", {}).values()) for d in BUILT)
+
+
 class LazyCudaKernel:
     def __init__(self, py_func, options: dict):
         functools.update_wrapper(self, py_func)
@@ -49,6 +57,7 @@ class LazyCudaKernel:
         if self._dispatcher is None:
             cuda = bind_cuda(self.py_func.__globals__)
             self._dispatcher = cuda.jit(**self.options)(self.py_func)
+            BUILT.append(self._dispatcher)
         return self._dispatcher
 
     def __getitem__(self, launch_config):
