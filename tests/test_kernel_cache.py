@@ -146,3 +146,4 @@ def test_cpu_runs_never_import_numba_cuda(tmp_path):
     proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
+

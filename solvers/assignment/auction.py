@@ -59,7 +59,8 @@ ALGORITHMS = [
         label="price",
         summary="Auction with epsilon-scaling: Jacobi bidding kernels, atomic assignment, Gauss-Seidel tail.",
         reference="Vasconcelos & Rosenhahn, Bipartite graph matching computation on GPU (EMMCVPR 2009); "
-                  "Bertsekas, Auction algorithms for network flow problems (1992)"),
+                  "Bertsekas, Auction algorithms for network flow problems (1992)",
+        phases=("bid", "eps-scale")),
 ]
 
 REAL_EPS = 2.5e-10  # default final epsilon for real costs, relative to the cost range

@@ -74,7 +74,8 @@ ALGORITHMS = [
         label="dual",
         summary="Hungarian method with a parallel multi-path augmenting search (exact; integer or real costs).",
         reference="Date & Nagi, GPU-accelerated Hungarian algorithms for the linear assignment problem, "
-                  "Parallel Computing 57 (2016)"),
+                  "Parallel Computing 57 (2016)",
+        phases=("augment", "dual-update")),
 ]
 
 EXACT_FLOAT32 = 2 ** 24  # integers below this are exact in float32

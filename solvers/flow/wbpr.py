@@ -79,7 +79,7 @@ ALGORITHMS = [
               "solvers.flow.wbpr:run", OPTIONS, label="height",
               summary="Workload-balanced lock-free push-relabel max flow on RCSR/BCSR residual graphs, "
                       "thread- or vertex-centric, global relabel by device BFS; matchings via unit-capacity flow",
-              reference="Hsieh et al. 2024"),
+              reference="Hsieh et al. 2024", phases=("push-relabel", "global-relabel", "return-excess")),
 ]
 
 

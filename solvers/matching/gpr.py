@@ -92,7 +92,7 @@ ALGORITHMS = [
               OPTIONS, label="psi",
               summary="GPU push-relabel maximum cardinality matching (G-PR): lock-free pushes on active-column "
                       "lists, level-synchronous global relabeling, adaptive relabel frequency",
-              reference="Deveci et al. 2013"),
+              reference="Deveci et al. 2013", phases=("push", "global-relabel")),
 ]
 
 # counters slots (see gpr_kernels): the two stamps, then telemetry counts
