@@ -186,3 +186,132 @@ def _cuda_kernels_compiled() -> int:
     package is a solvers.targets.cuda_jit kernel, which keeps its dispatcher in a list."""
     from .targets.cuda_jit import kernels_compiled
     return kernels_compiled()
+
+
+# ---------------------------------------------------------------- ahead of time: every kernel, once per machine
+
+PLAN_COMBINATIONS = 48   # above this many option combinations, vary one option at a time from the defaults
+MARKER = "warmed-{backend}.json"
+
+
+@dataclass(frozen=True)
+class WarmupItem:
+    """One untimed run of ``warm_all``: an algorithm on a tiny problem with some options."""
+
+    algorithm: str
+    problem: object
+    options: dict
+    observed: bool      # with an observer taking every snapshot (the telemetry paths)
+
+    @property
+    def label(self) -> str:
+        shown = ", ".join(f"{k}={v}" for k, v in self.options.items())
+        return f"{self.algorithm}{f' ({shown})' if shown else ''} on {self.problem.describe()}"
+
+
+def _sample_problems(kind: str) -> list:
+    """Tiny problems of one kind, one per specialisation the solvers compile: small and large
+    graphs (serial and threaded loops), real, integer and rectangular costs, sparse costs."""
+    from .generators import generate
+    if kind == "matching":
+        return [generate("random-bipartite", rows=32, cols=32, degree=3, seed=1),
+                generate("random-bipartite", rows=WARM_SIDE // 2, cols=WARM_SIDE // 2, degree=2, seed=1)]
+    if kind == "flow":
+        return [generate("washington-rlg", rows=4, cols=4, seed=1)]
+    if kind == "assignment":
+        rng = np.random.default_rng(1)
+        return [CostMatrix.from_array(rng.random((12, 12)), source="<warm-up>"),
+                CostMatrix.from_array(rng.integers(0, 100, (12, 12)).astype(np.float64), source="<warm-up>"),
+                CostMatrix.from_array(rng.random((6, 14)), source="<warm-up>"),
+                generate("sparse-lap", rows=16, cols=16, degree=4, seed=1)]
+    return []
+
+
+def _option_sets(algo) -> list[dict]:
+    """Every combination of the categorical options (choices and switches), or, when there are
+    too many, the defaults and each value of each option alone."""
+    import itertools
+
+    axes = [(o.name, list(o.choices) if o.choices else [True, False]) for o in algo.options
+            if o.choices is not None or o.kind == "bool"]
+    combos = list(itertools.product(*(values for _, values in axes)))
+    if len(combos) <= PLAN_COMBINATIONS:
+        return [dict(zip([name for name, _ in axes], combo)) for combo in combos] or [{}]
+    sets = [{}]
+    for name, values in axes:
+        sets += [{name: v} for v in values if v != next(o.default for o in algo.options if o.name == name)]
+    return sets
+
+
+def warmup_plan(backend: str) -> list[WarmupItem]:
+    """What ``warm_all`` runs for ``backend``: each compiled algorithm there, on each sample of
+    each kind it solves, with each option set, once watched (telemetry paths) and once not."""
+    items = []
+    for algo in registry.algorithms().values():
+        if backend not in algo.backends or not wants_warmup(algo.name, backend):
+            continue
+        problems = [p for kind in algo.problem_kinds for p in _sample_problems(kind)]
+        problems = [p for p in problems if isinstance(p, algo.accepts) or p.kind in algo.problem_kinds]
+        for problem in problems:
+            for options in _option_sets(algo):
+                items.append(WarmupItem(algo.name, problem, options, observed=True))
+            items.append(WarmupItem(algo.name, problem, {}, observed=False))
+    return items
+
+
+def marker_path(backend: str):
+    from .targets.cache import cache_dir
+    directory = cache_dir()
+    return None if directory is None else directory / MARKER.format(backend=backend)
+
+
+def is_warm(backend: str) -> bool:
+    """``warm_all`` finished for ``backend`` with this cache (same sources, same machine)."""
+    marker = marker_path(backend)
+    return marker is not None and marker.is_file()
+
+
+@dataclass
+class WarmAllReport:
+    runs: int = 0
+    compiled: int = 0      # functions numba compiled (not loaded from the cache)
+    seconds: float = 0.0
+    failures: list = None  # labels of runs that failed (a tiny problem that is infeasible, say)
+
+
+def warm_all(backend: str, progress=None, should_stop=None) -> WarmAllReport:
+    """Compile (or load) every kernel of every compiled algorithm for ``backend``, untimed, so that
+    later runs compile nothing. ``progress(done, total, label)`` is called before each run;
+    ``should_stop()`` ends it early (Cancelled). Marks the backend warm when all ran."""
+    import json
+
+    plan = warmup_plan(backend)
+    report = WarmAllReport(failures=[])
+    start = time.perf_counter()
+    for done, item in enumerate(plan):
+        if should_stop is not None and should_stop():
+            raise Cancelled("warm-up stopped")
+        if progress is not None:
+            progress(done, len(plan), item.label)
+        with watch_compiles(backend=backend) as watch:
+            observer = _WarmupObserver(0.0, should_stop) if item.observed else None
+            try:
+                from .api import solve
+                solve(item.problem, item.algorithm, backend=backend, observer=observer, **item.options)
+            except Cancelled:
+                raise
+            except Exception:  # an option set a sample does not suit still compiled what it reached
+                report.failures.append(item.label)
+        report.compiled += watch.compiled
+        report.runs += 1
+    report.seconds = time.perf_counter() - start
+    if progress is not None:
+        progress(len(plan), len(plan), "done")
+    marker = marker_path(backend)
+    if marker is not None:
+        try:
+            marker.write_text(json.dumps({"backend": backend, "runs": report.runs,
+                                          "algorithms": sorted({i.algorithm for i in plan})}))
+        except OSError:  # a read-only cache still serves; only the note that it is complete is lost
+            pass
+    return report

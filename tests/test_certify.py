@@ -12,7 +12,7 @@ import pytest
 import solvers
 from solvers import certify as cm
 from solvers.assignment import reference as assignment_reference
-from solvers.flow import reference as flow_reference
+from solvers.flow import scipy_flow as flow_reference
 from solvers.matching import reference as matching_reference
 from solvers.problems import BipartiteGraph, CostMatrix, FlowNetwork, PointSeries, SparseCosts
 from solvers.result import Solution

@@ -1,0 +1,55 @@
+"""`matchscope warmup`: every kernel ahead of time, with the cache's location (issue 12)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import solvers
+from solvers import warmup
+from solvers.cli import main
+
+
+@pytest.fixture
+def tiny_plan(monkeypatch, tmp_path):
+    graph = solvers.generate("random-bipartite", rows=8, cols=8, degree=2, seed=1)
+    plan = [warmup.WarmupItem("pr-seq", graph, {}, observed=True),
+            warmup.WarmupItem("pr-seq", graph, {"init": "none"}, observed=False)]
+    monkeypatch.setattr(warmup, "warmup_plan", lambda backend: plan)
+    monkeypatch.setattr(warmup, "marker_path", lambda backend: tmp_path / f"warmed-{backend}.json")
+    return plan
+
+
+def test_warmup_runs_the_plan_marks_the_backend_warm_and_says_where_the_cache_is(tiny_plan, capsys, tmp_path):
+    assert not warmup.is_warm("cpu")
+    assert main(["warmup", "--backend", "cpu"]) == 0
+    out, err = capsys.readouterr()
+    lines = out.strip().splitlines()
+    assert lines[0].startswith("cpu: ready after 2 untimed runs in ")
+    assert lines[-1].startswith("kernel cache: ")
+    assert err == ""
+    assert warmup.is_warm("cpu")
+    assert json.loads((tmp_path / "warmed-cpu.json").read_text())["algorithms"] == ["pr-seq"]
+
+
+def test_the_real_plan_covers_every_compiled_algorithm_and_option_value():
+    plan = warmup.warmup_plan("cpu")
+    compiled = {name for name, a in solvers.algorithms().items() if a.compiled and "cpu" in a.backends}
+    assert {item.algorithm for item in plan} == compiled
+    for name in ("gpr", "hungarian", "wbpr", "auction"):
+        algo = solvers.algorithms()[name]
+        for option in algo.options:
+            if option.choices:
+                seen = {item.options.get(option.name, option.default) for item in plan if item.algorithm == name}
+                assert seen == set(option.choices), (name, option.name)
+    kinds = {(item.algorithm, type(item.problem).__name__) for item in plan}
+    assert ("hungarian", "CostMatrix") in kinds and ("lapjvsp", "SparseCosts") in kinds
+
+
+def test_a_backend_that_is_not_here_is_one_line(capsys):
+    from solvers.targets import cuda_available
+    if cuda_available():
+        pytest.skip("a GPU is here")
+    assert main(["warmup", "--backend", "cuda"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.strip().splitlines()) == 1 and err.startswith("error: ")
