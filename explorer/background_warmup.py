@@ -20,8 +20,11 @@ log = logging.getLogger("matchscope.explorer")
 
 
 def backends_to_warm() -> list[str]:
-    from solvers.targets import available_backends
-    return [b for b in available_backends() if b != "cudasim" and not warmup.is_warm(b)]
+    """cpu, and cuda when a GPU is here, unless already warm; decided without importing numba (the
+    window is being built), the GPU by its driver alone."""
+    from solvers.targets import gpu_present
+    here = ["cpu"] + (["cuda"] if gpu_present() else [])
+    return [b for b in here if not warmup.is_warm(b)]
 
 
 class BackgroundWarmup(QtCore.QObject):
