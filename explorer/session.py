@@ -252,6 +252,12 @@ class RunState:
         return int(its[-1].iteration) if its else None
 
     @property
+    def reports_so_far(self) -> int:
+        """Telemetry reports received: what the charts and the timeline count while a run goes (the
+        solver's own iteration count is known at the end, as ``iterations``)."""
+        return len(self.recorder.iterations)
+
+    @property
     def solver_seconds(self) -> float | None:
         """Time inside the solver (a tracking run: its solves), without loading, warm-up or certifying."""
         if self.result is not None:

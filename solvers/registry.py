@@ -20,6 +20,7 @@ from typing import Any
 from .errors import InputError
 
 FAMILIES = ("matching", "flow", "assignment")
+UNBOUNDED = 1e300  # a declared bound this large is a guard against overflow, not a limit to show
 DECLARING_MODULES = (
     "solvers.matching.gpr", "solvers.matching.pr_seq", "solvers.matching.reference",
     "solvers.flow.wbpr", "solvers.flow.reference",
@@ -51,21 +52,23 @@ class Option:
         return {bool: "bool", int: "int", float: "float"}.get(type(self.default), "text")
 
     def range_text(self) -> str:
-        """``> 1``, ``0 to 1000000``, ``>= 0`` or "" (no bound); an integer option's bounds print as
-        whole numbers (``0 to 2147483647``, never ``2.14748e+09``)."""
+        """In words: ``more than 1``, ``0 to 1000000``, ``at least 0``, ``at most 5`` or "" (no bound);
+        an integer option's bounds print as whole numbers (``0 to 2147483647``, never ``2.14748e+09``),
+        and a bound past 1e300 is no bound to a reader."""
         def number(bound) -> str:
             if self.kind == "int" and float(bound).is_integer():
                 return f"{int(bound)}"
             return f"{bound:g}"
 
-        low = "" if self.low is None else f"{'>' if self.low_open else '>='} {number(self.low)}"
-        if self.high is None or math.isinf(self.high):
+        high = None if self.high is None or abs(self.high) >= UNBOUNDED else self.high
+        low = "" if self.low is None else f"{'more than' if self.low_open else 'at least'} {number(self.low)}"
+        if high is None:
             return low
         if self.low is None:
-            return f"<= {number(self.high)}"
+            return f"at most {number(high)}"
         if self.low_open:
-            return f"{low} and <= {number(self.high)}"
-        return f"{number(self.low)} to {number(self.high)}"
+            return f"{low} and at most {number(high)}"
+        return f"{number(self.low)} to {number(high)}"
 
     def parse(self, value) -> Any:
         """Convert a CLI/GUI value to the default's type and check it against the choices and range."""

@@ -75,8 +75,9 @@ def test_integer_option_ranges_print_as_integers():
     cycles = Option("cycles", 0, low=0, high=2**31 - 1)
     assert cycles.range_text() == "0 to 2147483647"
     assert "e+" not in str(pytest.raises(Exception, cycles.parse, "99999999999999999999").value)
-    assert Option("n", 1, low=1).range_text() == ">= 1"
-    assert Option("eps", 1.0, low=0.0, high=1e300).range_text() == "0 to 1e+300"  # floats as before
+    assert Option("n", 1, low=1).range_text() == "at least 1"
+    assert Option("eps", 1.0, low=0.0, high=1e300).range_text() == "at least 0"  # a guard bound is no limit to show
+    assert Option("x", 1.0, high=5.0).range_text() == "at most 5"
 
 
 # ---- B. one meaning of "iteration": the charts and the timeline count reports, and say so ---------
@@ -217,7 +218,7 @@ def test_a_refused_option_in_a_script_is_in_the_form_and_the_screenshot(window, 
                             "leftovers-script-bad-option.png")
     assert code == 2 and shot.exists()
     panel = win.solver_panel
-    reason = "option eps must be 0 to 1e+300, not -1"
+    reason = "option eps must be at least 0, not -1"
     assert panel.option_widgets["eps"].lineEdit().text() == "-1"  # the refused value, not the default
     assert panel.invalid_reason() == reason and panel.invalid_label.isVisible()
     assert win.status_label.text() == reason and win.log_panel.entries[-1][1] == reason

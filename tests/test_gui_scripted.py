@@ -65,12 +65,12 @@ def test_scripted_bad_inputs_exit_2_with_one_line(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.strip() == ("error: --size must be WIDTHxHEIGHT in pixels, each 200 to 20000 (e.g. 1440x900), "
                                    "not big")
-    # an option the form refuses (eps_factor must be > 1) is refused before anything runs
+    # an option the form refuses (eps_factor must be more than 1) is refused before anything runs
     costs = tmp_path / "costs.npy"
     solvers.save(solvers.generate("dense-lap", n=6, seed=1), str(costs))
     proc = explorer(str(costs), "--algo", "auction", "--opt", "eps_factor=-1e15", "--run", "--quit", home=tmp_path)
     assert proc.returncode == 2
-    assert proc.stderr.strip().splitlines()[-1] == "error: option eps_factor must be > 1 and <= 1e+06, not -1e15"
+    assert proc.stderr.strip().splitlines()[-1] == "error: option eps_factor must be more than 1 and at most 1e+06, not -1e15"
 
 
 def test_matchscope_gui_reports_a_bad_file_as_path_line_message(tmp_path):

@@ -342,3 +342,21 @@ def test_timeline_shows_no_run_after_a_new_dataset(qtbot):
     assert session.current_run is None
     session.set_current_run(earlier)  # choosing a run again shows it
     assert timeline.run_combo.currentIndex() == 0 and session.cursor is None
+
+
+def test_a_running_solve_counts_reports_as_the_charts_do_not_solver_iterations(qtbot):
+    """While a run goes, the panel says how many telemetry reports came ("report N", as the charts and
+    the timeline count them); a solver's own iteration numbers may run past its final count (gpr's
+    final check is loop 32 of a 31-loop run), so the panel never shows them as "iterations" live."""
+    from explorer.views.solver_panel import SolverPanel
+    session = Session()
+    session.set_problem(small_graph())
+    run = RunState("x", "cpu", {}, "matching")
+    session.add_run(run)
+    session.mark_started(run)
+    for number in (0, 5, 32):
+        run.recorder.iterations.append(IterationStats(number, 0.001 * number, "push", 3, 1.0))
+    panel = SolverPanel(session)
+    qtbot.addWidget(panel)
+    rows = {name: (value, note) for name, value, note in panel._rows(run)}
+    assert rows["report"][0] == "3" and "iteration" not in rows and "iterations" not in rows

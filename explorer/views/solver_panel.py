@@ -429,9 +429,9 @@ class SolverPanel(QtWidgets.QWidget):
                 done, total, unit = units
                 note = "re-solved with the gate" if unit.startswith("gated") else ""
                 rows.append((unit, f"{min(done + 1, total):,} of {total:,}", note))
-            current = run.current_iteration
-            if current is not None and units is None:
-                rows.append(("iteration", f"{current:,}", ""))
+            reports = run.reports_so_far
+            if reports and units is None:  # as the charts and the timeline count; "iterations" is the end's
+                rows.append(("report", f"{reports:,}", "telemetry reports so far"))
             if cols.n:
                 active = last_reported(cols.column("active")[-256:])  # solvers may skip costly counts
                 if active is not None:
