@@ -28,36 +28,36 @@ class Launcher(Protocol):
     launches: int   # launches so far (the host loop's cost model)
     readbacks: int  # copies to the host so far
 
-    def session(self, size: int, parallel_min: int | None = None) -> AbstractContextManager: ...
-    """Run the enclosed solve with settings suited to a problem of ``size`` (cpu: thread count; one
-    thread below ``parallel_min``, default cpu.PARALLEL_MIN, for an algorithm whose parallel regions
-    are many and short enough to need its own threshold)."""
+    def session(self, size: int, parallel_min: int | None = None) -> AbstractContextManager:
+        """Run the enclosed solve with settings suited to a problem of ``size`` (cpu: thread count; one
+        thread below ``parallel_min``, default cpu.PARALLEL_MIN, for an algorithm whose parallel regions
+        are many and short enough to need its own threshold)."""
 
-    def launch(self, kernel: Kernel, size, *args) -> None: ...
-    """Run ``kernel`` over ``size`` (see kernel.SHAPES) with ``args``; asynchronous on a GPU."""
+    def launch(self, kernel: Kernel, size, *args) -> None:
+        """Run ``kernel`` over ``size`` (see kernel.SHAPES) with ``args``; asynchronous on a GPU."""
 
-    def dims(self, kernel: Kernel, size, *args): ...
-    """(blocks, threads per block) that ``launch`` would use, None when it would launch nothing
-    (cpu: (1, 1), the loop covers the work itself); a host loop sizes per-thread arrays with it."""
+    def dims(self, kernel: Kernel, size, *args):
+        """(blocks, threads per block) that ``launch`` would use, None when it would launch nothing
+        (cpu: (1, 1), the loop covers the work itself); a host loop sizes per-thread arrays with it."""
 
-    def cooperative_blocks(self, kernel: Kernel, *args) -> int: ...
-    """How many blocks of a COOPERATIVE kernel can be resident at once (1 on cpu)."""
+    def cooperative_blocks(self, kernel: Kernel, *args) -> int:
+        """How many blocks of a COOPERATIVE kernel can be resident at once (1 on cpu)."""
 
-    def upload(self, host: np.ndarray, dtype=None): ...
-    """A target copy of ``host`` (contiguous, in ``dtype``); an empty array gets one unused element."""
+    def upload(self, host: np.ndarray, dtype=None):
+        """A target copy of ``host`` (contiguous, in ``dtype``); an empty array gets one unused element."""
 
-    def upload_matrix(self, host: np.ndarray, dtype): ...
-    """A target copy of a large 2-D matrix converted to ``dtype`` (on a GPU: staged through pinned memory)."""
+    def upload_matrix(self, host: np.ndarray, dtype):
+        """A target copy of a large 2-D matrix converted to ``dtype`` (on a GPU: staged through pinned memory)."""
 
     def empty(self, n: int, dtype): ...
     def full(self, n: int, value, dtype): ...
     def zeros(self, n: int, dtype): ...
 
-    def read(self, array, out: np.ndarray | None = None) -> np.ndarray: ...
-    """A host copy of ``array`` (into ``out`` when given: a reused, on a GPU pinned, buffer)."""
+    def read(self, array, out: np.ndarray | None = None) -> np.ndarray:
+        """A host copy of ``array`` (into ``out`` when given: a reused, on a GPU pinned, buffer)."""
 
-    def host_buffer(self, n: int, dtype) -> np.ndarray: ...
-    """A host array for frequent small readbacks (pinned on a GPU)."""
+    def host_buffer(self, n: int, dtype) -> np.ndarray:
+        """A host array for frequent small readbacks (pinned on a GPU)."""
 
     def write(self, array, host: np.ndarray) -> None: ...
     def synchronize(self) -> None: ...

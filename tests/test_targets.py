@@ -1,0 +1,60 @@
+"""The one target layer (issue 12): one {backend: launcher} table, every launcher speaking the
+Launcher protocol, Kernel records launched the same way on every target, shared geometry."""
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+from numba import njit, prange
+
+from solvers.errors import BackendUnavailable
+from solvers.targets import LAUNCHERS, Kernel, Launcher, grid_for, launcher_for
+from solvers.targets.kernel import COOPERATIVE, EACH, MATRIX
+
+
+@njit(parallel=True)
+def _double_cpu(n, a):
+    for i in prange(n):
+        a[i] *= 2
+
+
+DOUBLE = Kernel("double", cpu=_double_cpu, cuda=None, shape=EACH)
+
+
+@pytest.mark.parametrize("backend", sorted(LAUNCHERS))
+def test_every_launcher_in_the_table_speaks_the_protocol(backend):
+    module, _, name = LAUNCHERS[backend].partition(":")
+    cls = getattr(importlib.import_module(module), name)
+    members = [m for m in vars(Launcher) if not m.startswith("_") and m not in ("backend", "device", "simulated")]
+    missing = [m for m in members if not hasattr(cls, m)]
+    assert not missing, (backend, missing)
+    assert cls.backend == backend
+
+
+def test_the_cpu_launcher_runs_a_kernel_and_copies_like_a_device():
+    launcher = launcher_for("cpu")
+    assert isinstance(launcher, Launcher) and not launcher.device and not launcher.simulated
+    data = launcher.upload(np.arange(5), np.int64)
+    with launcher.session(5):
+        launcher.launch(DOUBLE, 5, 5, data)
+    out = launcher.read(data)
+    assert out.tolist() == [0, 2, 4, 6, 8] and launcher.launches == 1 and launcher.readbacks == 1
+    out[0] = 99  # a readback is a copy, as on a GPU
+    assert launcher.read(data)[0] == 0
+    assert launcher.upload(np.zeros(0), np.float64).size == 1  # empty arrays get one unused element
+
+
+def test_a_simulator_launcher_needs_the_simulator_switched_on_first():
+    with pytest.raises(BackendUnavailable, match="NUMBA_ENABLE_CUDASIM"):
+        launcher_for("cudasim")
+    with pytest.raises(BackendUnavailable, match="unknown backend"):
+        launcher_for("opencl")
+
+
+def test_launch_geometry_is_shared():
+    assert grid_for(1000) == (4, 256)
+    assert grid_for(5) == (1, 32)            # a tiny launch: one small block, a whole warp
+    assert grid_for(5, 256, 4) == (1, 8)     # the simulator's smallest blocks
+    with pytest.raises(ValueError):
+        Kernel("bad", shape="diagonal")
