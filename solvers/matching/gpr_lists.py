@@ -258,9 +258,8 @@ def scan_sums_cpu(block_sums, n_blocks, counters, slot):
 
 @cuda_kernel
 def scan_sums_kernel(block_sums, n_blocks, counters, slot):
-    """One block: each thread sums a segment of block_sums, thread 0 scans the segment sums, each
-    thread writes its segment's offsets; counters[slot] gets the total."""
-    sm = cuda.shared.array(SCAN_SHARED, int32)
+    """One block: each thread sums a segment of block_sums, the block scans the segment sums
+    (block_scan), each thread writes its segment's offsets; counters[slot] gets the total."""
     t = cuda.threadIdx.x
     size = cuda.blockDim.x
     seg = (n_blocks + size - 1) // size
@@ -269,23 +268,13 @@ def scan_sums_kernel(block_sums, n_blocks, counters, slot):
     s = 0
     for j in range(lo, hi):
         s += block_sums[j]
-    sm[t] = s
-    cuda.syncthreads()
-    if t == 0:
-        run = 0
-        for j in range(size):
-            c = sm[j]
-            sm[j] = run
-            run += c
-        sm[size] = run
-    cuda.syncthreads()
-    run = sm[t]
+    run, total = block_scan(s)
     for j in range(lo, hi):
         c = block_sums[j]
         block_sums[j] = run
         run += c
     if t == 0:
-        counters[slot] = sm[size]
+        counters[slot] = total
 
 
 
