@@ -23,7 +23,7 @@ GATE = threading.Event()
 
 def run_gated(problem: BipartiteGraph, backend, tel):
     """Blocks until the test opens the gate, as a long compilation would."""
-    assert GATE.wait(30)
+    assert GATE.wait(120)
     return Solution(0.0, 1, np.full(problem.n_rows, -1), np.full(problem.n_cols, -1))
 
 
@@ -46,26 +46,26 @@ def test_first_start_warms_up_in_the_background_without_blocking(window, qtbot, 
     assert not warmup.is_warm("cpu")
     assert win.start_background_warmup(["cpu"])
     # the first item is blocked: the window still handles events and shows where the warm-up is
-    qtbot.waitUntil(lambda: win.warmup_label.text() == "Preparing cpu kernels: 0 of 2", timeout=10_000)
+    qtbot.waitUntil(lambda: win.warmup_label.text() == "Preparing cpu kernels: 0 of 2", timeout=60_000)
     assert win.warmup_bar.isVisible() and win.warmup_bar.maximum() == 2
     ticked = []
     QtCore.QTimer.singleShot(0, lambda: ticked.append(True))
-    qtbot.waitUntil(lambda: bool(ticked), timeout=5_000)
+    qtbot.waitUntil(lambda: bool(ticked), timeout=60_000)
     assert win.background_warmup.running
     GATE.set()
     qtbot.waitUntil(lambda: not win.background_warmup.running, timeout=60_000)
-    qtbot.waitUntil(lambda: win.warmup_bar.isHidden(), timeout=10_000)
+    qtbot.waitUntil(lambda: win.warmup_bar.isHidden(), timeout=60_000)
     assert warmup.is_warm("cpu")
-    qtbot.waitUntil(lambda: any("kernels for cpu are ready" in m for _, m in win.log_panel.entries), timeout=10_000)
+    qtbot.waitUntil(lambda: any("kernels for cpu are ready" in m for _, m in win.log_panel.entries), timeout=60_000)
 
 
 def test_closing_the_window_stops_the_warm_up_at_the_next_item(window, qtbot, gated_plan):  # noqa: F811
     win = window
     assert win.start_background_warmup(["cpu"])
-    qtbot.waitUntil(lambda: win.warmup_label.text().endswith("0 of 2"), timeout=10_000)
+    qtbot.waitUntil(lambda: win.warmup_label.text().endswith("0 of 2"), timeout=60_000)
     win.background_warmup.stop()
     GATE.set()
-    qtbot.waitUntil(lambda: not win.background_warmup.running, timeout=30_000)
+    qtbot.waitUntil(lambda: not win.background_warmup.running, timeout=60_000)
     assert not warmup.is_warm("cpu")  # stopped before the end: not marked warm
 
 
