@@ -181,13 +181,16 @@ TRACKING_OPTIONS = ("max_distance",)  # `solve` on a point series: options of so
 def _cmd_solve(args) -> int:
     from .targets import configure_numba
     configure_numba(args.backend)  # before anything below can import numba
-    import solvers
     from . import registry
+    algo = registry.get(args.algo) if args.algo else None
+    if args.backend == "cuda" or (args.backend == "auto" and (algo is None or "cuda" in algo.backends)):
+        from .targets.early_context import start_cuda_context
+        start_cuda_context()  # the GPU context builds while numba imports and the file is read
+    import solvers
     from .formats import reading_for
     from .formats import read_progress
 
     options = _parse_opts(args.opt)
-    algo = registry.get(args.algo) if args.algo else None
     if algo is not None:  # a bad option fails now, not after a long load
         algo.parse_options({k: v for k, v in options.items() if k not in TRACKING_OPTIONS})
 
@@ -687,6 +690,10 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     except SystemExit as exc:  # --help / --version from argparse
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_BAD_INPUT)
+    finally:
+        early = sys.modules.get("solvers.targets.early_context")
+        if early is not None:
+            early.wait_for_cuda_context()
 
 
 if __name__ == "__main__":
