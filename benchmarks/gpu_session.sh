@@ -9,6 +9,11 @@ what=${1:-check}; shift || true
 out=${OUT:-benchmarks/results}
 mkdir -p "$out"
 export NUMBA_CACHE_DIR=${NUMBA_CACHE_DIR:-/tmp/numba-cache}
+# The GPU machine sets PYTHONDONTWRITEBYTECODE=1 and its numba-cuda ships without bytecode, so every
+# fresh process there byte-compiles ~240 modules (0.8 s) that a pip install would have compiled once.
+# Fresh-process timings would measure that artefact: let Python keep its bytecode, in a writable place.
+unset PYTHONDONTWRITEBYTECODE
+export PYTHONPYCACHEPREFIX=${PYTHONPYCACHEPREFIX:-/tmp/pycache}
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 python3 - <<'PY'
