@@ -30,7 +30,7 @@ import os
 import numpy as np
 
 from .errors import InputError
-from .problems import BipartiteGraph, CostMatrix, FlowNetwork, PointSeries, SparseCosts
+from .problems import BipartiteGraph, CostMatrix, FlowNetwork, PointSeries, SparseCosts, _is_sparse
 from .telemetry import Observer
 
 SOLVED_KINDS = ("matching", "flow", "assignment")
@@ -65,8 +65,7 @@ def as_problem(data, algo=None, kind: str | None = None):
         return load(data, problem=kind or reading_for(data, algo))
     if kind == "points":
         raise InputError("a point series is tracked (solvers.track), not solved")
-    import scipy.sparse as sp
-    if sp.issparse(data):
+    if _is_sparse(data):  # without scipy.sparse imported, nothing can be one: no import here
         return _from_matrix(data, _kind(kind, algo, "matching"), sparse=True)
     if _is_networkx(data):
         return _from_networkx(data, _kind(kind, algo, "matching"))
@@ -141,7 +140,8 @@ def _array(data, what: str) -> np.ndarray:
 def _from_matrix(matrix, kind: str, sparse: bool):
     import scipy.sparse as sp
     if kind == "assignment":
-        return SparseCosts.from_sparse(matrix) if sparse else CostMatrix.from_array(matrix)
+        # the Problem lives only for this call, while the caller cannot touch the array: no copy
+        return SparseCosts.from_sparse(matrix) if sparse else CostMatrix.from_array(matrix, copy=False)
     if not sparse:
         if matrix.ndim != 2:
             raise InputError(f"a {'graph' if kind == 'matching' else 'capacity'} matrix must be 2-D, "

@@ -438,11 +438,16 @@ class _CostRows:
             self.row_ptr = np.arange(self.n_rows + 1, dtype=np.int64) * self.n_cols
             self.col_ind = np.empty(0, dtype=np.int64)
             self.cost = problem.costs.reshape(-1)
+            # the problem's own summary (one pass, made when it was validated or first described)
+            described = problem.describe()
+            low, high = described["min_cost"], described["max_cost"]
+            self.max_abs = max(abs(low), abs(high)) if low is not None else 0.0
+            self.integer = bool(described["integer"])
         else:
             self.dense = False
             self.row_ptr, self.col_ind, self.cost = problem.row_ptr, problem.col_ind, problem.cost
-        max_abs, integer = _cost_summary(self.cost)
-        self.max_abs, self.integer = float(max_abs), bool(integer)
+            max_abs, integer = _cost_summary(self.cost)
+            self.max_abs, self.integer = float(max_abs), bool(integer)
 
     def args(self):
         return self.row_ptr, self.col_ind, self.dense, self.cost

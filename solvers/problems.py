@@ -326,6 +326,43 @@ def _validate_costs(values: np.ndarray, source: str | None, shape: tuple[int, in
     return values
 
 
+LARGE_MATRIX_ENTRIES = 1 << 18  # from here a dense matrix is checked by one compiled pass (solvers.cost_summary)
+
+
+def _real_dtype(dtype: np.dtype) -> bool:
+    """Real numbers the compiled pass reads: any integer width, float32 and float64."""
+    return dtype.kind in "iu" or (dtype.kind == "f" and dtype.itemsize in (4, 8))
+
+
+def _validate_large(values: np.ndarray, source: str | None, copy: bool):
+    """(float64 C-ordered costs, their summary) of a large real matrix in one compiled pass over the
+    cores; the rare refused matrix goes through _validate_costs, which names the bad entry."""
+    from .cost_summary import scan_costs
+    if values.dtype.kind in "iu":
+        too_big = int(values.max()) > EXACT_INTEGER or (values.dtype.kind == "i" and int(values.min()) < -EXACT_INTEGER)
+        if too_big:
+            _validate_costs(values, source, values.shape)  # raises, naming the entry
+    convert = copy or values.dtype != np.float64 or not values.flags.c_contiguous
+    out = np.empty(values.shape, dtype=np.float64) if convert else None
+    summary = scan_costs(values, out)
+    if summary is None:
+        _validate_costs(values, source, values.shape)  # raises, naming the NaN or -inf
+        raise AssertionError("the compiled scan and the numpy checks disagree")  # never reached
+    low, high, forbidden, integer = summary
+    biggest = max(abs(low), abs(high)) if forbidden < values.size else 0.0
+    if biggest > cost_limit(*values.shape):
+        _validate_costs(values, source, values.shape)  # raises, with the limit in words
+    return (out if convert else values), (low, high, forbidden, integer)
+
+
+def _frozen_view(a: np.ndarray) -> np.ndarray:
+    """A read-only C-ordered view of ``a`` (a copy only if it is not C-ordered): the caller's own
+    array keeps its flags."""
+    view = np.ascontiguousarray(a).view()
+    view.setflags(write=False)
+    return view
+
+
 def _dtype_words(dtype: np.dtype) -> str:
     """A dtype as words (no Python repr): complex numbers, text, Python objects..."""
     kinds = {"c": "complex numbers", "U": "text", "S": "bytes", "O": "Python objects", "M": "dates",
@@ -345,19 +382,33 @@ class CostMatrix:
     source: str | None = None
 
     @classmethod
-    def from_array(cls, costs, forbidden=None, source: str | None = None) -> "CostMatrix":
+    def from_array(cls, costs, forbidden=None, source: str | None = None, copy: bool = True) -> "CostMatrix":
+        """Validated costs. ``copy=True`` (the default) keeps a private copy, so the Problem stays
+        as it was whatever later happens to ``costs``. ``copy=False`` reads a C-ordered float64
+        array in place through a read-only view (others are converted, which copies anyway): for
+        a Problem that lives only while its caller cannot touch the array, e.g. inside
+        ``solvers.solve``, or for an array nobody else holds (a file just read)."""
         if _is_sparse(costs):
             raise InputError("CostMatrix needs a dense array; use SparseCosts for sparse input", source)
-        a = np.array(costs, copy=True)
+        a = np.asarray(costs)
         if a.ndim != 2:
             raise InputError(f"a cost matrix must be 2-D, got shape {a.shape}", source)
-        a = _validate_costs(a, source, a.shape)
+        copy = copy or forbidden is not None
+        if a.size >= LARGE_MATRIX_ENTRIES and _real_dtype(a.dtype):
+            a, summary = _validate_large(a, source, copy)
+        else:
+            a = _validate_costs(np.array(a, copy=True) if copy else a, source, a.shape)
+            summary = None
         if forbidden is not None:
             mask = np.asarray(forbidden, dtype=bool)
             if mask.shape != a.shape:
                 raise InputError("forbidden mask shape differs from the cost matrix", source)
             a[mask] = np.inf
-        return cls(_frozen(a), source)
+            summary = None
+        matrix = cls(_frozen_view(a), source)
+        if summary is not None:  # the validating pass summarised it already: describe() is free
+            matrix.__dict__["_summary"] = summary
+        return matrix
 
     @property
     def shape(self) -> tuple[int, int]:

@@ -38,8 +38,9 @@ def run_algorithm(problem, algo: registry.Algorithm, backend: str, observer: Obs
 
     chosen = resolve_backend(backend, algo.backends, algo.name)
     prepared = convert(problem, algo)
-    info = RunInfo(algo.name, chosen, problem.kind, problem.describe(), options, algo.label)
-    tel = Telemetry.attach(observer, info)
+    # the description is a pass over the data: made only when someone listens (issue 13)
+    described = problem.describe() if observer is not None else {}
+    tel = Telemetry.attach(observer, RunInfo(algo.name, chosen, problem.kind, described, options, algo.label))
     run = algo.run_function()
     start = time.perf_counter()
     solution = run(prepared, chosen, tel, **options)

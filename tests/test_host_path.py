@@ -1,0 +1,132 @@
+"""Issue 13's host path: a large dense matrix is checked, summarised and (where needed) converted in
+one compiled pass (solvers.cost_summary), solve() reads the caller's float64 array in place, and
+nothing describes a problem that nobody listens to. The compiled pass must refuse exactly what the
+numpy checks refuse, with the same words."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import solvers
+from solvers.errors import InputError
+from solvers.problems import LARGE_MATRIX_ENTRIES, CostMatrix, _validate_costs
+
+SIDE = int(np.ceil(np.sqrt(LARGE_MATRIX_ENTRIES)))  # the smallest square that takes the compiled pass
+
+
+def numpy_message(values) -> str | None:
+    """What the plain numpy checks say about ``values`` (None: accepted)."""
+    try:
+        _validate_costs(np.array(values, copy=True), "m.npy", values.shape)
+    except InputError as exc:
+        return str(exc)
+    return None
+
+
+def compiled_message(values, copy=True) -> str | None:
+    try:
+        CostMatrix.from_array(values, source="m.npy", copy=copy)
+    except InputError as exc:
+        return str(exc)
+    return None
+
+
+@pytest.mark.parametrize("where", [(0, 0), (SIDE - 1, SIDE - 1), (SIDE // 2, 3)])
+@pytest.mark.parametrize("bad", [np.nan, -np.inf])
+def test_a_bad_entry_is_named_as_the_numpy_checks_name_it(where, bad):
+    values = np.random.default_rng(1).random((SIDE, SIDE))
+    values[where] = bad
+    values[SIDE - 1, 0] = np.nan if bad == -np.inf else -np.inf  # a second bad entry, later in row order
+    expected = numpy_message(values)
+    assert expected is not None  # NaN is named before -inf, the first in row order of each
+    assert compiled_message(values) == expected
+    assert compiled_message(values, copy=False) == expected
+
+
+def test_integers_beyond_2_53_and_overflowing_magnitudes_are_refused_in_the_same_words():
+    ints = np.zeros((SIDE, SIDE), dtype=np.int64)
+    ints[5, 7] = 2 ** 53 + 1  # float64 would round it to 2^53: the check must be exact
+    assert "2^53" in compiled_message(ints) and compiled_message(ints) == numpy_message(ints)
+    unsigned = np.zeros((SIDE, SIDE), dtype=np.uint64)
+    unsigned[1, 2] = 2 ** 63
+    assert compiled_message(unsigned) == numpy_message(unsigned)
+    huge = np.ones((SIDE, SIDE))
+    huge[3, 3] = 1e306
+    assert "overflow" in compiled_message(huge) and compiled_message(huge) == numpy_message(huge)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.int32, np.uint16])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_any_real_dtype_and_layout_gives_the_same_problem_and_summary(dtype, order):
+    rng = np.random.default_rng(2)
+    values = np.asarray(rng.integers(0, 50, (SIDE, SIDE + 3)), dtype=dtype, order=order)
+    if np.issubdtype(dtype, np.floating):
+        values[rng.random(values.shape) < 0.01] = np.inf  # forbidden pairs
+        values[0, 1] = 0.5
+    matrix = CostMatrix.from_array(values, copy=False)
+    assert matrix.costs.dtype == np.float64 and matrix.costs.flags.c_contiguous
+    assert not matrix.costs.flags.writeable
+    np.testing.assert_array_equal(matrix.costs, values.astype(np.float64))
+    finite = matrix.costs[np.isfinite(matrix.costs)]
+    described = matrix.describe()
+    assert described["min_cost"] == finite.min() and described["max_cost"] == finite.max()
+    assert described["forbidden"] == int(np.isinf(matrix.costs).sum())
+    assert described["integer"] == bool(np.all(finite == np.round(finite)))
+    small = CostMatrix.from_array(values[:20, :20])  # the numpy path
+    assert small.describe()["integer"] == bool(np.all(np.isinf(small.costs) | (small.costs == np.round(small.costs))))
+
+
+def test_copy_keeps_the_problem_apart_from_the_callers_array_and_copy_false_reads_it_in_place():
+    values = np.random.default_rng(3).random((SIDE, SIDE))
+    kept = CostMatrix.from_array(values)
+    shared = CostMatrix.from_array(values, copy=False)
+    assert not np.shares_memory(kept.costs, values)
+    assert np.shares_memory(shared.costs, values)
+    assert values.flags.writeable  # the caller's array keeps its flags; only the Problem's view is read-only
+    with pytest.raises(ValueError):
+        shared.costs[0, 0] = 1.0
+    values[0, 0] = -1.0
+    assert kept.costs[0, 0] != -1.0
+
+
+def test_a_forbidden_mask_never_writes_into_the_callers_array():
+    values = np.random.default_rng(4).random((SIDE, SIDE))
+    mask = np.zeros(values.shape, dtype=bool)
+    mask[2, 3] = True
+    matrix = CostMatrix.from_array(values, forbidden=mask, copy=False)
+    assert matrix.costs[2, 3] == np.inf and np.isfinite(values[2, 3])
+    assert matrix.describe()["forbidden"] == 1
+
+
+def test_solve_neither_copies_nor_changes_the_callers_array_and_answers_as_scipy():
+    from scipy.optimize import linear_sum_assignment
+    rng = np.random.default_rng(5)
+    values = rng.integers(0, 30, (SIDE, SIDE)).astype(np.float64)  # ties: many optimal assignments
+    before = values.copy()
+    result = solvers.solve(values, "lsa", backend="cpu")
+    rows, cols = linear_sum_assignment(before)
+    assert result.certificate.status == "optimal"
+    assert result.value == before[rows, cols].sum()
+    np.testing.assert_array_equal(values, before)
+    assert values.flags.writeable
+
+
+def test_nothing_describes_a_problem_when_nobody_listens(monkeypatch):
+    calls = []
+    original = CostMatrix.describe
+
+    def counting(self):
+        calls.append(1)
+        return original(self)
+
+    monkeypatch.setattr(CostMatrix, "describe", counting)
+    costs = np.random.default_rng(6).random((30, 30))
+    solvers.solve(costs, "lsa", backend="cpu")
+    quiet = len(calls)
+    calls.clear()
+
+    class Listening(solvers.telemetry.Observer):
+        pass
+
+    solvers.solve(costs, "lsa", backend="cpu", observer=Listening())
+    assert len(calls) == quiet + 1  # the listener's RunInfo; without one only the certificate's summary
