@@ -17,7 +17,7 @@ BENCH_ARGS  ?=
 # xvfb-run's default (8-bit) has no GLX visual for an OpenGL context, so the 3-D view would fail.
 XVFB := $(if $(DISPLAY),,$(shell command -v xvfb-run >/dev/null 2>&1 && echo xvfb-run -a -s \"-screen 0 1600x1000x24\"))
 
-.PHONY: run test test-all install bench-gpr bench-wbpr bench-assignment
+.PHONY: run test test-all install bench-gpr bench-wbpr bench-assignment bench-e2e
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -52,3 +52,8 @@ bench-wbpr: $(STAMP)
 
 bench-assignment: $(STAMP)
 	$(BIN)/python benchmarks/bench_assignment.py $(BENCH_ARGS)
+
+# the headline benchmark: end to end from numpy, scipy objects and files, peers in the same run
+# (lapx and torch-linear-assignment are timed where installed; BENCH_ARGS=--quick for small sizes)
+bench-e2e: $(STAMP)
+	$(BIN)/python benchmarks/bench_e2e.py $(BENCH_ARGS)

@@ -1,0 +1,359 @@
+"""The user's clock (issue 13): from a numpy array, a scipy matrix or a file to a certified answer.
+
+For every row, in one run: matchscope through the Python API from numpy/scipy objects in a warm
+process (end to end, and the solve's own seconds beside it); matchscope through ``matchscope solve
+FILE --json`` in a fresh process with the kernel cache warm (``matchscope warmup`` runs first);
+scipy from the same objects (and from the file, for the command-line comparison); for assignment
+rows lapx ``lapjvx`` and torch-linear-assignment (a (1, n, m) CUDA tensor made from the numpy
+array inside the timing), each where installed (benchmark extras, not dependencies).
+
+    python benchmarks/bench_e2e.py [--quick] [--rows dense-4000,rmat-21] [--backend auto] [--repeat 3]
+                                   [--out benchmarks/results] [--slow-peers]
+
+Every matchscope answer must be certified and equal the peers' value; a mismatch is marked in the
+table. Results: e2e-DATE-DEVICE.json and .md in --out. Goals (issue 13, H100) are judged on end-to-end
+time; the solve-only column is information, never the verdict.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import solvers  # noqa: E402  (the repository's own, not an installed copy)
+
+
+@dataclass
+class Row:
+    name: str
+    family: str             # dense, rect, matching, flow
+    build: callable         # (quick) -> the data the API gets
+    algorithm: str          # the explicit matchscope algorithm timed beside the default choice
+    slow_peers: bool = False  # scipy / lapx would take minutes: timed only with --slow-peers
+    extra: dict = field(default_factory=dict)
+
+
+def dense(n, m, integer, seed):
+    rng = np.random.default_rng(seed)
+    if integer:
+        return rng.integers(0, 10 * max(n, m) + 1, (n, m), dtype=np.int64)
+    return rng.random((n, m))
+
+
+def graph(kind, **params):
+    g = solvers.generate(kind, **params)
+    import scipy.sparse as sp
+    rows, cols = g.edges()
+    return sp.csr_matrix((np.ones(rows.size, dtype=np.int8), (rows, cols)), shape=g.shape)
+
+
+def rows_table(quick: bool) -> list[Row]:
+    q = quick
+    return [
+        Row("dense-4000-real", "dense", lambda: dense(300 if q else 4000, 300 if q else 4000, False, 1), "hungarian"),
+        Row("dense-8000-int", "dense", lambda: dense(400 if q else 8000, 400 if q else 8000, True, 2), "hungarian"),
+        Row("dense-20000-int", "dense", lambda: dense(600 if q else 20000, 600 if q else 20000, True, 3), "hungarian",
+            slow_peers=not q),
+        Row("rect-3000x9000", "rect", lambda: dense(100 if q else 3000, 300 if q else 9000, True, 4), "hungarian"),
+        Row("rect-1000x20000", "rect", lambda: dense(50 if q else 1000, 600 if q else 20000, True, 5), "hungarian"),
+        Row("rmat-21-ef8", "matching", lambda: graph("rmat", scale=12 if q else 21, edge_factor=8, seed=6), "gpr"),
+        Row("grid-1200-del20", "matching",
+            lambda: graph("road-grid", width=60 if q else 1200, height=60 if q else 1200, deletion=0.2, seed=7), "gpr"),
+        Row("uniform-3M-deg4", "matching",
+            lambda: graph("random-bipartite", rows=20000 if q else 3_000_000, cols=20000 if q else 3_000_000,
+                          degree=4, seed=8), "gpr"),
+        Row("flow-grid-700", "flow",
+            lambda: solvers.generate("washington-rlg", rows=30 if q else 700, cols=30 if q else 700,
+                                     max_capacity=100, seed=9), "wbpr"),
+    ]
+
+
+def timed(fn, repeat: int):
+    """(median seconds, last value) of ``repeat`` calls after one untimed call."""
+    value = fn()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        value = fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), value
+
+
+# ------------------------------------------------------------------ peers
+
+
+def scipy_solve(row: Row, data):
+    if row.family in ("dense", "rect"):
+        from scipy.optimize import linear_sum_assignment
+        r, c = linear_sum_assignment(data)
+        return float(data[r, c].sum())
+    if row.family == "matching":
+        from scipy.sparse.csgraph import maximum_bipartite_matching
+        return float((maximum_bipartite_matching(data, perm_type="column") >= 0).sum())
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import maximum_flow
+    cap = sp.csr_matrix((data.capacity.astype(np.int32), (data.tail, data.head)), shape=(data.n_vertices,) * 2)
+    cap.sum_duplicates()
+    return float(maximum_flow(cap, data.source_vertex, data.sink_vertex).flow_value)
+
+
+def lapx_solve(data):
+    import lap
+    cost, _, _ = lap.lapjvx(data, extend_cost=data.shape[0] != data.shape[1])
+    return float(cost)
+
+
+def torch_solve(data):
+    import torch
+    from torch_linear_assignment import batch_linear_assignment
+    tensor = torch.from_numpy(np.ascontiguousarray(data, dtype=np.float32)).cuda()[None]
+    cols = batch_linear_assignment(tensor)[0].cpu().numpy()
+    rows = np.flatnonzero(cols >= 0)
+    return float(data[rows, cols[rows]].sum())
+
+
+def available(module: str) -> bool:
+    try:
+        __import__(module)
+        return True
+    except Exception:  # a peer that cannot load (no CUDA, no wheel) is reported missing, not fatal
+        return False
+
+
+def torch_cuda() -> bool:
+    return available("torch_linear_assignment") and __import__("torch").cuda.is_available()
+
+
+# ------------------------------------------------------------------ matchscope
+
+
+def api_data(row: Row, data):
+    """What a user hands to solvers.solve, made inside the timing: the array, the csr, or for a
+    flow network the FlowNetwork built from its edge arrays."""
+    if row.family == "flow":
+        return lambda: solvers.FlowNetwork.from_edges(data.n_vertices, data.tail, data.head, data.capacity,
+                                                      data.source_vertex, data.sink_vertex)
+    return lambda: data
+
+
+def api_solve(row: Row, data, algorithm, backend):
+    make = api_data(row, data)
+    kind = "flow" if row.family == "flow" else None
+
+    def run():
+        return solvers.solve(make(), algorithm, backend=backend, problem=kind)
+    return run
+
+
+def write_file(row: Row, data, folder: Path) -> Path:
+    if row.family in ("dense", "rect"):
+        path = folder / f"{row.name}.npy"
+        np.save(path, data)
+    elif row.family == "matching":
+        import scipy.io
+        path = folder / f"{row.name}.mtx"
+        scipy.io.mmwrite(str(path), data, field="pattern")
+    else:
+        path = folder / f"{row.name}.max"
+        solvers.save(data, path)
+    return path
+
+
+def scipy_from_file(row: Row, path: Path):
+    """scipy's own route from the file: np.load / scipy.io.mmread, then the solver (None for DIMACS)."""
+    if row.family in ("dense", "rect"):
+        return lambda: scipy_solve(row, np.load(path))
+    if row.family == "matching":
+        import scipy.io
+        return lambda: scipy_solve(row, scipy.io.mmread(str(path)).tocsr())
+    return None
+
+
+def cli(path: Path, algorithm: str | None, backend: str):
+    args = [sys.executable, "-m", "solvers", "solve", str(path), "--json", "--backend", backend]
+    if algorithm:
+        args += ["--algo", algorithm]
+    start = time.perf_counter()
+    proc = subprocess.run(args, cwd=ROOT, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    if proc.returncode not in (0, 1):
+        return {"wall": wall, "error": (proc.stderr.strip().splitlines() or ["failed"])[-1]}
+    record = json.loads(proc.stdout.strip().splitlines()[-1])
+    return {"wall": wall, "load": record.get("load_seconds"), "solve": record["seconds"],
+            "algorithm": record["algorithm"], "backend": record["backend"], "value": record["value"],
+            "certified": record["certified"], "compiled": record.get("compiled")}
+
+
+# ------------------------------------------------------------------ one row
+
+
+def measure(row: Row, backend: str, repeat: int, slow_peers: bool, folder: Path) -> dict:
+    data = row.build()
+    shape = list(data.shape) if hasattr(data, "shape") else [data.n_vertices, data.n_vertices]
+    edges = int(data.nnz) if hasattr(data, "nnz") else getattr(data, "n_edges", None)
+    # the host-overhead goal's rows: n >= 4000, or at least 1M edges
+    big = (edges or 0) >= 1_000_000 if edges is not None else max(shape) >= 4000
+    out = {"row": row.name, "family": row.family, "shape": shape, "edges": edges, "big": big}
+    for label, algorithm in (("default", None), ("explicit", row.algorithm)):
+        seconds, result = timed(api_solve(row, data, algorithm, backend), repeat)
+        out[f"api_{label}"] = {"e2e": seconds, "solve": result.seconds, "algorithm": result.algorithm,
+                               "backend": result.backend, "value": result.value,
+                               "certified": result.certificate.status}
+    path = write_file(row, data, folder)
+    out["file_bytes"] = path.stat().st_size
+    cli(path, row.algorithm, backend)  # the file in the page cache, as the peers get it
+    out["cli"] = min((cli(path, row.algorithm, backend) for _ in range(max(1, repeat - 1))),
+                     key=lambda r: r["wall"])
+    peers = {}
+    if row.slow_peers and not slow_peers:
+        peers["note"] = "scipy and lapx skipped (minutes at this size; --slow-peers times them)"
+    else:
+        peers["scipy"] = dict(zip(("seconds", "value"), timed(lambda: scipy_solve(row, data), 1)))
+        from_file = scipy_from_file(row, path)
+        if from_file is not None:
+            peers["scipy_file"] = dict(zip(("seconds", "value"), timed(from_file, 1)))
+        if row.family in ("dense", "rect") and available("lap"):
+            peers["lapx"] = dict(zip(("seconds", "value"), timed(lambda: lapx_solve(data), 1)))
+    if row.family in ("dense", "rect") and torch_cuda():
+        peers["torch_linear_assignment"] = dict(zip(("seconds", "value"), timed(lambda: torch_solve(data), repeat)))
+    out["peers"] = peers
+    reference = peers.get("scipy", {}).get("value")
+    out["agree"] = all(_same(r["value"], reference) for r in (out["api_default"], out["api_explicit"], out["cli"])
+                       if reference is not None and "value" in r)
+    path.unlink()
+    return out
+
+
+def _same(a, b) -> bool:
+    return a is not None and b is not None and abs(a - b) <= 1e-9 * max(1.0, abs(b))
+
+
+# ------------------------------------------------------------------ verdicts
+
+
+def verdicts(r: dict) -> list[str]:
+    """The issue's goals that apply to this row, met or not."""
+    best = min(r["api_default"]["e2e"], r["api_explicit"]["e2e"])
+    scipy = r["peers"].get("scipy", {}).get("seconds")
+    lapx = r["peers"].get("lapx", {}).get("seconds")
+    out = []
+    if r["family"] == "dense" and r["shape"][0] >= 4000:
+        if scipy:
+            out.append(f"{'met' if scipy / best >= 10 else 'NOT met'}: >= 10x scipy ({scipy / best:.1f}x)")
+        if lapx:
+            out.append(f"{'met' if lapx / best >= 5 else 'NOT met'}: >= 5x lapx ({lapx / best:.1f}x)")
+    if r["family"] == "dense" and r["shape"][0] == 20000:
+        out.append(f"{'met' if best <= 0.6 else 'NOT met'}: <= 0.6 s from numpy ({best:.2f} s)")
+    if r["family"] == "rect" and max(r["shape"]) >= 9000 and scipy:
+        out.append(f"{'met' if scipy / best >= 5 else 'NOT met'}: >= 5x scipy ({scipy / best:.1f}x)")
+    if r["big"]:
+        api = r["api_explicit"] if r["api_explicit"]["e2e"] <= r["api_default"]["e2e"] else r["api_default"]
+        share = 1 - api["solve"] / api["e2e"] if api["e2e"] > 0 else 0.0
+        out.append(f"{'met' if share <= 0.2 else 'NOT met'}: host overhead <= 20% ({share:.0%})")
+    if r["family"] == "matching" and (r["edges"] or 0) >= 8_000_000:
+        via_scipy = r["peers"].get("scipy_file", {}).get("seconds")
+        if via_scipy and "wall" in r["cli"]:
+            ratio = r["cli"]["wall"] / via_scipy
+            out.append(f"{'met' if ratio <= 0.5 else 'NOT met'}: command line <= half of mmread + Hopcroft-Karp "
+                       f"({ratio:.2f})")
+    if not r["agree"]:
+        out.append("VALUES DIFFER from scipy")
+    if any(x.get("certified") not in ("optimal", True) for x in (r["api_default"], r["api_explicit"], r["cli"])
+           if "certified" in x):
+        out.append("NOT CERTIFIED optimal somewhere")
+    return out
+
+
+def table(results: list[dict]) -> list[str]:
+    lines = ["| row | size | matchscope API e2e (default / explicit) | solve-only | CLI fresh e2e (load) | scipy | "
+             "lapx | torch-l-a | vs scipy | vs lapx | goals |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        d, e, c, p = r["api_default"], r["api_explicit"], r["cli"], r["peers"]
+        best = min(d["e2e"], e["e2e"])
+        size = "x".join(map(str, r["shape"])) + (f", {r['edges']:,} edges" if r["edges"] else "")
+        peer = lambda k: f"{p[k]['seconds']:.3f}" if k in p else "-"  # noqa: E731
+        ratio = lambda k: f"{p[k]['seconds'] / best:.1f}x" if k in p else "-"  # noqa: E731
+        cli_text = (f"{c['wall']:.3f} ({c['load']:.3f})" if "load" in c and c["load"] is not None
+                    else c.get("error", "-"))
+        lines.append(
+            f"| {r['row']} | {size} | {d['e2e']:.3f} ({d['algorithm']}/{d['backend']}) / {e['e2e']:.3f} "
+            f"({e['algorithm']}/{e['backend']}) | {d['solve']:.3f} / {e['solve']:.3f} | {cli_text} | "
+            f"{peer('scipy')} | {peer('lapx')} | {peer('torch_linear_assignment')} | {ratio('scipy')} | "
+            f"{ratio('lapx')} | {'; '.join(verdicts(r)) or '-'} |")
+    return lines
+
+
+def device_name() -> str:
+    from solvers.targets import gpu_present
+    if gpu_present():
+        out = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
+                             text=True).stdout.strip().splitlines()
+        if out:
+            return out[0]
+    return f"{platform.machine()} x{os.cpu_count()}"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="small sizes (about a minute on 2 cores)")
+    ap.add_argument("--rows", default="", help="comma-separated row names (default: all)")
+    ap.add_argument("--backend", default="auto", choices=("auto", "cpu", "cuda"))
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--slow-peers", action="store_true")
+    ap.add_argument("--no-warmup", action="store_true", help="skip `matchscope warmup` (the cache is warm already)")
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    args = ap.parse_args()
+    rows = rows_table(args.quick)
+    if args.rows:
+        wanted = set(args.rows.split(","))
+        unknown = wanted - {r.name for r in rows}
+        if unknown:
+            ap.error(f"unknown rows: {', '.join(sorted(unknown))}; choose from {', '.join(r.name for r in rows)}")
+        rows = [r for r in rows if r.name in wanted]
+    if not args.no_warmup:
+        warm = subprocess.run([sys.executable, "-m", "solvers", "warmup", "--backend", args.backend], cwd=ROOT,
+                              capture_output=True, text=True)
+        print(((warm.stdout or warm.stderr).strip().splitlines() or ["warmup ran"])[0])
+    results = []
+    with tempfile.TemporaryDirectory() as folder:
+        for row in rows:
+            result = measure(row, args.backend, args.repeat, args.slow_peers, Path(folder))
+            results.append(result)
+            print(table([result])[-1], flush=True)
+    device = device_name()
+    stamp = datetime.date.today().isoformat()
+    summary = {"date": stamp, "device": device, "backend": args.backend, "quick": args.quick,
+               "python": platform.python_version(), "numpy": np.__version__, "rows": results}
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    stem = f"e2e-{stamp}-" + "".join(ch if ch.isalnum() else "-" for ch in device.lower()).strip("-")
+    if args.quick:
+        stem += "-quick"
+    (out / f"{stem}.json").write_text(json.dumps(summary, indent=1, default=float))
+    lines = [f"# End to end, {stamp}, {device} (backend {args.backend}{', quick sizes' if args.quick else ''})", "",
+             "Seconds, medians. API: `solvers.solve(array)` in a warm process, from the numpy array or scipy "
+             "matrix to a certified Result (default algorithm, then the explicit one). CLI: `matchscope solve "
+             "FILE --json` in a fresh process with the kernel cache warm (load time in brackets). Peers from the "
+             "same objects in the same run. Ratios: the peer's time over matchscope's best API time.", ""]
+    lines += table(results)
+    (out / f"{stem}.md").write_text("\n".join(lines) + "\n")
+    print(f"written: {out / stem}.md and .json")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
