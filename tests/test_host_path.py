@@ -130,3 +130,31 @@ def test_nothing_describes_a_problem_when_nobody_listens(monkeypatch):
 
     solvers.solve(costs, "lsa", backend="cpu", observer=Listening())
     assert len(calls) == quiet + 1  # the listener's RunInfo; without one only the certificate's summary
+
+
+def _backed_by_a_mapping(array) -> bool:
+    while array is not None:
+        if isinstance(array, np.memmap):
+            return True
+        array = array.base if isinstance(array.base, np.ndarray) else None
+    return False
+
+
+def test_a_large_npy_file_is_mapped_not_copied_and_a_truncated_one_is_one_line(tmp_path):
+    from solvers.formats._npy import MAP_MIN_BYTES
+    side = int(np.ceil(np.sqrt(MAP_MIN_BYTES / 8)))
+    values = np.random.default_rng(7).integers(0, 1000, (side, side)).astype(np.float64)
+    path = tmp_path / "big.npy"
+    np.save(path, values)
+    problem = solvers.load(path)
+    assert _backed_by_a_mapping(problem.costs) and not problem.costs.flags.writeable
+    assert problem.describe()["max_cost"] == values.max() and problem.describe()["integer"] is True
+    np.testing.assert_array_equal(problem.costs[-1], values[-1])
+    small = tmp_path / "small.npy"
+    np.save(small, values[:10])
+    assert not _backed_by_a_mapping(solvers.load(small).costs)  # read, with progress, into memory
+    with open(path, "r+b") as fh:
+        fh.truncate(path.stat().st_size - 8)
+    with pytest.raises(InputError) as info:
+        solvers.load(path)
+    assert "truncated" in str(info.value) and "\n" not in str(info.value)

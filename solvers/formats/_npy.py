@@ -31,6 +31,9 @@ def shape_text(shape: tuple[int, ...]) -> str:
     return " x ".join(str(n) for n in shape) if shape else "a single value"
 
 
+MAP_MIN_BYTES = 64 << 20  # a plain .npy file from this size is memory-mapped (smaller ones read with progress)
+
+
 def read_header(fh, path, what: str = "array") -> tuple[tuple[int, ...], bool, np.dtype]:
     """(shape, fortran order, dtype) of an open .npy stream, checked; the stream is left at the data."""
     name = str(path)
@@ -86,6 +89,11 @@ def read_npy(fh, path, what: str = "array", stored_size: int | None = None, trus
         if present > need:
             raise InputError(f"{what}: {present - need:,} bytes follow the {shape_text(shape)} array the header "
                              "declares (a damaged file, or not one array?)", name)
+    if trusted_size and need >= MAP_MIN_BYTES:
+        # a large plain file is mapped, not read: the first pass over it (validation, on all cores)
+        # pulls it from the page cache at memory speed, and no second copy exists
+        return np.memmap(name, dtype=dtype, mode="r", offset=fh.tell(), shape=shape,
+                         order="F" if fortran else "C")
     data = _read_data(fh, need, trusted_size, path, what)
     array = np.frombuffer(data, dtype=dtype)
     return array.reshape(shape, order="F" if fortran else "C")

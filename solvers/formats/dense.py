@@ -42,7 +42,7 @@ def read_npy(path, problem=None) -> CostMatrix:
             raise InputError(f"the cost at row {row}, column {col} (0-based) is beyond the range of float64 "
                              "numbers (about 1.8e308)", name)
         a = a64
-    return CostMatrix.from_array(a, source=name)
+    return CostMatrix.from_array(a, source=name, copy=False)  # the array is ours alone (or a read-only mapping)
 
 
 def write_npy(obj, path) -> None:
