@@ -102,6 +102,14 @@ def report_read(fh) -> None:
         pass  # not a plain file (a zip member): no progress to tell
 
 
+def report_bytes(done: int, total: int) -> None:
+    """Tell the read_progress callback, if any, that ``done`` of ``total`` bytes are read (for a
+    reader that does not go through read_bytes)."""
+    callback = _on_read.get()
+    if callback is not None:
+        callback(done, total)
+
+
 def read_all(path) -> bytes:
     """The whole (decompressed) file: for formats whose data must fit in memory anyway (read in
     blocks, so a progress bar moves; a .gz that inflates beyond what memory allows is refused)."""

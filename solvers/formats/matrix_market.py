@@ -5,9 +5,13 @@ SparseCosts (values are costs); problem="flow" -> FlowNetwork on a square matrix
 capacities, pattern entries capacity 1; ``source=`` / ``sink=`` default to 0 and n-1, or to the
 ones a matchscope-written file names). A symmetric file is expanded to both triangles.
 
-The data is parsed with our streaming reader rather than scipy.io.mmread: mmread (scipy 1.17)
-silently accepts trailing garbage ("1 1 1.5abc", extra fields) and truncates "1.5" to 1 in an
-integer file, and bad input must be named by its line. Writing uses scipy.io.mmwrite.
+Two readers. A plain file of FAST_MIN_BYTES or more whose header is in its first HEAD_BYTES is read
+by scipy.io.mmread (fast_matrix_market: every core, at disk speed) once its body has passed the
+strict compiled check of ``_mtx_check`` (mmread alone silently accepts trailing garbage, truncates
+"1.5" to 1 in an integer file, and crashes on some malformed last lines). Every other file, and
+any file the fast route refuses or cannot handle, goes through our streaming checking reader,
+which names the line at fault: the two give the same problem, and a user sees only the checking
+reader's errors. Writing uses scipy.io.mmwrite.
 
 The size line is checked before anything is built: against memory (check_allocation), and
 against the entries it declares, which the file must then hold (no more, no fewer). Rows and
@@ -20,6 +24,7 @@ file needs is the second line); any number of comment lines costs no more than a
 from __future__ import annotations
 
 import io
+import os
 import re
 
 import numpy as np
@@ -28,56 +33,27 @@ from ..errors import InputError
 from ..io_util import check_allocation, check_declared_beyond_data
 from ..problems import BipartiteGraph, CostMatrix, FlowNetwork, SparseCosts
 from ..text import plural
-from ._text import (COMMENT, DATA, first_bad, iter_blocks, parse_fields, refuse_repeated_pairs, require_integral,
-                    shown, token_error, write_file)
+from ._text import (COMMENT, DATA, Block, first_bad, iter_blocks, parse_fields, refuse_repeated_pairs,
+                    report_bytes, require_integral, shown, token_error, write_file)
 
 _BANNER = re.compile(r"%%MatrixMarket\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*$", re.I)
 _FLOW_ENDS = re.compile(r"%\s*matchscope flow: source=(\d+) sink=(\d+)")
 _FIELD_KINDS = {"pattern": "ii", "integer": "iii", "real": "iif"}
 _BYTES_PER_ENTRY = 64  # parse columns, line numbers, symmetric mirror and the problem's arrays
 HEADER_COMMENTS = 50
+FAST_MIN_BYTES = 1 << 20  # smaller files: the checking reader takes less time than loading the compiled check
+HEAD_BYTES = 1 << 20      # the fast reader needs the banner, the comments and the size line within this
+_SHORTEST_ENTRY = {"pattern": 4, "integer": 6, "real": 6}  # "1 1\n", "1 1 1\n"
 
 
-class _Matrix:
-    """Header and 1-based entries of a coordinate file, with the line of every entry."""
+class _Header:
+    """Banner, leading comments and size line of a coordinate file, checked."""
 
     def __init__(self, path):
         self.path = str(path)
         self.field = self.symmetry = None
         self.size = self.size_line = None
         self.comments: list[tuple[int, str]] = []  # (line, text) of the first HEADER_COMMENTS comments
-        chunks, line_chunks = [], []
-        seen = 0
-        for block in iter_blocks(path):
-            kinds = block.classify(b"%")
-            data = kinds == DATA
-            if self.size is None:
-                start = self._read_header(block, kinds)
-                if start is None:
-                    continue
-                data[:start] = False
-            n_rows, n_cols, n_entries = self.size
-            cols, lines = parse_fields(block, data, _FIELD_KINDS[self.field], path)
-            if seen + lines.size > n_entries:
-                raise InputError(f"more entries than the {n_entries} the size line (line {self.size_line}) "
-                                 "declares", self.path, int(lines[n_entries - seen]))
-            seen += lines.size
-            for ids, bound, what in ((cols[0], n_rows, "row"), (cols[1], n_cols, "column")):
-                bad = first_bad((ids < 1) | (ids > bound))
-                if bad is not None:
-                    raise InputError(f"{what} index {int(ids[bad])} is outside 1..{bound}", self.path,
-                                     int(lines[bad]))
-            chunks.append(cols)
-            line_chunks.append(lines)
-        if self.size is None:
-            raise InputError("missing the size line 'ROWS COLS ENTRIES'", self.path)
-        if seen < self.size[2]:
-            raise InputError(f"the size line declares {self.size[2]} entries but the file has {seen} "
-                             "(truncated?)", self.path, self.size_line)
-        width = len(_FIELD_KINDS[self.field])
-        empty = [np.empty(0, np.int64)] * width
-        self.columns = [np.concatenate([c[j] for c in chunks]) if chunks else empty[j] for j in range(width)]
-        self.lines = np.concatenate(line_chunks) if line_chunks else np.empty(0, np.int64)
 
     def _read_header(self, block, kinds: np.ndarray) -> int | None:
         """Banner, leading comments and size line; the index of the line after the size line, or
@@ -130,6 +106,45 @@ class _Matrix:
                                    f"{plural(size[2], 'entry', 'entries')}", "rows and columns", self.path, line)
         self.size, self.size_line = size, line
 
+
+class _Matrix(_Header):
+    """Header and 1-based entries of a coordinate file, with the line of every entry: the checking reader."""
+
+    def __init__(self, path):
+        super().__init__(path)
+        chunks, line_chunks = [], []
+        seen = 0
+        for block in iter_blocks(path):
+            kinds = block.classify(b"%")
+            data = kinds == DATA
+            if self.size is None:
+                start = self._read_header(block, kinds)
+                if start is None:
+                    continue
+                data[:start] = False
+            n_rows, n_cols, n_entries = self.size
+            cols, lines = parse_fields(block, data, _FIELD_KINDS[self.field], path)
+            if seen + lines.size > n_entries:
+                raise InputError(f"more entries than the {n_entries} the size line (line {self.size_line}) "
+                                 "declares", self.path, int(lines[n_entries - seen]))
+            seen += lines.size
+            for ids, bound, what in ((cols[0], n_rows, "row"), (cols[1], n_cols, "column")):
+                bad = first_bad((ids < 1) | (ids > bound))
+                if bad is not None:
+                    raise InputError(f"{what} index {int(ids[bad])} is outside 1..{bound}", self.path,
+                                     int(lines[bad]))
+            chunks.append(cols)
+            line_chunks.append(lines)
+        if self.size is None:
+            raise InputError("missing the size line 'ROWS COLS ENTRIES'", self.path)
+        if seen < self.size[2]:
+            raise InputError(f"the size line declares {self.size[2]} entries but the file has {seen} "
+                             "(truncated?)", self.path, self.size_line)
+        width = len(_FIELD_KINDS[self.field])
+        empty = [np.empty(0, np.int64)] * width
+        self.columns = [np.concatenate([c[j] for c in chunks]) if chunks else empty[j] for j in range(width)]
+        self.lines = np.concatenate(line_chunks) if line_chunks else np.empty(0, np.int64)
+
     def entries(self):
         """0-based (rows, cols, values or None, lines), the symmetric mirror added."""
         rows, cols = self.columns[0] - 1, self.columns[1] - 1
@@ -144,6 +159,66 @@ class _Matrix:
         return rows, cols, values, lines
 
 
+class _LinesUnknown(Exception):
+    """A check of the fast reader's entries failed: the checking reader reads the file to name the line."""
+
+
+class _NoLines:
+    """The line numbers the fast reader does not keep: asking for one means the file is refused."""
+
+    def __getitem__(self, index):
+        raise _LinesUnknown
+
+
+def _read_fast(path):
+    """(header, 0-based rows, cols, values or None), the symmetric mirror added, read by scipy's
+    threaded reader; None when the checking reader must read the file: small, compressed, a header
+    beyond HEAD_BYTES or in error, a body outside ``_mtx_check``'s grammar or shorter than its
+    declared entries can be (so nothing is allocated for entries that are not there)."""
+    name = str(path)
+    try:
+        size = os.path.getsize(name)
+        with open(name, "rb") as fh:
+            head = fh.read(HEAD_BYTES) if size >= FAST_MIN_BYTES else b""
+    except OSError:
+        return None
+    cut = head.rfind(b"\n") + 1
+    if not head.startswith(b"%%MatrixMarket") or cut == 0:  # gzip, a byte-order mark, no whole line
+        return None
+    block = Block(head[:cut], 1)
+    header = _Header(name)
+    try:
+        start = header._read_header(block, block.classify(b"%"))
+    except InputError:
+        return None  # the checking reader says what is wrong, in its own words
+    if start is None:
+        return None
+    body_at = int(block.starts[start]) if start < block.n_lines else cut
+    n_rows, n_cols, n_entries = header.size
+    if n_entries == 0 or n_entries * _SHORTEST_ENTRY[header.field] > size - body_at:
+        return None
+    from . import _mtx_check
+    report_bytes(0, size)
+    body = np.memmap(name, np.uint8, mode="r", offset=body_at)
+    field = {"pattern": _mtx_check.PATTERN, "integer": _mtx_check.INTEGER, "real": _mtx_check.REAL}[header.field]
+    found = _mtx_check.count_entries(body.view(np.ndarray), field, n_rows, n_cols)
+    del body
+    if found != n_entries:
+        return None
+    import scipy.io  # here, not at startup
+    try:
+        coo = scipy.io.mmread(name, spmatrix=False)
+    except Exception:  # fast_matrix_market's own refusals: the checking reader names the line
+        return None
+    rows, cols = coo.coords
+    mirrored = int(np.count_nonzero(rows[:n_entries] != cols[:n_entries])) if header.symmetry == "symmetric" else 0
+    wanted = {"pattern": coo.data.dtype, "integer": np.dtype(np.int64), "real": np.dtype(np.float64)}[header.field]
+    if coo.shape != (n_rows, n_cols) or rows.size != n_entries + mirrored or coo.data.dtype != wanted:
+        return None
+    report_bytes(size, size)
+    return header, rows, cols, None if header.field == "pattern" else coo.data
+
+
 def read(path, problem=None, source: int | None = None, sink: int | None = None):
     name = str(path)
     if problem not in (None, "matching", "assignment", "flow"):
@@ -152,9 +227,20 @@ def read(path, problem=None, source: int | None = None, sink: int | None = None)
         given = " and ".join(o for o, v in (("source", source), ("sink", sink)) if v is not None)
         raise InputError(f"the option {given} applies to a flow network (problem flow); this file is read "
                          f"as a {problem or 'matching'} problem", name)
+    fast = _read_fast(path)
+    if fast is not None:
+        header, rows, cols, values = fast
+        try:
+            return _problem(header, rows, cols, values, _NoLines(), problem, source, sink)
+        except (InputError, _LinesUnknown):
+            pass  # refused: the checking reader gives the error with its line
     matrix = _Matrix(path)
+    return _problem(matrix, *matrix.entries(), problem, source, sink)
+
+
+def _problem(matrix: _Header, rows, cols, values, lines, problem, source, sink):
+    name = matrix.path
     n_rows, n_cols, _ = matrix.size
-    rows, cols, values, lines = matrix.entries()
     if problem in (None, "matching"):
         return BipartiteGraph.from_edges(rows, cols, n_rows, n_cols, source=name)
     if problem == "assignment":
@@ -163,7 +249,8 @@ def read(path, problem=None, source: int | None = None, sink: int | None = None)
         bad = first_bad(~np.isfinite(values))
         if bad is not None:
             raise InputError(f"cost {float(values[bad])} is not a finite number", name, int(lines[bad]))
-        refuse_repeated_pairs(rows, cols, lines, path, "entry", base=1)
+        if not isinstance(lines, _NoLines):  # else SparseCosts refuses a repeated pair, and the checking reader names it
+            refuse_repeated_pairs(rows, cols, lines, name, "entry", base=1)
         return SparseCosts.from_edges(rows, cols, values, n_rows, n_cols, source=name)
     return _flow(matrix, rows, cols, values, lines, source, sink)
 
@@ -183,7 +270,7 @@ def _vertex(value, what: str, n: int, path, line: int | None = None) -> int:
     return vertex
 
 
-def _flow(matrix: _Matrix, rows, cols, values, lines, source, sink) -> FlowNetwork:
+def _flow(matrix: _Header, rows, cols, values, lines, source, sink) -> FlowNetwork:
     n, n_cols, _ = matrix.size
     if n != n_cols:
         raise InputError(f"a flow network needs a square matrix, this one is {n} x {n_cols}", matrix.path,
