@@ -4,6 +4,7 @@
 #   bash benchmarks/gpu_session.sh check        # environment + every cuda test (correctness on hardware)
 #   bash benchmarks/gpu_session.sh bench NAME.. # benchmarks (gpr, assignment, wbpr), results into $OUT or benchmarks/results
 #   bash benchmarks/gpu_session.sh startup      # compile once per machine: warmup twice, the cache test, bench_startup
+#   bash benchmarks/gpu_session.sh e2e ROWS     # bench_e2e on the named rows (comma-separated; empty: all)
 set -uo pipefail
 what=${1:-check}; shift || true
 out=${OUT:-benchmarks/results}
@@ -37,6 +38,10 @@ case "$what" in
     done
     python3 -m pytest -q -p no:cacheprovider tests/test_kernel_cache.py 2>&1 | tail -8
     python3 benchmarks/bench_startup.py --backend cuda --repeat 2 --out "$out" 2>&1 | tail -30
+    ;;
+  e2e)
+    unset NUMBA_CACHE_DIR  # the command line's own cache, which `matchscope warmup` fills
+    python3 benchmarks/bench_e2e.py --out "$out" ${1:+--rows "$1"} ${E2E_ARGS:-} 2>&1 | tail -30
     ;;
   bench)
     for name in "$@"; do

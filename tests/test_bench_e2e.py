@@ -18,7 +18,8 @@ def test_quick_rows_write_the_table_and_agree_with_scipy(tmp_path):
     (md,) = tmp_path.glob("e2e-*-quick.md")
     (js,) = tmp_path.glob("e2e-*-quick.json")
     header = md.read_text().splitlines()[4]
-    for column in ("matchscope API e2e", "solve-only", "CLI fresh e2e", "scipy", "lapx", "vs scipy", "goals"):
+    for column in ("matchscope API e2e", "CLI e2e, fresh process", "CLI load", "solve-only", "host overhead", "scipy",
+                   "lapx", "torch-linear-assignment", "vs scipy", "vs lapx", "goals"):
         assert column in header
     rows = json.loads(js.read_text())["rows"]
     assert [r["row"] for r in rows] == ["dense-8000-int", "rect-3000x9000", "flow-grid-700"]
