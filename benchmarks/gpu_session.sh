@@ -27,7 +27,8 @@ PY
 case "$what" in
   check)
     python3 -m pytest -q -p no:cacheprovider --durations=15 "$@" \
-      tests/test_gpr_cuda.py tests/test_assignment_cuda.py tests/test_wbpr_cuda.py tests/test_kernel_cache.py 2>&1 | tail -60
+      tests/test_gpr_cuda.py tests/test_assignment_cuda.py tests/test_wbpr_cuda.py tests/test_kernel_cache.py \
+    tests/test_early_context.py 2>&1 | tail -60
     ;;
   startup)
     # the machine is fresh: the first warmup compiles every cuda kernel, the second must compile nothing
