@@ -185,7 +185,7 @@ def scipy_from_file(row: Row, path: Path):
     """scipy's own route from a Matrix Market file: scipy.io.mmread, then the solver."""
     import scipy.io
     if row.family == "matching":
-        return lambda: scipy_solve(row, scipy.io.mmread(str(path)).tocsr())
+        return lambda: scipy_solve(row, scipy.io.mmread(str(path), spmatrix=False).tocsr())
     source, sink = flow_ends(path)
 
     def flow():
