@@ -271,7 +271,8 @@ def measure(row: Row, backend: str, repeat: int, slow_peers: bool, folder: Path)
     out["agree"] = all(_same(r["value"], reference) for r in (out["api_default"], out["api_explicit"], out["cli"])
                        if reference is not None and "value" in r)
     # a peer that disagrees with scipy is flagged too (its fault, but its comparison is then void)
-    out["peers_differ"] = sorted(k for k, v in peers.items() if reference is not None and not _same(v["value"], reference))
+    out["peers_differ"] = sorted(k for k, v in peers.items()
+                                 if reference is not None and not _same(v["value"], reference))
     path.unlink()
     return out
 
