@@ -249,7 +249,7 @@ def _problem(matrix: _Header, rows, cols, values, lines, problem, source, sink):
         bad = first_bad(~np.isfinite(values))
         if bad is not None:
             raise InputError(f"cost {float(values[bad])} is not a finite number", name, int(lines[bad]))
-        if not isinstance(lines, _NoLines):  # the fast route: SparseCosts refuses a repeat, the checking reader names it
+        if not isinstance(lines, _NoLines):  # fast route: SparseCosts refuses a repeat, the checker names it
             refuse_repeated_pairs(rows, cols, lines, name, "entry", base=1)
         return SparseCosts.from_edges(rows, cols, values, n_rows, n_cols, source=name)
     return _flow(matrix, rows, cols, values, lines, source, sink)
