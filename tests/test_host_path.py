@@ -158,3 +158,22 @@ def test_a_large_npy_file_is_mapped_not_copied_and_a_truncated_one_is_one_line(t
     with pytest.raises(InputError) as info:
         solvers.load(path)
     assert "truncated" in str(info.value) and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_large_graph_gets_the_same_csrs_by_counting_as_by_sorting(seed, monkeypatch):
+    from solvers import problems
+    from solvers.problems import BipartiteGraph
+    rng = np.random.default_rng(seed)
+    n_rows, n_cols = int(rng.integers(1, 60)), int(rng.integers(1, 60))
+    edges = int(rng.integers(0, 400))
+    rows, cols = rng.integers(0, n_rows, edges), rng.integers(0, n_cols, edges)  # repeats and empty sides
+    sorted_way = BipartiteGraph.from_edges(rows, cols, n_rows, n_cols)
+    monkeypatch.setattr(problems, "LARGE_GRAPH_EDGES", 0)
+    counted = BipartiteGraph.from_edges(rows, cols, n_rows, n_cols)
+    for name in ("row_ptr", "col_ind", "col_ptr", "row_ind"):
+        a, b = getattr(sorted_way, name), getattr(counted, name)
+        assert a.dtype == b.dtype and np.array_equal(a, b), name
+        assert not b.flags.writeable
+    result = solvers.solve(counted, "hopcroft-karp", backend="cpu")
+    assert result.certificate.status == "optimal"
