@@ -31,8 +31,9 @@ import math
 import warnings
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
+from .cost_summary import PARALLEL_MIN_ENTRIES
 from .exact import float_sum, float_sum_up, int_sum
 from .problems import BipartiteGraph, CostMatrix, FlowNetwork, SparseCosts
 from .result import Certificate, Solution
@@ -502,19 +503,45 @@ def _pair_costs(row_ptr, col_ind, dense, cost, row_match):
 
 
 @njit(cache=True)
-def _max_dual_violation(row_ptr, col_ind, dense, cost, u, v):
-    """max over allowed pairs of u_i + v_j - c_ij, and one pair attaining it."""
-    worst, wi, wj = -np.inf, -1, -1
+def _row_violation(row_ptr, col_ind, dense, cost, u, v, i):
+    """max over row i's allowed pairs of u_i + v_j - c_ij, and the first j attaining it."""
+    worst, wj = -np.inf, -1
+    for k in range(row_ptr[i], row_ptr[i + 1]):
+        c = cost[k]
+        if not np.isfinite(c):
+            continue
+        j = k - row_ptr[i] if dense else col_ind[k]
+        slack = u[i] + v[j] - c
+        if slack > worst:
+            worst, wj = slack, j
+    return worst, wj
+
+
+@njit(cache=True)
+def _row_violations_serial(row_ptr, col_ind, dense, cost, u, v, worst, at):
     for i in range(u.size):
-        for k in range(row_ptr[i], row_ptr[i + 1]):
-            c = cost[k]
-            if not np.isfinite(c):
-                continue
-            j = k - row_ptr[i] if dense else col_ind[k]
-            slack = u[i] + v[j] - c
-            if slack > worst:
-                worst, wi, wj = slack, i, j
-    return worst, wi, wj
+        worst[i], at[i] = _row_violation(row_ptr, col_ind, dense, cost, u, v, i)
+
+
+@njit(cache=True, parallel=True)
+def _row_violations_parallel(row_ptr, col_ind, dense, cost, u, v, worst, at):
+    for i in prange(u.size):
+        worst[i], at[i] = _row_violation(row_ptr, col_ind, dense, cost, u, v, i)
+
+
+def _max_dual_violation(row_ptr, col_ind, dense, cost, u, v):
+    """max over allowed pairs of u_i + v_j - c_ij, and the first pair (in row order) attaining it;
+    rows spread over the cores for a large problem."""
+    worst = np.full(u.size, -np.inf)
+    at = np.full(u.size, -1, dtype=np.int64)
+    rows = _row_violations_parallel if cost.size >= PARALLEL_MIN_ENTRIES else _row_violations_serial
+    rows(row_ptr, col_ind, dense, cost, u, v, worst, at)
+    if not u.size:
+        return -np.inf, -1, -1
+    i = int(np.argmax(worst))  # the first row holding the maximum, as a serial scan finds it
+    if worst[i] == -np.inf:
+        return -np.inf, -1, -1
+    return float(worst[i]), i, int(at[i])
 
 
 @njit(cache=True)
@@ -540,26 +567,55 @@ def _sum_exceeds(a, b, c):
 
 
 @njit(cache=True)
+def _row_min_down_at(row_ptr, col_ind, dense, cost, v, i):
+    """u_i = the largest float with u_i <= c_ij - v_j exactly for every allowed j of row i (inf
+    when it has none). Exact by construction: each candidate difference is rounded down (TwoSum),
+    and a difference whose nearest rounding is above the running minimum cannot round down below
+    it, so skipping it loses nothing (the next float down is still >= the minimum)."""
+    best = np.inf
+    for k in range(row_ptr[i], row_ptr[i + 1]):
+        c = cost[k]
+        if c == np.inf:
+            continue
+        j = k - row_ptr[i] if dense else col_ind[k]
+        if c - v[j] <= best:
+            d = _difference_down(c, v[j])
+            if d < best:
+                best = d
+    return best
+
+
+@njit(cache=True)
+def _row_mins_serial(row_ptr, col_ind, dense, cost, v, out):
+    for i in range(out.size):
+        out[i] = _row_min_down_at(row_ptr, col_ind, dense, cost, v, i)
+
+
+@njit(cache=True, parallel=True)
+def _row_mins_parallel(row_ptr, col_ind, dense, cost, v, out):
+    for i in prange(out.size):
+        out[i] = _row_min_down_at(row_ptr, col_ind, dense, cost, v, i)
+
+
 def _row_min_down(row_ptr, col_ind, dense, cost, v):
-    """u_i = the largest float with u_i <= c_ij - v_j exactly for every allowed j (inf for a row
-    with no allowed pair). Exact by construction: each candidate difference is rounded down
-    (TwoSum), and a difference whose nearest rounding is above the running minimum cannot round
-    down below it, so skipping it loses nothing (the next float down is still >= the minimum)."""
-    n = row_ptr.size - 1
-    out = np.full(n, np.inf)
-    for i in range(n):
-        best = np.inf
-        for k in range(row_ptr[i], row_ptr[i + 1]):
-            c = cost[k]
-            if c == np.inf:
-                continue
-            j = k - row_ptr[i] if dense else col_ind[k]
-            if c - v[j] <= best:
-                d = _difference_down(c, v[j])
-                if d < best:
-                    best = d
-        out[i] = best
+    """Every row's u_i (see _row_min_down_at); rows spread over the cores for a large problem."""
+    out = np.full(row_ptr.size - 1, np.inf)
+    rows = _row_mins_parallel if cost.size >= PARALLEL_MIN_ENTRIES else _row_mins_serial
+    rows(row_ptr, col_ind, dense, cost, v, out)
     return out
+
+
+def warm_parallel_loops() -> None:
+    """Compile (or load) the multi-core variants of the loops above for the argument types
+    certificates give them (a dense matrix; sparse costs with int32 or int64 indices): a warm-up
+    on small problems never reaches them by size alone."""
+    v = np.zeros(2)
+    for row_ptr, col_ind, dense in ((np.array([0, 2, 4], dtype=np.int64), np.empty(0, dtype=np.int64), True),
+                                    (np.array([0, 2, 4], dtype=np.int32), np.array([0, 1, 0, 1], dtype=np.int32), False),
+                                    (np.array([0, 2, 4], dtype=np.int64), np.array([0, 1, 0, 1], dtype=np.int64), False)):
+        cost = np.ones(4)
+        _row_mins_parallel(row_ptr, col_ind, dense, cost, v, np.empty(2))
+        _row_violations_parallel(row_ptr, col_ind, dense, cost, v, v, np.empty(2), np.empty(2, dtype=np.int64))
 
 
 @njit(cache=True)

@@ -81,3 +81,16 @@ def scan_costs(values: np.ndarray, out: np.ndarray | None):
     if not rows:
         return np.inf, -np.inf, 0, True
     return float(low.min()), float(high.max()), int(forbidden.sum()), bool(integer.all())
+
+
+def warm_parallel_pass() -> None:
+    """Compile (or load) the multi-core scan for the inputs it is given (float64, float32, int64 and
+    int32; C order, Fortran order or any strides): small problems never reach it by size alone."""
+    for dtype in (np.float64, np.float32, np.int64, np.int32):
+        square = np.zeros((2, 2), dtype=dtype)
+        for values in (square, np.asfortranarray(square), square.T[:, ::-1]):  # C, Fortran and any strides
+            out = np.empty((2, 2))
+            for target, write in ((out, True), (np.empty((0, 0)), False)):
+                rows = [np.empty(2), np.empty(2), np.empty(2, dtype=np.int64), np.empty(2, dtype=np.bool_),
+                        np.empty(2, dtype=np.bool_)]
+                _scan_rows_parallel(values, target, write, *rows)

@@ -288,9 +288,13 @@ def warm_all(backend: str, progress=None, should_stop=None) -> WarmAllReport:
     plan = warmup_plan(backend)
     report = WarmAllReport(failures=[])
     start = time.perf_counter()
-    with watch_compiles(backend="cpu") as watch:  # the compiled check of a large Matrix Market file's body
+    with watch_compiles(backend="cpu") as watch:  # host passes that only large inputs reach
         from .formats._mtx_check import warm
-        warm()
+        warm()  # the compiled check of a large Matrix Market file's body
+        from .cost_summary import warm_parallel_pass
+        warm_parallel_pass()  # a large dense matrix's checking pass
+        from .certify import warm_parallel_loops
+        warm_parallel_loops()  # a large assignment's certificate loops
     report.compiled += watch.compiled
     for done, item in enumerate(plan):
         if should_stop is not None and should_stop():

@@ -177,3 +177,30 @@ def test_a_large_graph_gets_the_same_csrs_by_counting_as_by_sorting(seed, monkey
         assert not b.flags.writeable
     result = solvers.solve(counted, "hopcroft-karp", backend="cpu")
     assert result.certificate.status == "optimal"
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_certificate_loops_give_the_same_answers_on_all_cores(seed, monkeypatch):
+    """The multi-core row loops (large problems) against the serial ones, on small ones forced
+    through them: same u, same worst violation and pair, so the same certificate."""
+    from solvers import certify as cm
+    from solvers.problems import SparseCosts
+    rng = np.random.default_rng(seed)
+    n, m = int(rng.integers(1, 25)), int(rng.integers(1, 25))
+    scale = 10.0 ** rng.integers(-20, 20)
+    costs = rng.integers(0, 6, (n, m)) * scale if seed % 2 else rng.random((n, m)) * scale  # ties, then reals
+    costs[rng.random((n, m)) < 0.2] = np.inf
+    sparse_rows, sparse_cols = np.nonzero(np.isfinite(costs))
+    problems = [CostMatrix.from_array(costs),
+                SparseCosts.from_edges(sparse_rows, sparse_cols, costs[sparse_rows, sparse_cols], n, m)]
+    for problem in problems:
+        rows = cm._CostRows(problem)
+        v = rng.normal(size=m) * scale
+        u = rng.normal(size=n) * scale
+        serial = cm._row_min_down(*rows.args(), v), cm._max_dual_violation(*rows.args(), u, v)
+        monkeypatch.setattr(cm, "PARALLEL_MIN_ENTRIES", 0)
+        parallel = cm._row_min_down(*rows.args(), v), cm._max_dual_violation(*rows.args(), u, v)
+        monkeypatch.undo()
+        np.testing.assert_array_equal(serial[0], parallel[0])
+        assert serial[1] == parallel[1]
+        assert cm._first_excess(*rows.args(), parallel[0], v) == (-1, -1)  # the rounded-down u is exactly feasible
