@@ -34,6 +34,7 @@ import numpy as np
 from numba import njit, prange
 
 from .cost_summary import PARALLEL_MIN_ENTRIES
+from .dense_potentials import dense_columns
 from .exact import float_sum, float_sum_up, int_sum
 from .problems import BipartiteGraph, CostMatrix, FlowNetwork, SparseCosts
 from .result import Certificate, Solution
@@ -993,10 +994,17 @@ def certify_assignment(problem: CostMatrix | SparseCosts, row_match, col_match=N
             solver_note = ("the solver's own prices were only epsilon-optimal" if epsilon > 0 else
                            "the solver's own duals did not prove it")
 
-    columns, cycle = _derived_columns(cr, rows, mates, pair_cost)
     reason = "dual potentials derived independently by shortest paths prove it"
     if solver_note:
         reason += f"; {solver_note}"
+    if cr.dense:  # the quick sweeps first; SPFA below when they do not settle or do not prove it
+        swept = dense_columns(problem.costs, rows, SPFA_RELATIVE)
+        if swept is not None:
+            cert = attempt(swept, "potentials derived by shortest paths (sweeps)", reason, trusted=True)
+            if cert is not None:
+                return cert
+            notes.append("swept potentials leave a gap")
+    columns, cycle = _derived_columns(cr, rows, mates, pair_cost)
     cheaper = cycle is not None
     if columns is not None and not cheaper:
         cert = attempt(columns, "potentials derived by shortest paths", reason, trusted=True)
