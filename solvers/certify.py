@@ -35,6 +35,7 @@ from numba import njit, prange
 
 from .cost_summary import PARALLEL_MIN_ENTRIES
 from .dense_potentials import dense_columns
+from .dual_steps import difference_down, floor_step, sum_exceeds, violation_step
 from .exact import float_sum, float_sum_up, int_sum
 from .problems import BipartiteGraph, CostMatrix, FlowNetwork, SparseCosts
 from .result import Certificate, Solution
@@ -43,6 +44,8 @@ INT64_MAX = int(np.iinfo(np.int64).max)
 ROUNDING = 16  # float rounding allowances: ROUNDING * epsilon * the magnitudes summed (see below)
 EPS = float(np.finfo(np.float64).eps)
 REFERENCE_CELLS = 10_000_000  # assignment gaps are tightened by a reference optimum up to this many entries
+DEVICE_MIN_ENTRIES = 1 << 20  # from here a solver's duals are checked on its GPU copy of the costs, if it left one
+SPOT_ROWS = 8  # rows of a GPU check recomputed on the host
 
 
 def certify(problem, solution: Solution) -> Certificate:
@@ -59,7 +62,7 @@ def certify(problem, solution: Solution) -> Certificate:
         if solution.row_match is None:
             return Certificate("dual-potentials", False, False, details="the solution holds no assignment")
         cert = certify_assignment(problem, solution.row_match, solution.col_match, solution.duals,
-                                  solution.epsilon)
+                                  solution.epsilon, solution.device_costs)
     else:
         raise TypeError(f"cannot certify a solution for a {type(problem).__name__}")
     return _note_reported_value(cert, solution.value)
@@ -504,40 +507,48 @@ def _pair_costs(row_ptr, col_ind, dense, cost, row_match):
 
 
 @njit(cache=True)
-def _row_violation(row_ptr, col_ind, dense, cost, u, v, i):
-    """max over row i's allowed pairs of u_i + v_j - c_ij, and the first j attaining it."""
-    worst, wj = -np.inf, -1
+def _dual_row(row_ptr, col_ind, dense, cost, u, v_check, v_floor, check, i):
+    """Row i in one read of its costs: u_i = the largest float with u_i <= c_ij - v_floor_j exactly
+    for every allowed j (inf when it has none), and when ``check`` the max over its allowed pairs
+    of u[i] + v_check_j - c_ij with the first j attaining it (else -inf, -1). The per-entry steps
+    (solvers.dual_steps) are those the GPU's check runs."""
+    best, worst, at = np.inf, -np.inf, -1
     for k in range(row_ptr[i], row_ptr[i + 1]):
         c = cost[k]
-        if not np.isfinite(c):
+        if c == np.inf:
             continue
         j = k - row_ptr[i] if dense else col_ind[k]
-        slack = u[i] + v[j] - c
-        if slack > worst:
-            worst, wj = slack, j
-    return worst, wj
+        if check:
+            worst, at = violation_step(u[i] + v_check[j] - c, j, worst, at)
+        best = floor_step(c, v_floor[j], best)
+    return best, worst, at
 
 
 @njit(cache=True)
-def _row_violations_serial(row_ptr, col_ind, dense, cost, u, v, worst, at):
-    for i in range(u.size):
-        worst[i], at[i] = _row_violation(row_ptr, col_ind, dense, cost, u, v, i)
+def _dual_rows_serial(row_ptr, col_ind, dense, cost, u, v_check, v_floor, check, floor, worst, at):
+    for i in range(floor.size):
+        floor[i], worst[i], at[i] = _dual_row(row_ptr, col_ind, dense, cost, u, v_check, v_floor, check, i)
 
 
 @njit(cache=True, parallel=True)
-def _row_violations_parallel(row_ptr, col_ind, dense, cost, u, v, worst, at):
-    for i in prange(u.size):
-        worst[i], at[i] = _row_violation(row_ptr, col_ind, dense, cost, u, v, i)
+def _dual_rows_parallel(row_ptr, col_ind, dense, cost, u, v_check, v_floor, check, floor, worst, at):
+    for i in prange(floor.size):
+        floor[i], worst[i], at[i] = _dual_row(row_ptr, col_ind, dense, cost, u, v_check, v_floor, check, i)
 
 
-def _max_dual_violation(row_ptr, col_ind, dense, cost, u, v):
-    """max over allowed pairs of u_i + v_j - c_ij, and the first pair (in row order) attaining it;
-    rows spread over the cores for a large problem."""
-    worst = np.full(u.size, -np.inf)
-    at = np.full(u.size, -1, dtype=np.int64)
-    rows = _row_violations_parallel if cost.size >= PARALLEL_MIN_ENTRIES else _row_violations_serial
-    rows(row_ptr, col_ind, dense, cost, u, v, worst, at)
-    if not u.size:
+def _dual_rows(row_ptr, col_ind, dense, cost, u, v_check, v_floor, check: bool):
+    """Every row's (u_i rounded down, worst violation, its column) (see _dual_row); rows spread
+    over the cores for a large problem."""
+    n = row_ptr.size - 1
+    floor, worst, at = np.empty(n), np.empty(n), np.empty(n, dtype=np.int64)
+    rows = _dual_rows_parallel if cost.size >= PARALLEL_MIN_ENTRIES else _dual_rows_serial
+    rows(row_ptr, col_ind, dense, cost, u, v_check, v_floor, check, floor, worst, at)
+    return floor, worst, at
+
+
+def _worst_pair(worst: np.ndarray, at: np.ndarray) -> tuple[float, int, int]:
+    """The largest violation over the rows and the first pair (in row order) attaining it."""
+    if not worst.size:
         return -np.inf, -1, -1
     i = int(np.argmax(worst))  # the first row holding the maximum, as a serial scan finds it
     if worst[i] == -np.inf:
@@ -545,78 +556,31 @@ def _max_dual_violation(row_ptr, col_ind, dense, cost, u, v):
     return float(worst[i]), i, int(at[i])
 
 
-@njit(cache=True)
-def _difference_down(c, v):
-    """The largest float <= c - v exactly (TwoSum: the rounded difference plus its exact error)."""
-    d = c - v
-    back = d - c
-    error = (c - (d - back)) + (-v - back)
-    if error < 0.0:
-        return np.nextafter(d, -np.inf)
-    return d
-
-
-@njit(cache=True)
-def _sum_exceeds(a, b, c):
-    """Whether a + b > c exactly. Rounding to nearest is monotone, so a rounded sum other than c
-    decides; an equal one is decided by the sign of the sum's exact error (TwoSum)."""
-    s = a + b
-    if s != c:
-        return s > c
-    back = s - a
-    return (a - (s - back)) + (b - back) > 0.0
-
-
-@njit(cache=True)
-def _row_min_down_at(row_ptr, col_ind, dense, cost, v, i):
-    """u_i = the largest float with u_i <= c_ij - v_j exactly for every allowed j of row i (inf
-    when it has none). Exact by construction: each candidate difference is rounded down (TwoSum),
-    and a difference whose nearest rounding is above the running minimum cannot round down below
-    it, so skipping it loses nothing (the next float down is still >= the minimum)."""
-    best = np.inf
-    for k in range(row_ptr[i], row_ptr[i + 1]):
-        c = cost[k]
-        if c == np.inf:
-            continue
-        j = k - row_ptr[i] if dense else col_ind[k]
-        if c - v[j] <= best:
-            d = _difference_down(c, v[j])
-            if d < best:
-                best = d
-    return best
-
-
-@njit(cache=True)
-def _row_mins_serial(row_ptr, col_ind, dense, cost, v, out):
-    for i in range(out.size):
-        out[i] = _row_min_down_at(row_ptr, col_ind, dense, cost, v, i)
-
-
-@njit(cache=True, parallel=True)
-def _row_mins_parallel(row_ptr, col_ind, dense, cost, v, out):
-    for i in prange(out.size):
-        out[i] = _row_min_down_at(row_ptr, col_ind, dense, cost, v, i)
+def _max_dual_violation(row_ptr, col_ind, dense, cost, u, v):
+    """max over allowed pairs of u_i + v_j - c_ij, and the first pair (in row order) attaining it."""
+    _, worst, at = _dual_rows(row_ptr, col_ind, dense, cost, u, v, v, True)
+    return _worst_pair(worst, at)
 
 
 def _row_min_down(row_ptr, col_ind, dense, cost, v):
-    """Every row's u_i (see _row_min_down_at); rows spread over the cores for a large problem."""
-    out = np.full(row_ptr.size - 1, np.inf)
-    rows = _row_mins_parallel if cost.size >= PARALLEL_MIN_ENTRIES else _row_mins_serial
-    rows(row_ptr, col_ind, dense, cost, v, out)
-    return out
+    """Every row's u_i = min_j (c_ij - v_j) rounded down, exactly feasible by construction."""
+    return _dual_rows(row_ptr, col_ind, dense, cost, v, v, v, False)[0]
+
+
+_difference_down, _sum_exceeds = difference_down, sum_exceeds  # the names tests check them by
 
 
 def warm_parallel_loops() -> None:
-    """Compile (or load) the multi-core variants of the loops above for the argument types
-    certificates give them (a dense matrix; sparse costs with int32 or int64 indices): a warm-up
-    on small problems never reaches them by size alone."""
+    """Compile (or load) the multi-core variant of the row loop for the argument types
+    certificates give it (a dense matrix; sparse costs with int32 or int64 indices): a warm-up on
+    small problems never reaches it by size alone."""
     v = np.zeros(2)
-    for row_ptr, col_ind, dense in ((np.array([0, 2, 4], dtype=np.int64), np.empty(0, dtype=np.int64), True),
-                                    (np.array([0, 2, 4], dtype=np.int32), np.array([0, 1, 0, 1], dtype=np.int32), False),
-                                    (np.array([0, 2, 4], dtype=np.int64), np.array([0, 1, 0, 1], dtype=np.int64), False)):
-        cost = np.ones(4)
-        _row_mins_parallel(row_ptr, col_ind, dense, cost, v, np.empty(2))
-        _row_violations_parallel(row_ptr, col_ind, dense, cost, v, v, np.empty(2), np.empty(2, dtype=np.int64))
+    layouts = [(np.array([0, 2, 4], dtype=np.int64), np.empty(0, dtype=np.int64), True)]
+    layouts += [(np.array([0, 2, 4], dtype=index), np.array([0, 1, 0, 1], dtype=index), False)
+                for index in (np.int32, np.int64)]
+    for row_ptr, col_ind, dense in layouts:
+        _dual_rows_parallel(row_ptr, col_ind, dense, np.ones(4), v, v, v, True, np.empty(2), np.empty(2),
+                            np.empty(2, dtype=np.int64))
 
 
 @njit(cache=True)
@@ -629,7 +593,7 @@ def _first_excess(row_ptr, col_ind, dense, cost, u, v):
             if c == np.inf:
                 continue
             j = k - row_ptr[i] if dense else col_ind[k]
-            if _sum_exceeds(u[i], v[j], c):
+            if sum_exceeds(u[i], v[j], c):
                 return i, j
     return -1, -1
 
@@ -780,14 +744,15 @@ def _parse_duals(duals, n: int, m: int):
     return u, v, ""
 
 
-def _check_duals(cr: _CostRows, u, v, rows, mates, pair_cost, primal, tol):
-    """Complementary slackness within tol: u_i + v_j <= c_ij on allowed pairs, = on assigned
-    pairs, sign conditions of the rectangular LP, dual objective = primal. Returns (ok, why).
-    Only says whether the solver's duals are right as given; the proof never rests on it."""
+def _check_duals(cr: _CostRows, u, v, rows, mates, pair_cost, primal, tol, violation):
+    """Complementary slackness within tol: u_i + v_j <= c_ij on allowed pairs (``violation``: the
+    largest u_i + v_j - c_ij and its pair, from the scan that also made the feasible dual), = on
+    assigned pairs, sign conditions of the rectangular LP, dual objective = primal. Returns (ok,
+    why). Only says whether the solver's duals are right as given; the proof never rests on it."""
     n, m = cr.n_rows, cr.n_cols
     with np.errstate(all="ignore"):  # duals may be huge: overflow here just means "not tight"
         dual = float_sum(u, v)
-        worst, wi, wj = _max_dual_violation(*cr.args(), u, v)
+        worst, wi, wj = violation
         if not worst <= tol:
             return False, f"u[{wi}] + v[{wj}] exceeds c[{wi},{wj}] by {worst:g}"
         assigned = np.flatnonzero(rows >= 0)
@@ -808,19 +773,26 @@ def _check_duals(cr: _CostRows, u, v, rows, mates, pair_cost, primal, tol):
     return True, ""
 
 
-def _feasible_duals(cr: _CostRows, v):
-    """An exactly feasible dual (u, v) from any column potentials v: v shifted <= 0 when rows <
-    cols, u_i = min_j (c_ij - v_j) rounded down (capped at 0 when rows > cols), or None. Its
-    objective is a proven lower bound on the optimum."""
-    n, m = cr.n_rows, cr.n_cols
+def _floor_columns(cr: _CostRows, v) -> np.ndarray | None:
+    """The column potentials of the feasible dual made from ``v``: v shifted <= 0 when rows < cols
+    (the rectangular LP's sign condition), or None when they are not all finite."""
     v = np.asarray(v, dtype=np.float64)
-    if n < m and v.size:
+    if cr.n_rows < cr.n_cols and v.size:
         with np.errstate(over="ignore", invalid="ignore"):
             v = v - max(0.0, float(v.max()))  # v_j - max v rounds to <= 0: the sign survives rounding
-    if not np.all(np.isfinite(v)):
+    return v if np.all(np.isfinite(v)) else None
+
+
+def _feasible_duals(cr: _CostRows, v, floor=None):
+    """An exactly feasible dual (u, v) from any column potentials v: v shifted <= 0 when rows <
+    cols, u_i = min_j (c_ij - v_j) rounded down (capped at 0 when rows > cols), or None. Its
+    objective is a proven lower bound on the optimum. ``floor``: those u_i, made already by a scan
+    that read the costs for something else too (the solver's duals' check)."""
+    v = _floor_columns(cr, v)
+    if v is None:
         return None
-    u = _row_min_down(*cr.args(), v)
-    if n > m:
+    u = floor if floor is not None else _row_min_down(*cr.args(), v)
+    if cr.n_rows > cr.n_cols:
         u = np.minimum(u, 0.0)
     if not np.all(np.isfinite(u)):
         return None
@@ -898,8 +870,43 @@ def rounding_tolerance(pairs: int, magnitude: float) -> float:
     return ROUNDING * (pairs + 1) * EPS * magnitude
 
 
+def _scan_solver_duals(problem, cr: _CostRows, u, v, device_costs, notes: list):
+    """One read of the costs for the solver's duals: (the feasible dual's u from v, or None when its
+    columns are not finite; the worst violation of u_i + v_j <= c_ij and its pair). On the GPU's
+    copy of a large dense problem when the solver left one (solvers.certify_device), else on the
+    host; ``notes`` says which, and why not the GPU."""
+    v_floor = _floor_columns(cr, v)
+    columns = v_floor if v_floor is not None else v
+    scanned = None
+    if device_costs is not None and cr.dense and cr.cost.size >= DEVICE_MIN_ENTRIES:
+        scanned, why = _scan_on_device(problem, cr, u, v, columns, device_costs)
+        notes.append("dual feasibility checked on the GPU's copy of the costs (its checksum matches)"
+                     if scanned is not None else f"{why}: checked on the host")
+    if scanned is None:
+        scanned = _dual_rows(*cr.args(), u, v, columns, True)
+    floor, worst, at = scanned
+    return (floor if v_floor is not None else None), _worst_pair(worst, at)
+
+
+def _scan_on_device(problem: CostMatrix, cr: _CostRows, u, v, v_floor, device_costs):
+    """The device scan's (floor, worst, at), or (None, why not); a few of its rows (the worst, the
+    lowest u and a spread of others) are recomputed on the host and must agree bit for bit."""
+    from .certify_device import dual_rows_on_device
+    scanned, why = dual_rows_on_device(device_costs, problem.shape, problem.checksum, u, v, v_floor)
+    if scanned is None:
+        return None, why
+    floor, worst, at = scanned
+    n = cr.n_rows
+    spot = {int(np.argmax(worst)), int(np.argmin(floor))} | set(np.linspace(0, n - 1, SPOT_ROWS).astype(int).tolist())
+    for i in sorted(spot):
+        best, bad, bad_at = _dual_row(*cr.args(), u, v, v_floor, True, i)
+        if not (best == floor[i] and bad == worst[i] and bad_at == at[i]):
+            return None, f"the GPU's results differ from the host's on row {i}"
+    return scanned, ""
+
+
 def certify_assignment(problem: CostMatrix | SparseCosts, row_match, col_match=None, duals=None,
-                       epsilon: float = 0.0) -> Certificate:
+                       epsilon: float = 0.0, device_costs=None) -> Certificate:
     """Min-cost assignment. Valid: allowed pairs, each row/col at most once, min(rows, cols) pairs.
 
     Optimal: column potentials v (the solver's, else derived here by shortest paths) are turned
@@ -913,6 +920,9 @@ def certify_assignment(problem: CostMatrix | SparseCosts, row_match, col_match=N
     (for at most REFERENCE_CELLS entries) the potentials of an independently found optimal
     assignment, which make it the true gap up to rounding. ``epsilon`` > 0 is the run's claim
     (cost <= optimum + max(rows, cols) * epsilon): Certificate.bound, certified when gap <= bound.
+
+    ``device_costs``: a GPU solver's device copy of the costs (Solution.device_costs): the solver's
+    duals are then checked there (solvers.certify_device), against the problem's checksum.
 
     witness: value (total cost), u, v, dual_objective (of the feasible dual)."""
     kind = "dual-potentials"
@@ -949,11 +959,12 @@ def certify_assignment(problem: CostMatrix | SparseCosts, row_match, col_match=N
     notes = [f"epsilon {epsilon:g}, declared bound n*epsilon = {claimed:g}"] if epsilon > 0 else []
     bounds = []  # (gap, tol, u, v) of every feasible dual built
 
-    def attempt(v, how, reason, trusted):
+    def attempt(v, how, reason, trusted, floor=None):
         """A certificate if the exactly feasible dual built from v proves optimality, else None.
         ``trusted``: the potentials are the certificate's own, so their magnitudes may widen
-        the rounding allowance (a solver's could inflate it at will)."""
-        feasible = _feasible_duals(cr, v)
+        the rounding allowance (a solver's could inflate it at will). ``floor``: the dual's u,
+        made already (see _feasible_duals)."""
+        feasible = _feasible_duals(cr, v, floor)
         if feasible is None:
             return None
         fu, fv = feasible
@@ -981,13 +992,14 @@ def certify_assignment(problem: CostMatrix | SparseCosts, row_match, col_match=N
             notes.append(f"solver duals rejected: {why}")
             solver_note = "the solver's own duals were unusable"
         else:
-            slack_ok, why = _check_duals(cr, u, v, rows, mates, pair_cost, primal, strict_tol)
+            floor, violation = _scan_solver_duals(problem, cr, u, v, device_costs, notes)
+            slack_ok, why = _check_duals(cr, u, v, rows, mates, pair_cost, primal, strict_tol, violation)
             if not slack_ok:
                 notes.append(f"solver duals break complementary slackness: {why}")
             how = "solver duals verified" if slack_ok else "solver duals made feasible"
             reason = ("the solver's dual potentials prove it" if slack_ok else
                       "the solver's dual potentials, made exactly feasible, prove it")
-            cert = attempt(v, how, reason, trusted=False)
+            cert = attempt(v, how, reason, trusted=False, floor=floor)
             if cert is not None:
                 return cert
             notes.append("solver duals rejected: they do not prove optimality")

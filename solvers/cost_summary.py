@@ -12,15 +12,20 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from .dual_steps import bits_of, checksum_term
+
 PARALLEL_MIN_ENTRIES = 1 << 20  # below this, the serial loop: no thread pool to start for a small matrix
 
 
 @njit(cache=True)
 def finite_summary(costs):
-    """(min, max, count of +inf, all integral) of a flat float64 cost array."""
+    """(min, max, count of +inf, all integral, checksum) of a flat float64 cost array (its
+    checksum: solvers.dual_steps)."""
     low, high, forbidden, integer = np.inf, -np.inf, 0, True
+    checksum = np.uint64(0)
     for k in range(costs.size):
         c = costs[k]
+        checksum += checksum_term(bits_of(c), k)
         if c == np.inf:
             forbidden += 1
             continue
@@ -28,18 +33,27 @@ def finite_summary(costs):
         high = max(high, c)
         if integer and c != np.floor(c):
             integer = False
-    return low, high, forbidden, integer
+    return low, high, forbidden, integer, checksum
 
 
 @njit(cache=True)
-def _scan_row(values, i, out, write):
-    """Row i: (min, max, +inf count, all integral, holds NaN or -inf) of its finite entries read as
-    float64, written to out[i] when ``write``."""
+def _scan_row(values, i, out, write, native):
+    """Row i: (min, max, +inf count, all integral, holds NaN or -inf, checksum share) of its
+    entries read as float64, written to out[i] when ``write``; with ``native`` also the least and
+    greatest entry in the input's own type (integers beyond 2^53 must be judged before rounding)."""
     low, high, forbidden, integer, bad = np.inf, -np.inf, 0, True, False
+    checksum = np.uint64(0)
+    least = greatest = values[i, 0]
+    first = i * values.shape[1]  # the row-major position of the row's first entry
     for j in range(values.shape[1]):
-        c = np.float64(values[i, j])
+        x = values[i, j]
+        if native:
+            least = min(least, x)
+            greatest = max(greatest, x)
+        c = np.float64(x)
         if write:
             out[i, j] = c
+        checksum += checksum_term(bits_of(c), first + j)
         if c == np.inf:
             forbidden += 1
         elif c != c or c == -np.inf:
@@ -49,38 +63,49 @@ def _scan_row(values, i, out, write):
             high = max(high, c)
             if integer and c != np.floor(c):
                 integer = False
-    return low, high, forbidden, integer, bad
+    return low, high, forbidden, integer, bad, checksum, least, greatest
 
 
 @njit(cache=True, parallel=True)
-def _scan_rows_parallel(values, out, write, low, high, forbidden, integer, bad):
+def _scan_rows_parallel(values, out, write, native, low, high, forbidden, integer, bad, sums, least, greatest):
     for i in prange(values.shape[0]):
-        low[i], high[i], forbidden[i], integer[i], bad[i] = _scan_row(values, i, out, write)
+        (low[i], high[i], forbidden[i], integer[i], bad[i], sums[i], least[i],
+         greatest[i]) = _scan_row(values, i, out, write, native)
 
 
 @njit(cache=True)
-def _scan_rows_serial(values, out, write, low, high, forbidden, integer, bad):
+def _scan_rows_serial(values, out, write, native, low, high, forbidden, integer, bad, sums, least, greatest):
     for i in range(values.shape[0]):
-        low[i], high[i], forbidden[i], integer[i], bad[i] = _scan_row(values, i, out, write)
+        (low[i], high[i], forbidden[i], integer[i], bad[i], sums[i], least[i],
+         greatest[i]) = _scan_row(values, i, out, write, native)
+
+
+def _row_arrays(values: np.ndarray) -> list:
+    rows = values.shape[0]
+    return [np.empty(rows), np.empty(rows), np.empty(rows, dtype=np.int64), np.empty(rows, dtype=np.bool_),
+            np.empty(rows, dtype=np.bool_), np.empty(rows, dtype=np.uint64), np.empty(rows, dtype=values.dtype),
+            np.empty(rows, dtype=values.dtype)]
 
 
 def scan_costs(values: np.ndarray, out: np.ndarray | None):
-    """One pass over the 2-D real ``values``: ``out`` (a C-ordered float64 array of the same shape)
-    receives them as float64 when given. Returns (min, max, +inf count, all integral) of the finite
-    entries, or None when some entry is NaN or -inf (the caller then names it)."""
-    rows = values.shape[0]
-    low, high = np.empty(rows), np.empty(rows)
-    forbidden = np.empty(rows, dtype=np.int64)
-    integer, bad = np.empty(rows, dtype=np.bool_), np.empty(rows, dtype=np.bool_)
+    """One pass over the 2-D real ``values`` (at least one column): ``out`` (a C-ordered float64
+    array of the same shape) receives them as float64 when given. Returns ``(summary, extremes)``:
+    summary = (min, max, +inf count, all integral, checksum), min and max over the finite entries,
+    or None when some entry is NaN or -inf (the caller then names it); extremes = (least,
+    greatest) entry as Python ints for an integer input, else None. Rows are spread over the cores
+    from PARALLEL_MIN_ENTRIES entries."""
+    native = values.dtype.kind in "iu"
+    arrays = _row_arrays(values)
     write = out is not None
     target = out if write else np.empty((0, 0))
     scan = _scan_rows_parallel if values.size >= PARALLEL_MIN_ENTRIES else _scan_rows_serial
-    scan(values, target, write, low, high, forbidden, integer, bad)
-    if rows and bad.any():
-        return None
-    if not rows:
-        return np.inf, -np.inf, 0, True
-    return float(low.min()), float(high.max()), int(forbidden.sum()), bool(integer.all())
+    scan(values, target, write, native, *arrays)
+    low, high, forbidden, integer, bad, sums, least, greatest = arrays
+    extremes = (int(least.min()), int(greatest.max())) if native else None
+    if bad.any():
+        return None, extremes
+    checksum = int(sums.sum(dtype=np.uint64))  # numpy's uint64 sum wraps, as the checksum does
+    return (float(low.min()), float(high.max()), int(forbidden.sum()), bool(integer.all()), checksum), extremes
 
 
 def warm_parallel_pass() -> None:
@@ -88,9 +113,8 @@ def warm_parallel_pass() -> None:
     int32; C order, Fortran order or any strides): small problems never reach it by size alone."""
     for dtype in (np.float64, np.float32, np.int64, np.int32):
         square = np.zeros((2, 2), dtype=dtype)
+        native = square.dtype.kind in "iu"
         for values in (square, np.asfortranarray(square), square.T[:, ::-1]):  # C, Fortran and any strides
             out = np.empty((2, 2))
             for target, write in ((out, True), (np.empty((0, 0)), False)):
-                rows = [np.empty(2), np.empty(2), np.empty(2, dtype=np.int64), np.empty(2, dtype=np.bool_),
-                        np.empty(2, dtype=np.bool_)]
-                _scan_rows_parallel(values, target, write, *rows)
+                _scan_rows_parallel(values, target, write, native, *_row_arrays(values))

@@ -357,23 +357,22 @@ def _real_dtype(dtype: np.dtype) -> bool:
 
 def _validate_large(values: np.ndarray, source: str | None, copy: bool):
     """(float64 C-ordered costs, their summary) of a large real matrix in one compiled pass over the
-    cores; the rare refused matrix goes through _validate_costs, which names the bad entry."""
+    cores that checks, summarises and (where needed) converts it; the rare refused matrix goes
+    through _validate_costs, which names the bad entry in the words of the numpy checks."""
     from .cost_summary import scan_costs
-    if values.dtype.kind in "iu":
-        too_big = int(values.max()) > EXACT_INTEGER or (values.dtype.kind == "i" and int(values.min()) < -EXACT_INTEGER)
-        if too_big:
-            _validate_costs(values, source, values.shape)  # raises, naming the entry
     convert = copy or values.dtype != np.float64 or not values.flags.c_contiguous
     out = np.empty(values.shape, dtype=np.float64) if convert else None
-    summary = scan_costs(values, out)
+    summary, extremes = scan_costs(values, out)
+    if extremes is not None and (extremes[1] > EXACT_INTEGER or extremes[0] < -EXACT_INTEGER):
+        _validate_costs(values, source, values.shape)  # raises, naming the first integer beyond 2^53
     if summary is None:
         _validate_costs(values, source, values.shape)  # raises, naming the NaN or -inf
         raise AssertionError("the compiled scan and the numpy checks disagree")  # never reached
-    low, high, forbidden, integer = summary
+    low, high, forbidden = summary[:3]
     biggest = max(abs(low), abs(high)) if forbidden < values.size else 0.0
     if biggest > cost_limit(*values.shape):
         _validate_costs(values, source, values.shape)  # raises, with the limit in words
-    return (out if convert else values), (low, high, forbidden, integer)
+    return (out if convert else values), summary
 
 
 def _frozen_view(a: np.ndarray) -> np.ndarray:
@@ -451,16 +450,23 @@ class CostMatrix:
     def is_integer(self) -> bool:
         return self._summary[3]
 
+    @property
+    def checksum(self) -> int:
+        """A position-weighted wrapping sum of the costs' float64 bit patterns (solvers.dual_steps):
+        how a certificate tells that a copy elsewhere, a GPU's, still holds these costs."""
+        return self._summary[4]
+
     @functools.cached_property
     def _summary(self) -> tuple:
-        """(min, max, forbidden count, all integer) of the finite costs: one pass, computed once
-        (the problem is immutable, and every solve describes it)."""
+        """(min, max, forbidden count, all integer) of the finite costs, and their checksum: one
+        pass, made once (the problem is immutable), by the validating pass of a large matrix or
+        on first use, and shared by describe(), is_integer and the certificate."""
         from .cost_summary import finite_summary  # numba loads only when a matrix is described
-        low, high, forbidden, integer = finite_summary(self.costs.reshape(-1))
-        return float(low), float(high), int(forbidden), bool(integer)
+        low, high, forbidden, integer, checksum = finite_summary(self.costs.reshape(-1))
+        return float(low), float(high), int(forbidden), bool(integer), int(checksum)
 
     def describe(self) -> dict:
-        low, high, forbidden, integer = self._summary
+        low, high, forbidden, integer, _ = self._summary
         some = forbidden < self.costs.size
         return {"kind": self.kind, "rows": self.n_rows, "cols": self.n_cols, "forbidden": forbidden,
                 "min_cost": low if some else None, "max_cost": high if some else None, "integer": integer}

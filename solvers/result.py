@@ -141,6 +141,10 @@ class Solution:
     duals: dict | None = None
     epsilon: float = 0.0  # for epsilon-optimal assignment solvers: the epsilon of complementary slackness
     stats: dict = field(default_factory=dict)
+    # a GPU assignment solver's device copy of the costs (the problem's layout or its transpose;
+    # float64, or float32 holding them exactly): the certificate checks the duals there, after
+    # checking that it still holds the problem's costs (solvers.certify_device)
+    device_costs: object = None
 
 
 @dataclass

@@ -296,6 +296,11 @@ def warm_all(backend: str, progress=None, should_stop=None) -> WarmAllReport:
         from .certify import warm_parallel_loops
         warm_parallel_loops()  # a large assignment's certificate loops
     report.compiled += watch.compiled
+    if backend in ("cuda", "cudasim"):
+        with watch_compiles(backend=backend) as watch:
+            from .certify_device import warm_up
+            warm_up(backend)  # the certificate's check on a GPU's copy (large problems only)
+        report.compiled += watch.compiled
     for done, item in enumerate(plan):
         if should_stop is not None and should_stop():
             raise Cancelled("warm-up stopped")

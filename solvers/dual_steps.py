@@ -1,0 +1,114 @@
+"""The certificate's per-entry arithmetic, written once for every loop that runs it: the host's row
+loops (solvers.certify), the validating pass (solvers.cost_summary) and the check on a GPU's copy of
+the costs (solvers.certify_device), compiled for the cpu and the GPU and run as Python under the
+CUDA simulator.
+
+Exactness (see solvers.certify): u_i = min_j (c_ij - v_j) is rounded down per entry with TwoSum, so
+u_i + v_j <= c_ij holds exactly; nothing here multiplies floats, so no fused multiply-add can change
+a result, and every target computes the same bits.
+
+The checksum of a cost matrix (row-major position k = i * cols + j): the wrapping uint64 sum of
+bits(c_k) * (2k + 1), over the float64 bit patterns. The odd factor is invertible modulo 2^64, so
+changing any single entry always changes the sum, and entries moved to other positions almost
+always do. It tells whether a copy of the costs elsewhere (a GPU's, which a solver could have
+overwritten) still holds the problem's costs.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic, register_jitable
+
+SIGN_BIT = np.uint64(1) << np.uint64(63)
+INF_BITS = np.uint64(0x7FF0000000000000)
+FRACTION_SCALE = 4503599627370496.0  # 2^52: the fraction field of a normal float64
+SUBNORMAL_SCALE = 1074  # a subnormal is its fraction field times 2^-1074
+
+
+@register_jitable
+def difference_down(c, v):
+    """The largest float <= c - v exactly (TwoSum: the rounded difference plus its exact error)."""
+    d = c - v
+    back = d - c
+    error = (c - (d - back)) + (-v - back)
+    if error < 0.0:
+        return math.nextafter(d, -math.inf)
+    return d
+
+
+@register_jitable
+def sum_exceeds(a, b, c):
+    """Whether a + b > c exactly. Rounding to nearest is monotone, so a rounded sum other than c
+    decides; an equal one is decided by the sign of the sum's exact error (TwoSum)."""
+    s = a + b
+    if s != c:
+        return s > c
+    back = s - a
+    return (a - (s - back)) + (b - back) > 0.0
+
+
+@register_jitable
+def floor_step(c, v, best):
+    """The running u_i = min_j (c_ij - v_j) rounded down, after one more allowed entry. A difference
+    whose nearest rounding is above the minimum cannot round down below it (the next float down is
+    still >= the minimum), so it is skipped: the result does not depend on the order of entries."""
+    if c - v <= best:
+        d = difference_down(c, v)
+        if d < best:
+            return d
+    return best
+
+
+@register_jitable
+def violation_step(slack, j, worst, at):
+    """The running max over a row of u_i + v_j - c_ij and the first j attaining it (entries in
+    increasing j)."""
+    if slack > worst:
+        return slack, j
+    return worst, at
+
+
+@register_jitable
+def merge_violations(worst, at, other, other_at):
+    """Two partial (max, first j) of one row: the larger, the lower j among equals."""
+    if other > worst or (other == worst and other_at >= 0 and (at < 0 or other_at < at)):
+        return other, other_at
+    return worst, at
+
+
+@register_jitable
+def checksum_term(bits, k):
+    """Entry k's share of the checksum: bits * (2k + 1), wrapping."""
+    return bits * np.uint64(2 * k + 1)
+
+
+@register_jitable
+def float64_bits(c):
+    """The IEEE-754 bit pattern of a float64 that is not NaN, by arithmetic: the same code runs
+    compiled for the GPU and as Python under the simulator (there is no bit cast in both)."""
+    sign = np.uint64(0)
+    if c < 0.0 or (c == 0.0 and math.copysign(1.0, c) < 0.0):
+        sign = SIGN_BIT
+    a = abs(c)
+    if a == 0.0:
+        return sign
+    if a == math.inf:
+        return sign | INF_BITS
+    m, e = math.frexp(a)  # a = m * 2^e, 1/2 <= m < 1
+    if e >= -1021:  # normal: a = 2m * 2^(e - 1), biased exponent e - 1 + 1023; 2m - 1 is exact
+        return sign | (np.uint64(e + 1022) << np.uint64(52)) | np.uint64((m * 2.0 - 1.0) * FRACTION_SCALE)
+    return sign | np.uint64(math.ldexp(a, SUBNORMAL_SCALE))
+
+
+@intrinsic
+def bits_of(typingctx, x):
+    """float64 -> its bit pattern as uint64, a plain bit cast (cpu loops; the GPU uses float64_bits)."""
+    if not (isinstance(x, types.Float) and x.bitwidth == 64):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.IntType(64))
+    return types.uint64(types.float64), codegen

@@ -1,0 +1,177 @@
+"""The certificate's check on a GPU's copy of the costs (solvers.certify_device): the same results as
+the host's scan bit for bit, in both layouts and both dtypes a solver keeps; a copy that no longer
+holds the problem's costs is caught by the checksum and the host checks instead, saying so; a
+violation of the solver's duals is caught either way. The cuda kernels run under the simulator
+(tiny matrices); their cpu loops, with the same arguments, against the host's loops here."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from numba import njit
+
+from solvers import certify as cm
+from solvers.certify_device import COLUMNS, ROWS
+from solvers.dual_steps import bits_of, float64_bits
+from solvers.problems import CostMatrix
+from solvers.targets import launcher_for
+
+HOSTILE_FLOATS = [0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, 5e-324, -5e-324, 2.2250738585072014e-308,
+                  2.225073858507201e-308, 1.7976931348623157e308, -1.7976931348623157e308, 0.1, 2.0 ** 53 + 2]
+
+
+@njit(cache=False)
+def _arithmetic_bits(values):
+    out = np.empty(values.size, np.uint64)
+    for k in range(values.size):
+        out[k] = float64_bits(values[k])
+    return out
+
+
+@njit(cache=False)
+def _cast_bits(values):
+    out = np.empty(values.size, np.uint64)
+    for k in range(values.size):
+        out[k] = bits_of(values[k])
+    return out
+
+
+def test_the_arithmetic_bit_pattern_is_the_bit_cast_everywhere():
+    rng = np.random.default_rng(0)
+    values = np.concatenate([HOSTILE_FLOATS, rng.standard_normal(3000) * 10.0 ** rng.integers(-323, 300, 3000)])
+    expected = values.view(np.uint64)
+    assert np.array_equal(_arithmetic_bits(values), expected)  # compiled (the GPU's code)
+    assert np.array_equal(_cast_bits(values), expected)  # the cpu passes' bit cast
+    assert [float64_bits(float(x)) for x in values[:200]] == expected[:200].tolist()  # as Python (the simulator)
+
+
+def reference_checksum(costs: np.ndarray) -> int:
+    k = np.arange(costs.size, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        return int((costs.reshape(-1).view(np.uint64) * (2 * k + np.uint64(1))).sum(dtype=np.uint64))
+
+
+def random_case(seed: int):
+    """(costs, u, v): ties, forbidden pairs, a scale from 1e-300 to 1e300, duals near tight."""
+    rng = np.random.default_rng(seed)
+    n, m = int(rng.integers(1, 9)), int(rng.integers(1, 9))
+    scale = 10.0 ** int(rng.choice([-300, -20, 0, 20, 290]))
+    costs = (rng.integers(0, 4, (n, m)) if seed % 2 else rng.random((n, m))) * scale
+    costs[rng.random((n, m)) < 0.2] = np.inf
+    u = rng.normal(size=n) * scale
+    v = rng.normal(size=m) * scale
+    return costs, u, v
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_device_loops_agree_with_the_host_scan_bit_for_bit(seed):
+    costs, u, v = random_case(seed)
+    problem = CostMatrix.from_array(costs)
+    assert problem.checksum == reference_checksum(problem.costs)
+    cr = cm._CostRows(problem)
+    v_floor = cm._floor_columns(cr, v)
+    host = cm._dual_rows(*cr.args(), u, v, v_floor, True)
+    launcher = launcher_for("cpu")
+    n = problem.n_rows
+    for kernel, layout in ((ROWS, problem.costs), (COLUMNS, np.ascontiguousarray(problem.costs.T))):
+        out = [np.empty(n), np.empty(n), np.empty(n, np.int64), np.empty(n, np.uint64)]
+        launcher.launch(kernel, n, layout, u, v, v_floor, *out)
+        for a, b in zip(host, out[:3]):
+            np.testing.assert_array_equal(a, b)
+        assert int(out[3].sum(dtype=np.uint64)) == problem.checksum
+
+
+def test_a_changed_entry_or_two_swapped_ones_change_the_checksum():
+    costs = np.random.default_rng(1).random((40, 30))
+    base = CostMatrix.from_array(costs).checksum
+    for i, j in ((0, 0), (39, 29), (7, 11)):
+        changed = costs.copy()
+        changed[i, j] = np.nextafter(changed[i, j], 2.0)
+        assert CostMatrix.from_array(changed).checksum != base
+    swapped = costs.copy()
+    swapped[[2, 30], [5, 5]] = swapped[[30, 2], [5, 5]]
+    assert CostMatrix.from_array(swapped).checksum != base
+
+
+SIMULATED = """
+import warnings
+warnings.simplefilter("ignore", RuntimeWarning)  # the simulator's uint64 checksum wraps, as on a GPU
+import numpy as np
+from numba import cuda
+from solvers import certify as cm
+from solvers.problems import CostMatrix
+from solvers.certify_device import dual_rows_on_device
+
+rng = np.random.default_rng(3)
+np.seterr(over="ignore")
+for case in range(4):
+    n, m = [(3, 5), (5, 3), (4, 4), (1, 6)][case]
+    costs = rng.integers(0, 5, (n, m)).astype(np.float64)
+    costs[rng.random((n, m)) < 0.2] = np.inf
+    problem = CostMatrix.from_array(costs)
+    cr = cm._CostRows(problem)
+    u, v = rng.normal(size=n), rng.normal(size=m)
+    v_floor = cm._floor_columns(cr, v)
+    host = cm._dual_rows(*cr.args(), u, v, v_floor, True)
+    copies = {"rows float64": costs, "rows float32": costs.astype(np.float32),
+              "columns float64": np.ascontiguousarray(costs.T),
+              "columns float32": np.ascontiguousarray(costs.T.astype(np.float32))}
+    for name, copy in copies.items():
+        got, why = dual_rows_on_device(cuda.to_device(copy), problem.shape, problem.checksum, u, v, v_floor)
+        if n == m and name.startswith("columns"):  # a square copy is read in the problem's layout
+            assert got is None and "checksum" in why, why  # (no solver transposes one)
+            continue
+        assert got is not None, (case, name, why)
+        for a, b in zip(host, got):
+            assert np.array_equal(a, b), (case, name, a, b)
+    tampered = costs.copy()
+    tampered[n - 1, 0] = 7.0 if tampered[n - 1, 0] != 7.0 else 8.0
+    got, why = dual_rows_on_device(cuda.to_device(tampered), problem.shape, problem.checksum, u, v, v_floor)
+    assert got is None and "checksum" in why, why
+    got, why = dual_rows_on_device(cuda.to_device(costs[:, :1].copy()), problem.shape, problem.checksum, u, v, v_floor)
+    assert got is None and "shape" in why, why
+
+# through the certificate: a solver's optimal duals, one of them raised past a cost
+cm.DEVICE_MIN_ENTRIES = 0
+from scipy.optimize import linear_sum_assignment
+costs = rng.integers(0, 9, (5, 6)).astype(np.float64)
+costs[0, 1] = np.inf
+rows, cols = linear_sum_assignment(costs)
+row_match = np.full(5, -1, np.int64)
+row_match[rows] = cols
+duals = cm.certify_assignment(CostMatrix.from_array(costs), row_match).witness
+good = {"u": duals["u"], "v": duals["v"]}
+problem = CostMatrix.from_array(costs)
+cert = cm.certify_assignment(problem, row_match, duals=good, device_costs=cuda.to_device(costs))
+assert cert.optimal and "checked on the GPU" in cert.details, cert.details
+bad = {"u": good["u"], "v": good["v"].copy()}
+bad["v"][3] += 1.0  # u_i + v_3 now exceeds some c_i3
+cert = cm.certify_assignment(problem, row_match, duals=bad, device_costs=cuda.to_device(costs))
+assert "checked on the GPU" in cert.details and "exceeds c[" in cert.details, cert.details
+host_cert = cm.certify_assignment(problem, row_match, duals=bad)
+import re
+violation = re.compile(r"u\\[\\d+\\] \\+ v\\[\\d+\\] exceeds c\\[\\d+,\\d+\\] by [^;]+")
+assert violation.search(cert.details).group() == violation.search(host_cert.details).group()
+assert (cert.optimal, cert.gap, cert.reason) == (host_cert.optimal, host_cert.gap, host_cert.reason)
+overwritten = costs.copy()
+overwritten[2, 2] -= 1.0  # a solver that wrote into its copy
+cert = cm.certify_assignment(problem, row_match, duals=bad, device_costs=cuda.to_device(overwritten))
+assert "checksum" in cert.details and "checked on the host" in cert.details, cert.details
+assert "exceeds c[" in cert.details and cert.optimal == host_cert.optimal and cert.gap == host_cert.gap
+print("ok")
+"""
+
+
+def test_the_cuda_kernels_under_the_simulator_match_the_host_and_catch_a_tampered_copy(run_cudasim):
+    assert run_cudasim(SIMULATED).strip().endswith("ok")
+
+
+def test_a_cpu_run_certifies_on_the_host():
+    from scipy.optimize import linear_sum_assignment
+    import solvers
+    costs = np.random.default_rng(4).random((30, 30))
+    result = solvers.solve(costs, "hungarian", backend="cpu")
+    assert result.certificate.optimal and "GPU" not in result.certificate.details
+    rows, cols = linear_sum_assignment(costs)
+    assert math.isclose(result.value, costs[rows, cols].sum(), rel_tol=1e-12)
