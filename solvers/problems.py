@@ -395,6 +395,16 @@ class CostMatrix:
     """Dense assignment costs, rows (persons) x cols (objects); rectangular allowed.
 
     A forbidden pair has cost +inf. Minimisation: an assignment matches min(rows, cols) pairs.
+
+    ``costs`` is float64, C-ordered and read-only. Immutability, and what it costs: by default
+    ``from_array`` keeps a private copy, so nothing the caller later does to its array reaches the
+    Problem. Copying a large matrix is a pass over it, so ``from_array(..., copy=False)`` holds a
+    read-only view of a C-ordered float64 array instead: the Problem can then see the caller's
+    later writes (the caller's own array stays writable; numpy cannot lock it), so that is only
+    for a Problem that lives while its caller cannot write (``solvers.solve`` builds its Problem
+    this way and drops it before returning) or for an array nobody else holds (a file just read
+    or mapped read-only). The summary (min, max, forbidden count, integrality, checksum) is made
+    once and kept; a Problem over a view must not outlive a change to the array.
     """
 
     kind: ClassVar[str] = "assignment"

@@ -204,3 +204,129 @@ def test_the_certificate_loops_give_the_same_answers_on_all_cores(seed, monkeypa
         np.testing.assert_array_equal(serial[0], parallel[0])
         assert serial[1] == parallel[1]
         assert cm._first_excess(*rows.args(), parallel[0], v) == (-1, -1)  # the rounded-down u is exactly feasible
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_the_summary_pass_gives_the_same_summary_and_checksum_on_all_cores(seed, monkeypatch):
+    from solvers import cost_summary
+    rng = np.random.default_rng(seed)
+    n, m = int(rng.integers(1, 40)), int(rng.integers(1, 40))
+    scale = 10.0 ** int(rng.integers(-300, 290))
+    values = rng.integers(-3, 4, (n, m)) * scale if seed % 2 else rng.standard_normal((n, m)) * scale
+    values[rng.random((n, m)) < 0.1] = np.inf
+    values[0, 0] = -0.0
+    for layout in (values, np.asfortranarray(values), (values / scale).astype(np.float32)):
+        out_serial, out_parallel = np.empty((n, m)), np.empty((n, m))
+        serial = cost_summary.scan_costs(layout, out_serial)
+        monkeypatch.setattr(cost_summary, "PARALLEL_MIN_ENTRIES", 0)
+        parallel = cost_summary.scan_costs(layout, out_parallel)
+        monkeypatch.undo()
+        assert serial == parallel
+        np.testing.assert_array_equal(out_serial, out_parallel)
+        flat = cost_summary.finite_summary(out_serial.reshape(-1))  # the small matrices' pass
+        assert (float(flat[0]), float(flat[1]), int(flat[2]), bool(flat[3]), int(flat[4])) == serial[0]
+
+
+@pytest.mark.parametrize("values, words", [
+    (np.ones((SIDE, SIDE), dtype=bool), "real numbers"),
+    (np.ones((SIDE, SIDE), dtype=complex), "complex numbers"),
+    (np.full((SIDE, SIDE), 1.5, dtype=object), "Python objects"),
+])
+def test_non_real_dtypes_are_refused_in_one_line_on_both_paths(values, words):
+    message = compiled_message(values)
+    assert message is not None and words in message and "\n" not in message
+    assert message == numpy_message(values) == compiled_message(values[:3, :3])  # the small path
+
+
+def test_strided_slices_empty_and_zero_width_matrices_go_through_either_path():
+    values = np.random.default_rng(8).random((2 * SIDE, 3 * SIDE))
+    sliced = values[::2, ::3]  # neither C nor Fortran ordered
+    matrix = CostMatrix.from_array(sliced, copy=False)
+    np.testing.assert_array_equal(matrix.costs, sliced)
+    assert matrix.describe()["max_cost"] == sliced.max()
+    bad = sliced.copy()
+    bad[4, 9] = np.nan
+    assert compiled_message(bad[:, :]) == numpy_message(bad)
+    strided_bad = values.copy()
+    strided_bad[8, 27] = -np.inf  # position (4, 9) of the strided view
+    assert compiled_message(strided_bad[::2, ::3]) == numpy_message(bad.copy()).replace("NaN", "-inf")
+    for shape in ((0, 5), (5, 0), (0, 0)):
+        empty = CostMatrix.from_array(np.zeros(shape))
+        assert empty.shape == shape and empty.describe()["forbidden"] == 0 and empty.checksum == 0
+    big_uint = np.zeros((SIDE, SIDE), dtype=np.uint64)
+    big_uint[SIDE - 1, SIDE - 2] = np.uint64(2 ** 64 - 1)
+    assert compiled_message(big_uint) == numpy_message(big_uint) and "2^53" in compiled_message(big_uint)
+    int32 = np.random.default_rng(9).integers(-1000, 1000, (SIDE, SIDE)).astype(np.int32)
+    assert CostMatrix.from_array(int32).describe()["min_cost"] == int32.min()
+
+
+def test_the_checksum_is_the_same_on_the_compiled_and_the_numpy_path(monkeypatch):
+    from solvers import problems
+    values = np.random.default_rng(10).random((SIDE, SIDE))
+    values[5, 5] = np.inf
+    compiled = CostMatrix.from_array(values)
+    assert "_summary" in compiled.__dict__  # made by the validating pass
+    monkeypatch.setattr(problems, "LARGE_MATRIX_ENTRIES", values.size + 1)
+    plain = CostMatrix.from_array(values)
+    assert "_summary" not in plain.__dict__  # made on first use
+    assert plain.checksum == compiled.checksum and plain.describe() == compiled.describe()
+
+
+def sweep_case(seed: int):
+    rng = np.random.default_rng(seed)
+    n, m = int(rng.integers(1, 30)), int(rng.integers(1, 30))
+    scale = 10.0 ** int(rng.choice([-300, -8, 0, 6, 280]))
+    costs = (rng.integers(0, 5, (n, m)) if seed % 3 == 0 else rng.random((n, m))) * scale
+    if seed % 4 == 1:
+        costs += 1e6 * scale  # an offset shared by every cost
+    costs[rng.random((n, m)) < 0.15] = np.inf
+    return costs
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_swept_potentials_prove_scipys_optimum_as_spfa_does(seed):
+    """The sweeps (square, wide and tall, forbidden pairs, ties, offsets, 1e-300 to 1e280) settle
+    on potentials that prove an independent optimum optimal; SPFA agrees."""
+    from scipy.optimize import linear_sum_assignment
+    from solvers import certify as cm
+    from solvers.dense_potentials import dense_columns
+    costs = sweep_case(seed)
+    n, m = costs.shape
+    try:
+        rows, cols = linear_sum_assignment(costs)
+    except ValueError:
+        pytest.skip("no complete assignment")
+    row_match = np.full(n, -1, np.int64)
+    row_match[rows] = cols
+    problem = CostMatrix.from_array(costs)
+    columns = dense_columns(problem.costs, row_match, cm.SPFA_RELATIVE)
+    assert columns is not None and columns.shape == (m,)
+    cr = cm._CostRows(problem)
+    u, v = cm._feasible_duals(cr, columns)
+    assert cm._first_excess(*cr.args(), u, v) == (-1, -1)
+    lower = cm.float_sum(u, v)
+    optimum = cm.float_sum(costs[rows, cols])
+    assert lower <= optimum + 1e-9 * abs(optimum) and optimum - lower <= 64 * (n + m) * np.finfo(float).eps * (
+        cm.float_sum(np.abs(costs[rows, cols])) + cm.float_sum(np.abs(u)) + cm.float_sum(np.abs(v)))
+    cert = cm.certify_assignment(problem, row_match)
+    assert cert.optimal and "sweeps" in cert.details
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_worse_assignment_is_never_proven_optimal_after_the_sweeps(seed):
+    from scipy.optimize import linear_sum_assignment
+    from solvers import certify as cm
+    rng = np.random.default_rng(100 + seed)
+    n = int(rng.integers(3, 25))
+    costs = rng.integers(0, 50, (n, n + int(rng.integers(0, 3)))).astype(np.float64)
+    rows, cols = linear_sum_assignment(costs)
+    optimum = costs[rows, cols].sum()
+    for _ in range(20):  # a random assignment that costs more
+        worse = rng.permutation(costs.shape[1])[:n]
+        if costs[np.arange(n), worse].sum() > optimum:
+            break
+    else:
+        pytest.skip("no worse assignment drawn")
+    cert = cm.certify_assignment(CostMatrix.from_array(costs), worse.astype(np.int64))
+    assert cert.valid and not cert.optimal
+    assert cert.gap >= costs[np.arange(n), worse].sum() - optimum - 1e-9
