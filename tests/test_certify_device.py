@@ -175,3 +175,46 @@ def test_a_cpu_run_certifies_on_the_host():
     assert result.certificate.optimal and "GPU" not in result.certificate.details
     rows, cols = linear_sum_assignment(costs)
     assert math.isclose(result.value, costs[rows, cols].sum(), rel_tol=1e-12)
+
+
+def _gpu() -> bool:
+    from solvers.targets import cuda_available
+    return cuda_available()
+
+
+@pytest.mark.skipif(not _gpu(), reason="needs an NVIDIA GPU")
+def test_on_a_gpu_the_kernels_match_the_host_and_catch_a_tampered_copy():
+    from numba import cuda
+    from scipy.optimize import linear_sum_assignment
+    from solvers.certify_device import dual_rows_on_device
+    rng = np.random.default_rng(5)
+    for n, m in ((300, 700), (700, 300), (512, 512), (1, 2000)):
+        costs = rng.integers(0, 1000, (n, m)).astype(np.float64)
+        costs[rng.random((n, m)) < 0.05] = np.inf
+        problem = CostMatrix.from_array(costs)
+        cr = cm._CostRows(problem)
+        u, v = rng.normal(size=n) * 100, rng.normal(size=m) * 100
+        v_floor = cm._floor_columns(cr, v)
+        host = cm._dual_rows(*cr.args(), u, v, v_floor, True)
+        layouts = [costs] if n <= m else [np.ascontiguousarray(costs.T)]
+        for layout in layouts:
+            for dtype in (np.float64, np.float32):
+                got, why = dual_rows_on_device(cuda.to_device(layout.astype(dtype)), problem.shape, problem.checksum,
+                                               u, v, v_floor)
+                assert got is not None, why
+                for a, b in zip(host, got):
+                    np.testing.assert_array_equal(a, b)
+        tampered = layouts[0].copy()
+        tampered.reshape(-1)[tampered.size // 2] += 1.0
+        got, why = dual_rows_on_device(cuda.to_device(tampered), problem.shape, problem.checksum, u, v, v_floor)
+        assert got is None and "checksum" in why
+    costs = rng.random((1100, 1000)) * 1e-20  # over DEVICE_MIN_ENTRIES, tiny reals: exact on the device too
+    rows, cols = linear_sum_assignment(costs)
+    row_match = np.full(1100, -1, np.int64)
+    row_match[rows] = cols
+    problem = CostMatrix.from_array(costs)
+    witness = cm.certify_assignment(problem, row_match).witness
+    duals = {"u": witness["u"], "v": witness["v"]}
+    on_gpu = cm.certify_assignment(problem, row_match, duals=duals, device_costs=cuda.to_device(costs.T.copy()))
+    on_host = cm.certify_assignment(problem, row_match, duals=duals)
+    assert "checked on the GPU" in on_gpu.details and on_gpu.optimal == on_host.optimal and on_gpu.gap == on_host.gap
