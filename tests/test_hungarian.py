@@ -192,19 +192,19 @@ def test_cancellation(variant):
     assert observer.seen == 2
 
 
-def test_cost_statistics_one_pass_matches_numpy():
-    from solvers.assignment.hungarian_stats import cost_stats
+def test_cost_statistics_are_the_problems_own_and_match_numpy():
     rng = np.random.default_rng(0)
-    for costs in (rng.integers(-9, 9, (40, 30)).astype(float), rng.random((7, 50)) * 3, np.full((3, 3), np.inf)):
+    for costs in (rng.integers(-9, 9, (40, 30)).astype(float), rng.random((7, 50)) * 3, np.full((3, 3), np.inf),
+                  rng.integers(0, 9, (600, 500)).astype(float)):  # the last one through the compiled scan
         costs[rng.random(costs.shape) < 0.2] = np.inf
         finite = costs[np.isfinite(costs)]
-        lo, hi, n_inf, integer = cost_stats(costs)
-        assert n_inf == costs.size - finite.size
-        assert integer == bool(np.all(finite == np.round(finite)))
+        stats = hungarian.problem_stats(CostMatrix.from_array(costs))
+        assert stats.n_forbidden == costs.size - finite.size
+        assert stats.integer == bool(np.all(finite == np.round(finite)))
         if finite.size:
-            assert (lo, hi) == (finite.min(), finite.max())
+            assert (stats.min_cost, stats.max_cost) == (finite.min(), finite.max())
         else:
-            assert (lo, hi) == (np.inf, -np.inf)
+            assert (stats.min_cost, stats.max_cost) == (np.inf, -np.inf)
 
 
 def test_per_array_cache_follows_the_array_lifetime():
@@ -349,12 +349,14 @@ def recorded_signatures() -> tuple[dict, dict]:
     """Every kernel and its signature, recorded from real CPU runs of both variants (and the fused
     loop's arguments, which has no cpu form)."""
     launcher = RecordingLauncher()
-    costs = CostMatrix.from_array(np.random.default_rng(4).integers(0, 9, (6, 8)).astype(float))
-    view = hungarian.cost_view(costs)
-    C, _ = hungarian.device_costs(launcher, view, compact_integers=True)
-    for variant in VARIANTS:
-        solver = hungarian_device.HungarianDevice(launcher, C, view, variant, 0.0, NULL)
-        solver.solve()
+    rng = np.random.default_rng(4)
+    for shape in ((6, 8), (6, 6)):  # the column reduction runs on square problems only
+        costs = CostMatrix.from_array(rng.integers(0, 9, shape).astype(float))
+        view = hungarian.cost_view(costs)
+        C, _ = hungarian.device_costs(launcher, view, compact_integers=True)
+        for variant in VARIANTS:
+            solver = hungarian_device.HungarianDevice(launcher, C, view, variant, 0.0, NULL)
+            solver.solve()
     solver = hungarian_device.HungarianDevice(launcher, C, view, "tree", 0.0, NULL)
     launcher.kernels["solve_tree"] = hungarian_fused.SOLVE_TREE
     launcher.signatures["solve_tree"] = _signature(solver.device_loop_args(np.zeros(8, np.int64), 0, 1))
@@ -365,13 +367,14 @@ def test_every_compiled_function_is_cached():
     """cpu loops, cuda kernels and device functions all keep what they compile on disk."""
     from numba.core.caching import FunctionCache
     from solvers.assignment import auction_kernels
-    from solvers.assignment.hungarian_stats import cost_stats
+    from solvers import cost_summary
     from solvers.targets.cuda_jit import LazyCudaKernel
     kernels = hungarian_kernels.KERNELS + (hungarian_fused.SOLVE_TREE,) + auction_kernels.KERNELS
     for kernel in kernels:  # cuda kernels are made (and cached) when first used: a cpu run never builds them
         assert isinstance(kernel.cuda, LazyCudaKernel) and kernel.cuda.options["cache"], kernel.name
         assert kernel.cpu is None or isinstance(kernel.cpu._cache, FunctionCache), kernel.name
-    assert isinstance(cost_stats._cache, FunctionCache)
+    for scan in (cost_summary.finite_summary, cost_summary._scan_rows_serial, cost_summary._scan_rows_parallel):
+        assert isinstance(scan._cache, FunctionCache)
 
 
 def test_registry_modules_import_no_numba():

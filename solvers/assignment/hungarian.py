@@ -27,24 +27,31 @@ separate reduction), and the dual update visits the columns it makes tight itsel
 cooperative launch is not possible (e.g. no libcudadevrt to link), it falls back to the host loop
 and says so in ``stats["loop"]`` and a RuntimeWarning.
 
-Rectangular problems: columns no optimal assignment needs are dropped first (``narrow``: at most
-rows^2 remain, so a 1 x 100000 matrix is a 1 x 1 problem), the view is transposed so rows <= cols,
-then padded to square with dummy rows of cost 0 (never stored: ``cost_at`` returns 0 for them). Forbidden pairs stay +inf: they
-never become tight, and a dual update whose step is +inf (no finite slack from the forest to an
-uncovered column) proves by Hall's theorem that no complete assignment exists ->
-InfeasibleError; so does a row or column with no allowed pair at the initial reduction.
+Rectangular problems are solved natively: the view is transposed so rows <= cols (a tall matrix
+is read through its transpose), every row is augmented, and the search ends when all rows are
+assigned; there are no dummy rows (the kernels take n_rows and n_cols, ``stats["solved_shape"]``).
+No column is dropped beforehand either (``narrow``, which the auction uses): a pass over the
+columns is all a 1 x 100000 problem costs here, less than finding the candidate columns.
+The initial reduction is by rows only (a column reduction would give columns that may stay
+unassigned a positive potential); a square problem also gets the column reduction. Dual updates
+only lower the potentials of covered columns, which are all assigned (an update comes only when
+no tree reached a free column), so a column never assigned keeps v_j = 0 and the others v_j <= 0:
+the rectangular LP's conditions. Forbidden pairs stay +inf: they never become tight, and a dual
+update whose step is +inf (no finite slack from the forest to an uncovered column) proves by
+Hall's theorem that the rows cannot all be assigned -> InfeasibleError; so does a row (or a square
+problem's column) with no allowed pair at the initial reduction.
 
 Exactness: integer costs are handled exactly (float64 duals of integers; on the GPU an integer
 matrix with |c| < 2^24 is stored as float32, still exact, halving the memory traffic). Real costs
 use a zero-slack tolerance of 16 * n * machine epsilon * max|c| (relative to the data: no floor at 1)
-for the rounding that dual steps accumulate. Returned duals are those of the original problem: u_i + v_j <= c_ij on allowed pairs,
-equality on assigned pairs, and, for rectangular problems, potentials <= 0 on the larger side and 0
-on its unassigned vertices (the dummy rows' common dual is shifted into u and v).
+for the rounding that dual steps accumulate. Returned duals are those of the original problem: u_i + v_j <= c_ij on allowed
+pairs, equality on assigned pairs, and, for rectangular problems, potentials <= 0 on the larger side
+and 0 on its unassigned vertices.
 
 Files: this module declares the algorithm and prepares the problem (it imports no numba); the
 host loop is ``hungarian_device.HungarianDevice``, run through ``solvers.targets.launcher_for``;
 the steps' bodies, cpu loops and cuda kernels are in ``hungarian_kernels``, the cooperative loop in
-``hungarian_fused``, the cost statistics pass in ``hungarian_stats``.
+``hungarian_fused``; the cost statistics are the problem's own (``CostMatrix.describe``).
 """
 from __future__ import annotations
 
@@ -60,7 +67,6 @@ from ..errors import Cancelled, InfeasibleError
 from ..problems import CostMatrix
 from ..registry import Algorithm, Option
 from ..result import Solution
-from .narrow import narrow_long_side
 
 ALGORITHMS = [
     Algorithm(
@@ -81,7 +87,6 @@ ALGORITHMS = [
 EXACT_FLOAT32 = 2 ** 24  # integers below this are exact in float32
 EXACT_FLOAT64 = 2 ** 50  # keep integer duals well inside float64's exact range
 EXACT_INTEGER = 2 ** 53  # every integer up to this is a float64
-SMALL_MATRIX = 1 << 20  # entries below which the cost statistics come from numpy
 
 
 # ---------------------------------------------------------------------------------------------
@@ -131,7 +136,6 @@ class _PerArray:
         self.entries.clear()
 
 
-_STATS = _PerArray(8)
 _DEVICE = _PerArray(1)  # the last uploaded matrix stays on the GPU for re-solves of the same problem
 
 
@@ -140,47 +144,51 @@ def release_device_cache() -> None:
     _DEVICE.clear()
 
 
-def cost_stats_of(costs: np.ndarray) -> CostStats:
-    stats = _STATS.get(costs, ("stats", costs.shape))
-    if stats is None:
-        if costs.size < SMALL_MATRIX:  # numpy is quicker than waking a thread team
-            finite = costs[np.isfinite(costs)]
-            lo, hi = (finite.min(), finite.max()) if finite.size else (np.inf, -np.inf)
-            n_inf, integer = costs.size - finite.size, bool(np.all(finite == np.floor(finite)))
-        else:  # one parallel pass, no temporaries the size of the matrix
-            from .hungarian_stats import cost_stats
-            lo, hi, n_inf, integer = cost_stats(costs)
-        stats = CostStats(float(lo), float(hi), int(n_inf), bool(integer))
-        _STATS.put(costs, ("stats", costs.shape), stats)
-    return stats
-
-
 @dataclass(frozen=True)
 class CostView:
-    """The problem seen with rows <= cols: ``costs`` (maybe a transposed view), ``n_real`` real
-    rows, padded to ``n`` x ``n`` by dummy rows of cost 0."""
+    """The problem seen with rows <= cols: ``costs`` (maybe a transposed view), ``n_rows`` x
+    ``n_cols``."""
 
     original: np.ndarray
     transposed: bool
-    n_real: int
-    n: int
+    n_rows: int
+    n_cols: int
     stats: CostStats
 
     @property
     def costs(self) -> np.ndarray:
         return self.original.T if self.transposed else self.original
 
+    # the auction's names: it pads the view to n x n with n - n_real dummy persons
+    @property
+    def n_real(self) -> int:
+        return self.n_rows
+
+    @property
+    def n(self) -> int:
+        return self.n_cols
+
     @property
     def exact_integer(self) -> bool:
-        return self.stats.integer and self.stats.max_abs * (self.n + 1) < EXACT_FLOAT64
+        return self.stats.integer and self.stats.max_abs * (self.n_cols + 1) < EXACT_FLOAT64
+
+
+def problem_stats(problem: CostMatrix) -> CostStats:
+    """The problem's own summary (one pass, made when it was validated or first described) as
+    CostStats: no second pass over the matrix."""
+    described = problem.describe()
+    some = described["min_cost"] is not None
+    return CostStats(float(described["min_cost"]) if some else np.inf,
+                     float(described["max_cost"]) if some else -np.inf,
+                     int(described["forbidden"]), bool(described["integer"]))
 
 
 def cost_view(problem: CostMatrix) -> CostView:
     costs = problem.costs
-    stats = cost_stats_of(costs)
+    stats = problem_stats(problem)
     transposed = problem.n_rows > problem.n_cols
-    n_real, n = sorted(problem.shape)
-    return CostView(costs, transposed, n_real, n, stats)
+    n_rows, n_cols = sorted(problem.shape)
+    return CostView(costs, transposed, n_rows, n_cols, stats)
 
 
 def device_costs(launcher, view: CostView, compact_integers: bool) -> tuple[object, float]:
@@ -218,7 +226,7 @@ def zero_tolerance(view: CostView) -> float:
     1/2, so a reduced cost of 1 is never "tight"."""
     if view.exact_integer:
         return 0.0
-    tol = 16.0 * view.n * np.finfo(np.float64).eps * view.stats.max_abs
+    tol = 16.0 * view.n_cols * np.finfo(np.float64).eps * view.stats.max_abs
     resolvable = view.stats.integer and view.stats.max_abs < EXACT_INTEGER  # floats past 2^53 are all integers
     return min(tol, 0.5) if resolvable else tol
 
@@ -232,20 +240,22 @@ def empty_solution(problem: CostMatrix) -> Solution:
 
 
 def original_solution(view: CostView, row_to_col: np.ndarray, u: np.ndarray, v: np.ndarray) -> tuple:
-    """Map a square view solution back: drop dummy rows, shift duals so the larger side's
-    potentials are <= 0 (0 where unassigned), undo the transposition.
+    """Map a view solution back: keep the view's rows (the auction's padded square has dummy rows
+    after them), shift the duals so the columns' potentials are <= 0 with the largest 0, undo the
+    transposition. For the Hungarian the shift is 0: its unassigned columns keep v = 0. For the
+    auction every column matched to a dummy row has v = max(v), which moves into u.
 
     Returns (row_match, col_match, u, v, value) for the original problem."""
-    n_real, n = view.n_real, view.n
-    match = np.asarray(row_to_col[:n_real], dtype=np.int64)
-    u = np.asarray(u[:n_real], dtype=np.float64).copy()
+    n_rows, n_cols = view.n_rows, view.n_cols
+    match = np.asarray(row_to_col[:n_rows], dtype=np.int64)
+    u = np.asarray(u[:n_rows], dtype=np.float64).copy()
     v = np.asarray(v, dtype=np.float64).copy()
-    if n_real < n and n:
-        # every column matched to a dummy row has v = max(v): move that common value into u
+    if n_rows < n_cols and n_cols:
         shift = float(v.max())
-        v -= shift
-        u += shift
-    back = np.full(n, -1, dtype=np.int64)
+        if shift != 0.0:
+            v -= shift
+            u += shift
+    back = np.full(n_cols, -1, dtype=np.int64)
     assigned = match >= 0
     back[match[assigned]] = np.flatnonzero(assigned)
     rows = np.flatnonzero(assigned)
@@ -259,9 +269,6 @@ def original_solution(view: CostView, row_to_col: np.ndarray, u: np.ndarray, v: 
 def run(problem: CostMatrix, backend: str, tel, variant: str = "tree", device_loop: str = "on") -> Solution:
     if min(problem.shape) == 0:
         return empty_solution(problem)
-    narrowed = narrow_long_side(problem)  # 1 x 100000 is solved as 1 x 1, not padded to 100000^2
-    if narrowed is not None:
-        return narrowed.widen(run(narrowed.problem, backend, tel, variant, device_loop))
     from ..targets import launcher_for
     from .hungarian_device import HungarianDevice
     view = cost_view(problem)
@@ -269,7 +276,7 @@ def run(problem: CostMatrix, backend: str, tel, variant: str = "tree", device_lo
     C, upload_seconds = device_costs(launcher, view, compact_integers=True)
     fused = launcher.device and variant == "tree" and device_loop == "on"
     loop_note = "cooperative kernel" if fused else "host"
-    with launcher.session(view.n):
+    with launcher.session(view.n_cols):
         solver = HungarianDevice(launcher, C, view, variant, zero_tolerance(view), tel)
         if fused:
             try:

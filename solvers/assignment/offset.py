@@ -17,7 +17,7 @@ import numpy as np
 
 from ..problems import CostMatrix
 from ..result import Solution
-from .hungarian import cost_stats_of
+from .hungarian import problem_stats
 
 OFFSET_SHARE = 2.0 ** -20  # a range below this share of max|c| is dominated by an offset
 EXACT_INTEGER = 2.0 ** 53
@@ -50,7 +50,7 @@ class Reduced:
 def without_offset(problem: CostMatrix) -> Reduced | None:
     """The reduced problem when an offset dominates the costs' range (or integers are too large
     for exact float64 sums but their range is not), else None."""
-    stats = cost_stats_of(problem.costs)
+    stats = problem_stats(problem)
     if stats.max_abs == 0 or not np.isfinite(stats.max_abs):
         return None
     offset_bound = stats.span < OFFSET_SHARE * stats.max_abs
