@@ -102,6 +102,25 @@ def test_hostile_scales_on_the_gpu_are_exact_or_refused(algorithm, options):
         assert_claim_holds(costs, result, optimum)
 
 
+HUNGARIAN_CONFIGS = [options for algorithm, options in CONFIGS if algorithm == "hungarian"]
+
+
+@pytest.mark.parametrize("options", HUNGARIAN_CONFIGS, ids=lambda x: str(x))
+def test_hungarian_solves_rectangles_natively_on_the_gpu(options):
+    """Issue 13: wide and tall problems at their own shape (no dummy rows), with ties, forbidden
+    pairs, reals and integers (float32 storage), certified by the solver's own rectangular duals."""
+    from test_hungarian_rect import assert_rectangular_optimum, costs_of_kind, scipy_optimum
+    rng = np.random.default_rng(1313)
+    shapes = ((300, 900), (900, 300), (64, 4096), (1000, 3000), (2000, 2100), (7, 300))
+    for trial, shape in enumerate(shapes * 3):
+        costs = costs_of_kind(rng, (0, 1, 2, 3, 4, 6, 7)[trial % 7], shape)
+        optimum = scipy_optimum(costs)
+        result = solvers.solve(CostMatrix.from_array(costs), "hungarian", backend="cuda", **options)
+        assert_rectangular_optimum(costs, result, optimum)
+        if options.get("device_loop") == "on":
+            assert result.stats["loop"] == "cooperative kernel"
+
+
 @pytest.mark.parametrize("algorithm,options", CONFIGS, ids=lambda x: str(x))
 def test_wide_and_tall_matrices_on_the_gpu(algorithm, options):
     rng = np.random.default_rng(7)

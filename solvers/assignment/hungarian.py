@@ -43,10 +43,10 @@ problem's column) with no allowed pair at the initial reduction.
 
 Exactness: integer costs are handled exactly (float64 duals of integers; on the GPU an integer
 matrix with |c| < 2^24 is stored as float32, still exact, halving the memory traffic). Real costs
-use a zero-slack tolerance of 16 * n * machine epsilon * max|c| (relative to the data: no floor at 1)
-for the rounding that dual steps accumulate. Returned duals are those of the original problem: u_i + v_j <= c_ij on allowed
-pairs, equality on assigned pairs, and, for rectangular problems, potentials <= 0 on the larger side
-and 0 on its unassigned vertices.
+use a zero-slack tolerance of 16 * n * machine epsilon * max|c| (n the longer side; relative to the
+data: no floor at 1) for the rounding that dual steps accumulate. Returned duals are those of the
+original problem: u_i + v_j <= c_ij on allowed pairs, equality on assigned pairs, and, for
+rectangular problems, potentials <= 0 on the larger side and 0 on its unassigned vertices.
 
 Files: this module declares the algorithm and prepares the problem (it imports no numba); the
 host loop is ``hungarian_device.HungarianDevice``, run through ``solvers.targets.launcher_for``;

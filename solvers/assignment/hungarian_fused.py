@@ -24,7 +24,7 @@ from numba.extending import register_jitable
 from ..targets.cuda_jit import cuda_kernel
 from ..targets.kernel import COOPERATIVE, Kernel
 from .hungarian_kernels import (BLOCK, DELTA, DUALS, FOUND0, FRONT, INFEAS, ITERS, LEVELS, MIN0, QUEUE0,
-                                augment_body, cost_at, reverse_body)
+                                augment_body, reverse_body)
 
 cuda = None  # numba.cuda, bound when the first kernel here is built (solvers.targets.cuda_jit)
 
@@ -49,7 +49,7 @@ def queue_column(j, Ac, Vc, Pr, col_rev, counters, queue, qslot, fslot):
 
 
 @register_jitable
-def forward_tiles(n, n_real, C, u, v, Ac, Vc, Pr, Pc, slack, col_rev, counters, scal, cur, fsize, nxt, qnext, fnext,
+def forward_tiles(n_cols, C, u, v, Ac, Vc, Pr, Pc, slack, col_rev, counters, scal, cur, fsize, nxt, qnext, fnext,
                   min_slot, sh_val, sh_row, tol, tile_cols, slices):
     """One BFS level of the forward pass, by tiles of ``tile_cols`` columns x ``slices`` slices of
     the frontier rows ``cur[:fsize]`` (this block's tiles, grid-stride): each column folds its
@@ -60,11 +60,11 @@ def forward_tiles(n, n_real, C, u, v, Ac, Vc, Pr, Pc, slack, col_rev, counters, 
     t = cuda.threadIdx.x
     lane = t % tile_cols
     piece = t // tile_cols
-    n_tiles = (n + tile_cols - 1) // tile_cols
+    n_tiles = (n_cols + tile_cols - 1) // tile_cols
     low = np.inf
     for tile in range(cuda.blockIdx.x, n_tiles, cuda.gridDim.x):  # the same count in a block
         j = tile * tile_cols + lane
-        active = j < n
+        active = j < n_cols
         if active:
             active = Vc[j] == 0
         best = np.inf
@@ -75,8 +75,8 @@ def forward_tiles(n, n_real, C, u, v, Ac, Vc, Pr, Pc, slack, col_rev, counters, 
             while k + slices < fsize:
                 i0 = cur[k]
                 i1 = cur[k + slices]
-                d0 = cost_at(C, n_real, i0, j) - u[i0] - vj
-                d1 = cost_at(C, n_real, i1, j) - u[i1] - vj
+                d0 = C[i0, j] - u[i0] - vj
+                d1 = C[i1, j] - u[i1] - vj
                 if d0 < best:
                     best = d0
                     best_row = i0
@@ -86,7 +86,7 @@ def forward_tiles(n, n_real, C, u, v, Ac, Vc, Pr, Pc, slack, col_rev, counters, 
                 k += 2 * slices
             if k < fsize:
                 i0 = cur[k]
-                d0 = cost_at(C, n_real, i0, j) - u[i0] - vj
+                d0 = C[i0, j] - u[i0] - vj
                 if d0 < best:
                     best = d0
                     best_row = i0
@@ -120,7 +120,7 @@ def forward_tiles(n, n_real, C, u, v, Ac, Vc, Pr, Pc, slack, col_rev, counters, 
 
 
 @cuda_kernel
-def solve_tree_cuda(n, n_real, C, u, v, Ar, Ac, Vr, Vc, Pr, Pc, Sr, Sc, slack, F, F2, root_aug, path_len, col_rev,
+def solve_tree_cuda(n_rows, n_cols, C, u, v, Ar, Ac, Vr, Vc, Pr, Pc, Sr, Sc, slack, F, F2, root_aug, path_len, col_rev,
                     counters, scal, matched_log, log_start, max_iters, tol):
     """The steps of the host loop (optimality check, BFS levels, dual updates, reverse and
     augmentation passes), separated by grid-wide barriers; every branch is taken by all threads
@@ -133,7 +133,8 @@ def solve_tree_cuda(n, n_real, C, u, v, Ar, Ac, Vr, Vc, Pr, Pc, Sr, Sc, slack, F
     thread finished reading before the previous barrier. The forward pass works on tiles of
     columns x slices of the frontier rows (coalesced loads along a row, the slices' minima merged
     in shared memory) and produces the minimum slack for the dual update, so a dual update is one
-    pass: u, v, slacks, and the columns it makes tight."""
+    pass: u, v, slacks, and the columns it makes tight. Rows <= columns: a pass over both sides
+    runs over the n_cols columns, element k also doing row k when k < n_rows."""
     sh_val = cuda.shared.array(BLOCK, float64)
     sh_row = cuda.shared.array(BLOCK, int32)
     grid = cuda.cg.this_grid()
@@ -152,19 +153,20 @@ def solve_tree_cuda(n, n_real, C, u, v, Ar, Ac, Vr, Vc, Pr, Pc, Sr, Sc, slack, F
         # optimality check: clear the forest; the free rows are the first frontier
         qnext = QUEUE0 + (p + 1) % 3
         nxt = F if (p + 1) % 2 == 0 else F2
-        for k in range(g, n, stride):
-            assigned = Ar[k] >= 0
-            Vr[k] = 1 if assigned else 0
+        for k in range(g, n_cols, stride):
+            if k < n_rows:
+                assigned = Ar[k] >= 0
+                Vr[k] = 1 if assigned else 0
+                Pr[k] = -1
+                Sr[k] = -1
+                root_aug[k] = 0
+                if not assigned:
+                    nxt[cuda.atomic.add(counters, qnext, 1)] = k
             Vc[k] = 0
-            Pr[k] = -1
             Pc[k] = -1
-            Sr[k] = -1
             Sc[k] = -1
             slack[k] = np.inf
             col_rev[k] = 0
-            root_aug[k] = 0
-            if not assigned:
-                nxt[cuda.atomic.add(counters, qnext, 1)] = k
         if g == 0:
             counters[QUEUE0 + (p + 2) % 3] = 0
             counters[FOUND0 + (p + 2) % 3] = 0
@@ -174,7 +176,7 @@ def solve_tree_cuda(n, n_real, C, u, v, Ar, Ac, Vr, Vc, Pr, Pc, Sr, Sc, slack, F
         free = counters[QUEUE0 + p % 3]
         stop = counters[INFEAS] != 0
         if g == 0:
-            matched_log[log_start + it] = n - free
+            matched_log[log_start + it] = n_rows - free
         if free == 0 or stop or it >= max_iters:
             break
         found = False  # a free column was reached in this phase (the same in every thread)
@@ -201,8 +203,8 @@ def solve_tree_cuda(n, n_real, C, u, v, Ar, Ac, Vr, Vc, Pr, Pc, Sr, Sc, slack, F
                 if g == 0:
                     scal[DELTA] = delta
                     counters[DUALS] += 1
-                for k in range(g, n, stride):
-                    if Vr[k] == 0:
+                for k in range(g, n_cols, stride):
+                    if k < n_rows and Vr[k] == 0:
                         u[k] += delta
                     if Vc[k] != 0:
                         v[k] -= delta
@@ -217,20 +219,20 @@ def solve_tree_cuda(n, n_real, C, u, v, Ar, Ac, Vr, Vc, Pr, Pc, Sr, Sc, slack, F
                 for k in range(g, fsize, stride):
                     Vr[cur[k]] = 0  # the frontier's rows are in the forest (uncovered)
                 if nt == BLOCK:  # a GPU: the tile's shape is a compile-time constant
-                    forward_tiles(n, n_real, C, u, v, Ac, Vc, Pr, Pc, slack, col_rev, counters, scal, cur, fsize,
+                    forward_tiles(n_cols, C, u, v, Ac, Vc, Pr, Pc, slack, col_rev, counters, scal, cur, fsize,
                                   nxt, qnext, fnext, MIN0 + (p + 1) % 3, sh_val, sh_row, tol, TILE_COLS, TILE_SLICES)
                 else:  # the simulator's small blocks: half the threads are columns, two slices
                     half = max(1, nt // 2)
-                    forward_tiles(n, n_real, C, u, v, Ac, Vc, Pr, Pc, slack, col_rev, counters, scal, cur, fsize,
+                    forward_tiles(n_cols, C, u, v, Ac, Vc, Pr, Pc, slack, col_rev, counters, scal, cur, fsize,
                                   nxt, qnext, fnext, MIN0 + (p + 1) % 3, sh_val, sh_row, tol, half, nt // half)
             grid.sync()
             p += 1
         if stop:
             break
-        for j in range(g, n, stride):  # reverse pass
+        for j in range(g, n_cols, stride):  # reverse pass
             reverse_body(j, col_rev, Pc, Pr, Sc, Sr, root_aug)
         grid.sync()
-        for i in range(g, n, stride):  # augmentation pass
+        for i in range(g, n_rows, stride):  # augmentation pass
             augment_body(i, root_aug, Sr, Sc, Ar, Ac, path_len)
         grid.sync()
         it += 1

@@ -20,6 +20,11 @@ multi-block scan needed, one launch); BLOCK_PER_ITEM with ROW_BLOCK threads = on
 matrix-compression passes. The kernels read their block size from ``cuda.blockDim`` (the simulator
 runs small blocks, ``Kernel.sim_threads``); shared arrays are sized by the largest block they get.
 
+Shapes: a problem has n_rows <= n_cols (the caller transposes a tall matrix), and every row is
+assigned; there are no dummy rows. Arrays over rows (u, Ar, Vr, Pr, Sr, the frontiers) hold n_rows
+entries, arrays over columns (v, Ac, Vc, Pc, Sc, slack) n_cols. A step over both runs over n_cols
+elements, element k doing row k (when k < n_rows) and column k.
+
 Races: as in the paper, threads of one step may write the same word (a column's predecessor, a
 row's successor in the reverse pass); every value written is valid, so whichever survives is
 correct. On the CPU those are plain word-sized stores.
@@ -58,26 +63,18 @@ SCAN_BLOCK = MAX_THREADS_PER_BLOCK  # the single block of a prefix sum or a redu
 # bodies (every target)
 
 @register_jitable
-def cost_at(C, n_real, i, j):
-    """c_ij, or 0 for a dummy row (i >= n_real) padding a rectangular problem to square."""
-    if i < n_real:
-        return C[i, j]
-    return 0.0
-
-
-@register_jitable
-def row_min_part(C, n_real, i, start, stride, n):
-    """min of c_ij over j = start, start + stride, ... < n."""
+def row_min_part(C, i, start, stride, n_cols):
+    """min of c_ij over j = start, start + stride, ... < n_cols."""
     best = np.inf
-    for j in range(start, n, stride):
-        c = cost_at(C, n_real, i, j)
+    for j in range(start, n_cols, stride):
+        c = C[i, j]
         if c < best:
             best = c
     return best
 
 
 @register_jitable
-def min_over_rows(j, rows, count, C, n_real, u, vj, best, best_row):
+def min_over_rows(j, rows, count, C, u, vj, best, best_row):
     """Fold c_ij - u_i - vj over the rows ``rows[:count]`` (or 0..count-1 when ``rows`` is None)
     into (best, best_row), first minimum kept. Unrolled by four so a thread scanning a column keeps
     four independent loads in flight; the comparisons stay in row order."""
@@ -87,10 +84,10 @@ def min_over_rows(j, rows, count, C, n_real, u, vj, best, best_row):
             i0, i1, i2, i3 = k, k + 1, k + 2, k + 3
         else:
             i0, i1, i2, i3 = rows[k], rows[k + 1], rows[k + 2], rows[k + 3]
-        d0 = cost_at(C, n_real, i0, j) - u[i0] - vj
-        d1 = cost_at(C, n_real, i1, j) - u[i1] - vj
-        d2 = cost_at(C, n_real, i2, j) - u[i2] - vj
-        d3 = cost_at(C, n_real, i3, j) - u[i3] - vj
+        d0 = C[i0, j] - u[i0] - vj
+        d1 = C[i1, j] - u[i1] - vj
+        d2 = C[i2, j] - u[i2] - vj
+        d3 = C[i3, j] - u[i3] - vj
         if d0 < best:
             best, best_row = d0, i0
         if d1 < best:
@@ -102,7 +99,7 @@ def min_over_rows(j, rows, count, C, n_real, u, vj, best, best_row):
         k += 4
     while k < count:
         i = k if rows is None else rows[k]
-        d = cost_at(C, n_real, i, j) - u[i] - vj
+        d = C[i, j] - u[i] - vj
         if d < best:
             best, best_row = d, i
         k += 1
@@ -110,28 +107,33 @@ def min_over_rows(j, rows, count, C, n_real, u, vj, best, best_row):
 
 
 @register_jitable
-def col_min_body(j, n, n_real, C, u, v, counters):
-    """Column reduction: v_j = min_i (c_ij - u_i)."""
-    best, _ = min_over_rows(j, None, n, C, n_real, u, 0.0, np.inf, -1)
+def col_min_body(j, n_rows, C, u, v, counters):
+    """Column reduction (square problems only): v_j = min_i (c_ij - u_i)."""
+    best, _ = min_over_rows(j, None, n_rows, C, u, 0.0, np.inf, -1)
     v[j] = best
     if best == np.inf:
         counters[INFEAS] = 1  # a column no row may take
 
 
 @register_jitable
-def reset_search_body(k, Ar, Vr, Vc, Pr, Pc, Sr, Sc, slack, row_next, col_rev, root_aug):
-    """Optimality-check step: cover assigned rows, clear the forest; free rows become the roots."""
-    assigned = Ar[k] >= 0
-    Vr[k] = 1 if assigned else 0
-    row_next[k] = 0 if assigned else 1
-    Vc[k] = 0
-    Pr[k] = -1
-    Pc[k] = -1
-    Sr[k] = -1
-    Sc[k] = -1
-    slack[k] = np.inf
-    col_rev[k] = 0
-    root_aug[k] = 0
+def reset_row_body(i, Ar, Vr, Pr, Sr, row_next, root_aug):
+    """Optimality-check step, row i: cover it if assigned, else make it a root."""
+    assigned = Ar[i] >= 0
+    Vr[i] = 1 if assigned else 0
+    row_next[i] = 0 if assigned else 1
+    Pr[i] = -1
+    Sr[i] = -1
+    root_aug[i] = 0
+
+
+@register_jitable
+def reset_column_body(j, Vc, Pc, Sc, slack, col_rev):
+    """Optimality-check step, column j: out of the forest."""
+    Vc[j] = 0
+    Pc[j] = -1
+    Sc[j] = -1
+    slack[j] = np.inf
+    col_rev[j] = 0
 
 
 @register_jitable
@@ -152,14 +154,13 @@ def visit_column(j, Ac, Vc, Vr, Pr, row_next, col_rev, counters):
 
 
 @register_jitable
-def expand_tree_body(j, n_real, fsize, F, C, u, v, Ac, Vc, Vr, Pc, Pr, slack, row_next, col_rev,
-                     counters, tol):
+def expand_tree_body(j, fsize, F, C, u, v, Ac, Vc, Vr, Pc, Pr, slack, row_next, col_rev, counters, tol):
     """Alternating-tree forward pass, one thread per column (the paper's Algorithm 4): fold the
     frontier rows into the column's minimum slack and predecessor; a column whose slack reaches
     zero joins the forest. With an empty frontier this only visits columns a dual update made tight."""
     if Vc[j] != 0:
         return
-    s, p = min_over_rows(j, F, fsize, C, n_real, u, v[j], slack[j], Pc[j])
+    s, p = min_over_rows(j, F, fsize, C, u, v[j], slack[j], Pc[j])
     slack[j] = s
     Pc[j] = p
     if s <= tol:
@@ -179,32 +180,36 @@ def expand_classical_body(k, F, row_ptr, Z, Ac, Vc, Vr, Pc, Pr, row_next, col_re
 
 
 @register_jitable
-def dual_tree_body(k, u, v, Vr, Vc, slack, delta):
-    """Alternating-tree dual update (Algorithm 9): O(n), using the kept column slacks."""
-    if Vr[k] == 0:
+def dual_tree_body(k, n_rows, n_cols, u, v, Vr, Vc, slack, delta):
+    """Alternating-tree dual update (Algorithm 9) for row k and column k: O(n), using the kept
+    column slacks. Only covered columns (all assigned: a dual update comes only when no tree
+    reached a free column) are lowered, so a column never assigned keeps v_j = 0."""
+    if k < n_rows and Vr[k] == 0:
         u[k] += delta
-    if Vc[k] != 0:
-        v[k] -= delta
-    else:
-        slack[k] -= delta
+    if k < n_cols:
+        if Vc[k] != 0:
+            v[k] -= delta
+        else:
+            slack[k] -= delta
 
 
 @register_jitable
-def dual_classical_body(k, u, v, Vr, Vc, row_next, delta):
-    """Classical dual update (Algorithm 8); the whole forest's rows form the next frontier."""
-    if Vr[k] == 0:
+def dual_classical_body(k, n_rows, n_cols, u, v, Vr, Vc, row_next, delta):
+    """Classical dual update (Algorithm 8) for row k and column k; the whole forest's rows form the
+    next frontier."""
+    if k < n_rows and Vr[k] == 0:
         u[k] += delta
         row_next[k] = 1
-    if Vc[k] != 0:
+    if k < n_cols and Vc[k] != 0:
         v[k] -= delta
 
 
 @register_jitable
-def col_min_tree_rows_body(j, n_real, tsize, T, C, u, v, Vc, colmin):
+def col_min_tree_rows_body(j, tsize, T, C, u, v, Vc, colmin):
     """Classical dual update, stage 1 (Algorithm 7) by columns: min slack from a forest row."""
     best = np.inf
     if Vc[j] == 0:
-        best, _ = min_over_rows(j, T, tsize, C, n_real, u, v[j], np.inf, -1)
+        best, _ = min_over_rows(j, T, tsize, C, u, v[j], np.inf, -1)
     colmin[j] = best
 
 
@@ -243,8 +248,8 @@ def augment_body(i, root_aug, Sr, Sc, Ar, Ac, path_len):
 
 
 @register_jitable
-def is_tight(C, n_real, u, v, i, j, tol):
-    return cost_at(C, n_real, i, j) - u[i] - v[j] <= tol
+def is_tight(C, u, v, i, j, tol):
+    return C[i, j] - u[i] - v[j] <= tol
 
 
 @register_jitable
@@ -260,23 +265,23 @@ def keep_entry(values, i, mode):
 # the steps: for each, its cpu loop, its cuda kernel (same arguments) and its Kernel record
 
 @njit(parallel=True, cache=True)
-def row_min_cpu(n, n_real, C, u, counters):
+def row_min_cpu(n_rows, n_cols, C, u, counters):
     """Row reduction: u_i = min_j c_ij."""
-    for i in prange(n):
-        m = row_min_part(C, n_real, i, 0, 1, n)
+    for i in prange(n_rows):
+        m = row_min_part(C, i, 0, 1, n_cols)
         u[i] = m
         if m == np.inf:
             counters[INFEAS] = 1  # a row with no allowed column
 
 
 @cuda_kernel
-def row_min_cuda(n, n_real, C, u, counters):
+def row_min_cuda(n_rows, n_cols, C, u, counters):
     """One block per row: strided partial minima, then a shared-memory tree reduction."""
     sh = cuda.shared.array(ROW_BLOCK, float64)
     i = cuda.blockIdx.x
     t = cuda.threadIdx.x
     nt = cuda.blockDim.x
-    sh[t] = row_min_part(C, n_real, i, t, nt, n)
+    sh[t] = row_min_part(C, i, t, nt, n_cols)
     cuda.syncthreads()
     s = nt // 2
     while s > 0:
@@ -294,35 +299,40 @@ ROW_MIN = Kernel("row_min", row_min_cpu, row_min_cuda, BLOCK_PER_ITEM, threads=R
 
 
 @njit(parallel=True, cache=True)
-def col_min_cpu(n, n_real, C, u, v, counters):
-    for j in prange(n):
-        col_min_body(j, n, n_real, C, u, v, counters)
+def col_min_cpu(n_rows, n_cols, C, u, v, counters):
+    for j in prange(n_cols):
+        col_min_body(j, n_rows, C, u, v, counters)
 
 
 @cuda_kernel
-def col_min_cuda(n, n_real, C, u, v, counters):
+def col_min_cuda(n_rows, n_cols, C, u, v, counters):
     j = cuda.grid(1)
-    if j < n:
-        col_min_body(j, n, n_real, C, u, v, counters)
+    if j < n_cols:
+        col_min_body(j, n_rows, C, u, v, counters)
 
 
 COL_MIN = Kernel("col_min", col_min_cpu, col_min_cuda, EACH)
 
 
 @njit(cache=True)
-def reset_search_cpu(n, Ar, Vr, Vc, Pr, Pc, Sr, Sc, slack, row_next, col_rev, root_aug, counters):
+def reset_search_cpu(n_rows, n_cols, Ar, Vr, Vc, Pr, Pc, Sr, Sc, slack, row_next, col_rev, root_aug, counters):
     counters[FOUND] = 0
-    for k in range(n):
-        reset_search_body(k, Ar, Vr, Vc, Pr, Pc, Sr, Sc, slack, row_next, col_rev, root_aug)
+    for i in range(n_rows):
+        reset_row_body(i, Ar, Vr, Pr, Sr, row_next, root_aug)
+    for j in range(n_cols):
+        reset_column_body(j, Vc, Pc, Sc, slack, col_rev)
 
 
 @cuda_kernel
-def reset_search_cuda(n, Ar, Vr, Vc, Pr, Pc, Sr, Sc, slack, row_next, col_rev, root_aug, counters):
+def reset_search_cuda(n_rows, n_cols, Ar, Vr, Vc, Pr, Pc, Sr, Sc, slack, row_next, col_rev, root_aug, counters):
+    """One thread per column (rows <= columns), thread k also resetting row k."""
     k = cuda.grid(1)
     if k == 0:
         counters[FOUND] = 0
-    if k < n:
-        reset_search_body(k, Ar, Vr, Vc, Pr, Pc, Sr, Sc, slack, row_next, col_rev, root_aug)
+    if k < n_rows:
+        reset_row_body(k, Ar, Vr, Pr, Sr, row_next, root_aug)
+    if k < n_cols:
+        reset_column_body(k, Vc, Pc, Sc, slack, col_rev)
 
 
 RESET_SEARCH = Kernel("reset_search", reset_search_cpu, reset_search_cuda, EACH)
@@ -382,18 +392,21 @@ COMPACT = Kernel("compact", compact_cpu, compact_cuda, ONE_BLOCK, threads=SCAN_B
 
 
 @njit(parallel=True, cache=True)
-def expand_tree_cpu(n, n_real, fsize, F, C, u, v, Ac, Vc, Vr, Pc, Pr, slack, row_next, col_rev, counters, tol):
-    for j in prange(n):
-        expand_tree_body(j, n_real, fsize, F, C, u, v, Ac, Vc, Vr, Pc, Pr, slack, row_next, col_rev,
-                         counters, tol)
+def expand_tree_cpu(n_cols, fsize, F, C, u, v, Ac, Vc, Vr, Pc, Pr, slack, row_next, col_rev, counters, tol):
+    for j in prange(n_cols):
+        if Vc[j] == 0:  # expand_tree_body, unfolded: a call passing arrays costs reference counting per element
+            s, p = min_over_rows(j, F, fsize, C, u, v[j], slack[j], Pc[j])
+            slack[j] = s
+            Pc[j] = p
+            if s <= tol:
+                visit_column(j, Ac, Vc, Vr, Pr, row_next, col_rev, counters)
 
 
 @cuda_kernel
-def expand_tree_cuda(n, n_real, fsize, F, C, u, v, Ac, Vc, Vr, Pc, Pr, slack, row_next, col_rev, counters, tol):
+def expand_tree_cuda(n_cols, fsize, F, C, u, v, Ac, Vc, Vr, Pc, Pr, slack, row_next, col_rev, counters, tol):
     j = cuda.grid(1)
-    if j < n:
-        expand_tree_body(j, n_real, fsize, F, C, u, v, Ac, Vc, Vr, Pc, Pr, slack, row_next, col_rev,
-                         counters, tol)
+    if j < n_cols:
+        expand_tree_body(j, fsize, F, C, u, v, Ac, Vc, Vr, Pc, Pr, slack, row_next, col_rev, counters, tol)
 
 
 EXPAND_TREE = Kernel("expand_tree", expand_tree_cpu, expand_tree_cuda, EACH)
@@ -416,10 +429,10 @@ EXPAND_CLASSICAL = Kernel("expand_classical", expand_classical_cpu, expand_class
 
 
 @njit(cache=True)
-def min_uncovered_cpu(n, vals, mask, scal, counters):
+def min_uncovered_cpu(n_cols, vals, mask, scal, counters):
     """delta = min of vals[j] over mask[j] == 0 (uncovered columns); inf means infeasible."""
     best = np.inf
-    for j in range(n):
+    for j in range(n_cols):
         if mask[j] == 0 and vals[j] < best:
             best = vals[j]
     scal[DELTA] = best
@@ -428,13 +441,13 @@ def min_uncovered_cpu(n, vals, mask, scal, counters):
 
 
 @cuda_kernel
-def min_uncovered_cuda(n, vals, mask, scal, counters):
+def min_uncovered_cuda(n_cols, vals, mask, scal, counters):
     """The same by one block (power-of-two size): strided minima, then a tree reduction."""
     sh = cuda.shared.array(SCAN_BLOCK, float64)
     t = cuda.threadIdx.x
     nt = cuda.blockDim.x
     best = np.inf
-    for j in range(t, n, nt):
+    for j in range(t, n_cols, nt):
         if mask[j] == 0 and vals[j] < best:
             best = vals[j]
     sh[t] = best
@@ -455,72 +468,73 @@ MIN_UNCOVERED = Kernel("min_uncovered", min_uncovered_cpu, min_uncovered_cuda, O
 
 
 @njit(cache=True)
-def dual_tree_cpu(n, u, v, Vr, Vc, slack, scal):
+def dual_tree_cpu(n_rows, n_cols, u, v, Vr, Vc, slack, scal):
     delta = scal[DELTA]
     if delta == np.inf:
         return
-    for k in range(n):
-        dual_tree_body(k, u, v, Vr, Vc, slack, delta)
+    for k in range(n_cols):
+        dual_tree_body(k, n_rows, n_cols, u, v, Vr, Vc, slack, delta)
 
 
 @cuda_kernel
-def dual_tree_cuda(n, u, v, Vr, Vc, slack, scal):
+def dual_tree_cuda(n_rows, n_cols, u, v, Vr, Vc, slack, scal):
     k = cuda.grid(1)
     delta = scal[DELTA]
-    if k < n and delta != np.inf:
-        dual_tree_body(k, u, v, Vr, Vc, slack, delta)
+    if k < n_cols and delta != np.inf:
+        dual_tree_body(k, n_rows, n_cols, u, v, Vr, Vc, slack, delta)
 
 
 DUAL_TREE = Kernel("dual_tree", dual_tree_cpu, dual_tree_cuda, EACH)
 
 
 @njit(cache=True)
-def dual_classical_cpu(n, u, v, Vr, Vc, row_next, scal):
+def dual_classical_cpu(n_rows, n_cols, u, v, Vr, Vc, row_next, scal):
     delta = scal[DELTA]
     if delta == np.inf:
         return
-    for k in range(n):
-        dual_classical_body(k, u, v, Vr, Vc, row_next, delta)
+    for k in range(n_cols):
+        dual_classical_body(k, n_rows, n_cols, u, v, Vr, Vc, row_next, delta)
 
 
 @cuda_kernel
-def dual_classical_cuda(n, u, v, Vr, Vc, row_next, scal):
+def dual_classical_cuda(n_rows, n_cols, u, v, Vr, Vc, row_next, scal):
     k = cuda.grid(1)
     delta = scal[DELTA]
-    if k < n and delta != np.inf:
-        dual_classical_body(k, u, v, Vr, Vc, row_next, delta)
+    if k < n_cols and delta != np.inf:
+        dual_classical_body(k, n_rows, n_cols, u, v, Vr, Vc, row_next, delta)
 
 
 DUAL_CLASSICAL = Kernel("dual_classical", dual_classical_cpu, dual_classical_cuda, EACH)
 
 
 @njit(parallel=True, cache=True)
-def col_min_tree_rows_cpu(n, n_real, T, C, u, v, Vc, colmin, counters):
+def col_min_tree_rows_cpu(n_cols, T, C, u, v, Vc, colmin, counters):
     tsize = counters[TREE]
-    for j in prange(n):
-        col_min_tree_rows_body(j, n_real, tsize, T, C, u, v, Vc, colmin)
+    for j in prange(n_cols):
+        col_min_tree_rows_body(j, tsize, T, C, u, v, Vc, colmin)
 
 
 @cuda_kernel
-def col_min_tree_rows_cuda(n, n_real, T, C, u, v, Vc, colmin, counters):
+def col_min_tree_rows_cuda(n_cols, T, C, u, v, Vc, colmin, counters):
     j = cuda.grid(1)
-    if j < n:
-        col_min_tree_rows_body(j, n_real, counters[TREE], T, C, u, v, Vc, colmin)
+    if j < n_cols:
+        col_min_tree_rows_body(j, counters[TREE], T, C, u, v, Vc, colmin)
 
 
 COL_MIN_TREE_ROWS = Kernel("col_min_tree_rows", col_min_tree_rows_cpu, col_min_tree_rows_cuda, EACH)
 
 
 @njit(cache=True)
-def reverse_cpu(n, col_rev, Pc, Pr, Sc, Sr, root_aug):
-    for j in range(n):
-        reverse_body(j, col_rev, Pc, Pr, Sc, Sr, root_aug)
+def reverse_cpu(n_cols, col_rev, Pc, Pr, Sc, Sr, root_aug):
+    for j in range(n_cols):
+        if col_rev[j] != 0:  # tested here: a call passing arrays costs reference counting per element
+            reverse_body(j, col_rev, Pc, Pr, Sc, Sr, root_aug)
 
 
 @cuda_kernel
-def reverse_cuda(n, col_rev, Pc, Pr, Sc, Sr, root_aug):
+def reverse_cuda(n_cols, col_rev, Pc, Pr, Sc, Sr, root_aug):
     j = cuda.grid(1)
-    if j < n:
+    if j < n_cols:
         reverse_body(j, col_rev, Pc, Pr, Sc, Sr, root_aug)
 
 
@@ -528,15 +542,16 @@ REVERSE = Kernel("reverse", reverse_cpu, reverse_cuda, EACH)
 
 
 @njit(cache=True)
-def augment_cpu(n, root_aug, Sr, Sc, Ar, Ac, path_len):
-    for i in range(n):
-        augment_body(i, root_aug, Sr, Sc, Ar, Ac, path_len)
+def augment_cpu(n_rows, root_aug, Sr, Sc, Ar, Ac, path_len):
+    for i in range(n_rows):
+        if root_aug[i] != 0:  # tested here: a call passing arrays costs reference counting per element
+            augment_body(i, root_aug, Sr, Sc, Ar, Ac, path_len)
 
 
 @cuda_kernel
-def augment_cuda(n, root_aug, Sr, Sc, Ar, Ac, path_len):
+def augment_cuda(n_rows, root_aug, Sr, Sc, Ar, Ac, path_len):
     i = cuda.grid(1)
-    if i < n:
+    if i < n_rows:
         augment_body(i, root_aug, Sr, Sc, Ar, Ac, path_len)
 
 
@@ -544,22 +559,22 @@ AUGMENT = Kernel("augment", augment_cpu, augment_cuda, EACH)
 
 
 @njit(parallel=True, cache=True)
-def zero_count_cpu(n_rows, n_cols, n_real, C, u, v, row_cnt, tol):
+def zero_count_cpu(n_rows, n_cols, C, u, v, row_cnt, tol):
     """Matrix compression, pass 1: zero-slack entries per row."""
     for i in prange(n_rows):
         cnt = 0
         for j in range(n_cols):
-            if is_tight(C, n_real, u, v, i, j, tol):
+            if is_tight(C, u, v, i, j, tol):
                 cnt += 1
         row_cnt[i] = cnt
 
 
 @cuda_kernel
-def zero_count_cuda(n_rows, n_cols, n_real, C, u, v, row_cnt, tol):
+def zero_count_cuda(n_rows, n_cols, C, u, v, row_cnt, tol):
     """One block per (row, chunk of columns): a block-wide count, one atomic per block and row."""
     i = cuda.blockIdx.x
     j = cuda.blockIdx.y * cuda.blockDim.x + cuda.threadIdx.x
-    tight = j < n_cols and is_tight(C, n_real, u, v, i, j, tol)
+    tight = j < n_cols and is_tight(C, u, v, i, j, tol)
     cnt = cuda.syncthreads_count(np.int32(1) if tight else np.int32(0))
     if cuda.threadIdx.x == 0 and cnt > 0:
         cuda.atomic.add(row_cnt, i, cnt)
@@ -569,28 +584,28 @@ ZERO_COUNT = Kernel("zero_count", zero_count_cpu, zero_count_cuda, MATRIX, threa
 
 
 @njit(cache=True)
-def scan_rows_cpu(n, row_cnt, row_ptr, counters):
+def scan_rows_cpu(n_rows, row_cnt, row_ptr, counters):
     """Matrix compression, pass 2: exclusive prefix sum of the row counts (the CSR row pointers);
     the counts are zeroed to serve as fill cursors."""
     total = 0
-    for i in range(n):
+    for i in range(n_rows):
         row_ptr[i] = total
         total += row_cnt[i]
         row_cnt[i] = 0
-    row_ptr[n] = total
+    row_ptr[n_rows] = total
     counters[NNZ] = total
     counters[OVERFLOW] = 0
 
 
 @cuda_kernel
-def scan_rows_cuda(n, row_cnt, row_ptr, counters):
+def scan_rows_cuda(n_rows, row_cnt, row_ptr, counters):
     """The same in one block: per-thread segments, a Hillis-Steele scan of their sums."""
     sh = cuda.shared.array(SCAN_BLOCK, int64)
     t = cuda.threadIdx.x
     nt = cuda.blockDim.x
-    seg = (n + nt - 1) // nt
+    seg = (n_rows + nt - 1) // nt
     lo = t * seg
-    hi = min(lo + seg, n)
+    hi = min(lo + seg, n_rows)
     total = 0
     for i in range(lo, hi):
         total += row_cnt[i]
@@ -611,7 +626,7 @@ def scan_rows_cuda(n, row_cnt, row_ptr, counters):
         pos += row_cnt[i]
         row_cnt[i] = 0
     if t == nt - 1:
-        row_ptr[n] = sh[t]
+        row_ptr[n_rows] = sh[t]
         counters[NNZ] = sh[t]
         counters[OVERFLOW] = 0
 
@@ -620,12 +635,12 @@ SCAN_ROWS = Kernel("scan_rows", scan_rows_cpu, scan_rows_cuda, ONE_BLOCK, thread
 
 
 @njit(parallel=True, cache=True)
-def zero_fill_cpu(n_rows, n_cols, n_real, C, u, v, row_ptr, row_cnt, Z, cap, counters, tol):
+def zero_fill_cpu(n_rows, n_cols, C, u, v, row_ptr, row_cnt, Z, cap, counters, tol):
     """Matrix compression, pass 3: scatter the zero-slack column indices into the CSR."""
     for i in prange(n_rows):
         pos = row_ptr[i]
         for j in range(n_cols):
-            if is_tight(C, n_real, u, v, i, j, tol):
+            if is_tight(C, u, v, i, j, tol):
                 if pos < cap:
                     Z[pos] = j
                 else:
@@ -634,7 +649,7 @@ def zero_fill_cpu(n_rows, n_cols, n_real, C, u, v, row_ptr, row_cnt, Z, cap, cou
 
 
 @cuda_kernel
-def zero_fill_cuda(n_rows, n_cols, n_real, C, u, v, row_ptr, row_cnt, Z, cap, counters, tol):
+def zero_fill_cuda(n_rows, n_cols, C, u, v, row_ptr, row_cnt, Z, cap, counters, tol):
     """Scatter a block's zero-slack columns: a block-level prefix sum orders them, one atomic
     per block reserves their place in the row."""
     sh = cuda.shared.array(BLOCK, int32)
@@ -643,7 +658,7 @@ def zero_fill_cuda(n_rows, n_cols, n_real, C, u, v, row_ptr, row_cnt, Z, cap, co
     t = cuda.threadIdx.x
     nt = cuda.blockDim.x
     j = cuda.blockIdx.y * nt + t
-    tight = j < n_cols and is_tight(C, n_real, u, v, i, j, tol)
+    tight = j < n_cols and is_tight(C, u, v, i, j, tol)
     if cuda.syncthreads_count(np.int32(1) if tight else np.int32(0)) == 0:
         return  # the whole block leaves together
     sh[t] = 1 if tight else 0
