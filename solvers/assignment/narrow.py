@@ -4,9 +4,10 @@ With n rows and m > n columns, some optimal assignment uses, in every row, one o
 cheapest allowed columns (exchange argument: a row assigned elsewhere has n columns at least as
 cheap, at most n - 1 of them taken by the other rows, so it can move to a free one at no extra
 cost; a complete assignment of the allowed pairs survives the same moves). So the problem shrinks
-to the union of those candidates, at most n^2 columns, before the Hungarian and the auction pad it
-to a square: a 1 x 100000 matrix becomes 1 x 1 instead of 100000 x 100000. Tall matrices are the
-same with rows and columns swapped. The narrowed problem's duals extend to the full problem with
+to the union of those candidates, at most n^2 columns, before the auction pads it to a square: a
+1 x 100000 matrix becomes 1 x 1 instead of 100000 x 100000 (the Hungarian solves rectangles at
+their own shape and does not narrow). Tall matrices are the same with rows and columns swapped.
+The narrowed problem's duals extend to the full problem with
 potential 0 on the dropped columns (the rectangular LP's value for unassigned ones) when every
 row's potential is at most its cheapest dropped cost; otherwise none are returned and the
 certificate derives its own potentials for the full problem.
