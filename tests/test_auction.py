@@ -293,15 +293,19 @@ def test_cuda_kernels_under_the_simulator_match_the_cpu(run_cudasim_shards, swee
 
 def recorded_signatures() -> tuple[dict, dict]:
     launcher = RecordingLauncher()
-    for costs in (np.random.default_rng(4).integers(0, 9, (6, 8)).astype(float),
-                  np.random.default_rng(4).random((90, 90))):  # > GS_THRESHOLD: Jacobi rounds too
-        view = hungarian.cost_view(CostMatrix.from_array(costs))
-        C, _ = hungarian.device_costs(launcher, view, compact_integers=True)
-        scale, epsilons, cap = auction.epsilon_schedule(view, 0.0, "on", 5.0)
-        solver = auction_device.AuctionDevice(launcher, C, view, scale, cap, NULL)
-        for k, e in enumerate(epsilons):
-            solver.phase(e, first=(k == 0))
-        solver.person_values()
+    wide = np.random.default_rng(4).integers(0, 9, (6, 8)).astype(float)  # the reverse auction too
+    for costs, threshold in ((wide, auction_device.GS_THRESHOLD), (wide, 0),  # 0: Jacobi rounds only
+                             (np.random.default_rng(4).random((90, 90)), auction_device.GS_THRESHOLD)):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(auction_device, "GS_THRESHOLD", threshold)
+            view = hungarian.cost_view(CostMatrix.from_array(costs))
+            C, _ = hungarian.device_costs(launcher, view, compact_integers=True)
+            scale, epsilons, cap = auction.epsilon_schedule(view, 0.0, "on", 5.0)
+            solver = auction_device.AuctionDevice(launcher, C, view, scale, cap, NULL)
+            for k, e in enumerate(epsilons):
+                solver.phase(e, first=(k == 0))
+            solver.finish()
+            solver.person_values()
     return launcher.kernels, launcher.signatures
 
 

@@ -13,21 +13,33 @@ Minimisation: persons (rows) bid for objects (columns) with benefit -cost. One p
     displaces bidding next, without returning to the host.
 
 Epsilon-scaling: epsilon falls from (cost range)/eps_factor by eps_factor per phase, prices carry
-over. Integer costs are scaled by (n + 1) and the last phase runs at epsilon = 1, i.e.
-epsilon = 1/(n+1) < 1/n on the original costs: the assignment is optimal, and prices stay integers
-(exact in float64). Real costs are scaled by a power of two (exact) that brings max|c| to order 1,
-and finish at eps (option) or, by default, 2.5e-10 times the cost range (at least 1e-13 * max|c|,
-where prices stop moving): the claim gap <= n * epsilon is relative to the data at any magnitude.
+over. Integer costs are scaled by (n + 1), n = max(rows, cols), and the last phase runs at
+epsilon = 1, i.e. epsilon = 1/(n+1) < 1/n on the original costs: the assignment is optimal, and
+prices stay integers (exact in float64; the reverse auction's too). Real costs are scaled by a
+power of two (exact) that brings max|c| to order 1, and finish at eps (option) or, by default,
+2.5e-10 times the cost range (at least 1e-13 * max|c|, where prices stop moving): the claim
+gap <= n * epsilon is relative to the data at any magnitude.
 
-Rectangular problems lose the columns no optimal assignment needs (solvers.assignment.narrow), are
-transposed so persons <= objects and padded with dummy persons of benefit 0, which keeps epsilon-CS meaningful for the objects left unassigned (the plain asymmetric auction
-would need a reverse auction for them). Forbidden pairs (+inf cost) are never bid on; a feasibility
-pre-check (scipy maximum_bipartite_matching on the allowed pattern) raises InfeasibleError first,
-since the auction never ends on an infeasible problem.
+Rectangular problems are solved natively: the view is transposed so persons (rows) <= objects
+(columns), with no dummy persons (person arrays n_rows long, object arrays n_cols;
+``stats["solved_shape"]``). The plain forward auction would leave objects unassigned at prices
+that break epsilon-complementary slackness for the asymmetric problem once epsilon-scaling has
+raised them, so every phase ends with Bertsekas & Castanon's reverse auction (Bertsekas, Castanon &
+Tsaknakis 1993): with lambda = the lowest price of an assigned object, each unassigned object
+priced above lambda bids for the person maximising b_ij - pi_i (pi_i = b_ik - p_k, person i's
+profit at its object k) and either drops to lambda or takes that person at max(lambda, second best
+- epsilon), freeing the person's object, until no unassigned object is priced above lambda. Then
+every pair is epsilon-CS, the assigned objects are the highest priced, and the assignment is
+within n_rows * epsilon of optimal (the certificate is told max(rows, cols) * epsilon, a looser
+claim). The reverse steps run on the target like the forward ones (``auction_kernels``).
+Forbidden pairs (+inf cost) are never bid on, in either direction; a feasibility pre-check (scipy
+maximum_bipartite_matching on the allowed pattern: can every line of the shorter side be
+assigned?) raises InfeasibleError first, since the auction never ends on an infeasible problem.
 
-Duals returned: v_j = -p_j / scale, u_i = max_j (b_ij - p_j) negated and unscaled (the persons'
-values), shifted as for the Hungarian so rectangular sign conditions hold; Solution.epsilon is the
-last epsilon in cost units.
+Duals returned: with the unassigned objects' prices raised to lambda (they are at most lambda, so
+epsilon-CS holds), v_j = -(p_j - lambda) / scale (<= 0, and 0 on every unassigned object: the
+rectangular LP's conditions) and u_i = -(max_j (b_ij - p_j) + lambda) / scale, so u_i + v_j <= c_ij;
+a square problem keeps lambda = 0. Solution.epsilon is the last epsilon in cost units.
 
 Files: this module declares the algorithm and plans the epsilon schedule (it imports neither numba
 nor scipy.sparse); the host loop is ``auction_device.AuctionDevice``, run through
@@ -44,7 +56,6 @@ from ..problems import CostMatrix
 from ..registry import Algorithm, Option
 from ..result import Solution
 from .hungarian import cost_view, device_costs, empty_solution, original_solution
-from .narrow import narrow_long_side
 from .offset import without_offset
 
 ALGORITHMS = [
@@ -57,10 +68,13 @@ ALGORITHMS = [
                  Option("eps_factor", 5.0, help="epsilon shrinks by this factor per phase (> 1, typically 4-7)",
                         low=1.0, low_open=True, high=1e6)),
         label="price",
-        summary="Auction with epsilon-scaling: Jacobi bidding kernels, atomic assignment, Gauss-Seidel tail.",
+        summary="Auction with epsilon-scaling: Jacobi bidding kernels, atomic assignment, Gauss-Seidel tail; "
+                "rectangles natively, with a reverse auction for the objects left unassigned.",
         reference="Vasconcelos & Rosenhahn, Bipartite graph matching computation on GPU (EMMCVPR 2009); "
-                  "Bertsekas, Auction algorithms for network flow problems (1992)",
-        phases=("bid", "eps-scale")),
+                  "Bertsekas, Auction algorithms for network flow problems (1992); "
+                  "Bertsekas, Castanon & Tsaknakis, Reverse auction and the solution of inequality "
+                  "constrained assignment problems (1993)",
+        phases=("bid", "reverse", "eps-scale")),
 ]
 
 REAL_EPS = 2.5e-10  # default final epsilon for real costs, relative to the cost range
@@ -91,7 +105,7 @@ def epsilon_schedule(view, eps: float, scaling: str, factor: float) -> tuple[flo
     moves in float64), at most the range itself: costs of 1e-20 and 1e300 get the same schedule."""
     exact = view.exact_integer and eps == 0.0
     if exact:
-        scale, final = float(view.n + 1), 1.0
+        scale, final = float(view.n_cols + 1), 1.0
     else:
         scale = power_of_two_scale(view.stats.max_abs)
         top, span = scale * view.stats.max_abs, scale * view.stats.span
@@ -136,12 +150,9 @@ def run(problem: CostMatrix, backend: str, tel, eps: float = 0.0, scaling: str =
     _check_options(eps, scaling, eps_factor)
     if min(problem.shape) == 0:
         return empty_solution(problem)
-    narrowed = narrow_long_side(problem)  # 1 x 100000 is solved as 1 x 1, not padded to 100000^2
-    if narrowed is not None:
-        return narrowed.widen(run(narrowed.problem, backend, tel, eps, scaling, eps_factor))
     view = cost_view(problem)
     if view.stats.n_forbidden and not complete_assignment_exists(np.isfinite(problem.costs)):
-        raise InfeasibleError(f"no complete assignment of {view.n_real} pairs exists with the allowed pairs "
+        raise InfeasibleError(f"no complete assignment of {view.n_rows} pairs exists with the allowed pairs "
                               "(maximum matching of the allowed pattern is smaller)")
     reduced = without_offset(problem)  # prices that carry a huge shared offset leave epsilon no room
     if reduced is not None:
@@ -151,20 +162,22 @@ def run(problem: CostMatrix, backend: str, tel, eps: float = 0.0, scaling: str =
     from .auction_device import AuctionDevice
     launcher = launcher_for(backend)
     C, upload_seconds = device_costs(launcher, view, compact_integers=True)
-    with launcher.session(view.n):
+    with launcher.session(view.n_cols):
         solver = AuctionDevice(launcher, C, view, scale, cap, tel)
         for k, e in enumerate(epsilons):
             solver.phase(e, first=(k == 0))
+        lam = solver.finish()
         solver.final_snapshot()
         values = solver.person_values()
         prices = launcher.read(solver.prices)
         a_p = launcher.read(solver.a_p)
-        gs_bids = solver.gs_bids()
-    u = -values / scale
-    v = -prices / scale
+        gs_bids, reverse_gs_bids = solver.gs_bids()
+    # prices less lambda: >= 0 on assigned objects, 0 on the others (the rectangular LP's signs)
+    u = -(values + lam) / scale
+    v = -(prices - lam) / scale
     row_match, col_match, u, v, value = original_solution(view, a_p, u, v)
-    stats = dict(solver.stats, rounds=solver.rounds, gs_bids=gs_bids, launches=launcher.launches,
-                 readbacks=launcher.readbacks, upload_seconds=upload_seconds, scale=scale,
-                 eps_first=epsilons[0] / scale)
+    stats = dict(solver.stats, rounds=solver.rounds, gs_bids=gs_bids, reverse_gs_bids=reverse_gs_bids,
+                 launches=launcher.launches, readbacks=launcher.readbacks, upload_seconds=upload_seconds,
+                 scale=scale, eps_first=epsilons[0] / scale)
     return Solution(value=value, iterations=solver.rounds, row_match=row_match, col_match=col_match,
                     duals={"u": u, "v": v}, epsilon=epsilons[-1] / scale, stats=stats)

@@ -1,17 +1,20 @@
 """The GPU auction's host loop (Vasconcelos & Rosenhahn 2009): ``AuctionDevice`` holds one solve's
 arrays on the target and runs the epsilon phases by launching the steps of ``auction_kernels``
-through a launcher from ``solvers.targets.launcher_for``. Target-independent: it never asks which
-backend it runs on. Imported only when a run starts (it imports the kernels)."""
+through a launcher from ``solvers.targets.launcher_for``: per phase the forward auction until every
+person holds an object, then, for a rectangular problem, the reverse auction until no unassigned
+object is priced above lambda (Bertsekas & Castanon). Both loops stay on the target; the host reads
+one small counter array per few rounds. Target-independent: it never asks which backend it runs
+on. Imported only when a run starts (it imports the kernels)."""
 from __future__ import annotations
 
 import numpy as np
 
 from ..errors import InfeasibleError
 from . import auction_kernels as K
-from .auction_kernels import BIDS, INFEAS, N_COUNTERS, NO_BIDDER, UCOUNT
-from .hungarian_kernels import COMPACT, KEEP_NEGATIVE
+from .auction_kernels import BIDS, INFEAS, N_COUNTERS, NO_BIDDER, RBIDS, UCOUNT, VCOUNT
+from .hungarian_kernels import COMPACT, KEEP_FLAGGED, KEEP_NEGATIVE
 
-GS_THRESHOLD = 64   # at or below this many unassigned persons the single-block Gauss-Seidel tail bids
+GS_THRESHOLD = 64   # at or below this many bidders (persons, or objects in the reverse auction) one block bids
 GS_BUDGET = 8192    # bids per tail launch before the host looks again (telemetry, cancellation)
 ROUNDS_PER_READ = 4  # Jacobi rounds launched between two counter readbacks
 
@@ -21,23 +24,38 @@ class AuctionDevice:
         self.L = L = launcher
         self.C = C
         self.view = view
-        self.n = n = view.n
-        self.n_real = view.n_real
+        self.n_rows = nr = view.n_rows  # persons
+        self.n_cols = nc = view.n_cols  # objects, nc >= nr
+        self.rectangular = nr < nc
         self.scale = float(scale)
         self.cap = float(cap)
         self.tel = tel
-        i32 = np.int32
-        self.prices = L.full(n, 0.0, np.float64)
-        self.a_p = L.full(n, -1, i32)
-        self.a_o = L.full(n, -1, i32)
-        self.bid_obj = L.full(n, -1, i32)
-        self.bid_val = L.full(n, 0.0, np.float64)
-        self.obj_top = L.full(n, -np.inf, np.float64)
-        self.obj_win = L.full(n, NO_BIDDER, i32)
-        self.U = L.full(n, 0, i32)
+        i32, f64 = np.int32, np.float64
+        # person arrays: n_rows; object arrays: n_cols (no dummy persons)
+        self.prices = L.full(nc, 0.0, f64)
+        self.a_p = L.full(nr, -1, i32)
+        self.a_o = L.full(nc, -1, i32)
+        self.bid_obj = L.full(nr, -1, i32)
+        self.bid_val = L.full(nr, 0.0, f64)
+        self.obj_top = L.full(nc, -np.inf, f64)
+        self.obj_win = L.full(nc, NO_BIDDER, i32)
+        self.U = L.full(nr, 0, i32)
         self.counters = L.full(N_COUNTERS, 0, np.int64)
         self.counters_host = L.host_buffer(N_COUNTERS, np.int64)
-        self.stats = {"phases": 0, "jacobi_launch_rounds": 0, "gs_launches": 0, "loop": "host"}
+        # the reverse auction's: lambda, the persons' profits, the flagged objects, the offers
+        self.lam = L.full(1, 0.0, f64)
+        if self.rectangular:
+            self.profit = L.full(nr, 0.0, f64)
+            self.flags = L.full(nc, 0, i32)
+            self.V = L.full(nc, 0, i32)
+            self.rbid_person = L.full(nc, -1, i32)
+            self.rbid_price = L.full(nc, 0.0, f64)
+            self.rbid_offer = L.full(nc, 0.0, f64)
+            self.person_top = L.full(nr, -np.inf, f64)
+            self.person_win = L.full(nr, NO_BIDDER, i32)
+        self.stats = {"phases": 0, "jacobi_launch_rounds": 0, "gs_launches": 0, "reverse_rounds": 0,
+                      "reverse_jacobi_launch_rounds": 0, "reverse_gs_launches": 0, "loop": "host",
+                      "solved_shape": [nr, nc]}
         self.rounds = 0
         self.step = 0
         self.labels_step = -1  # step of the last prices snapshot
@@ -46,37 +64,43 @@ class AuctionDevice:
         """The counters, into a reused host buffer (valid until the next read)."""
         c = self.L.read(self.counters, out=self.counters_host)
         if c[INFEAS]:
-            raise InfeasibleError(f"no complete assignment of {self.n_real} pairs exists with the allowed pairs")
+            raise InfeasibleError(f"no complete assignment of {self.n_rows} pairs exists with the allowed pairs")
         return c
 
-    def gs_bids(self) -> int:
-        """Bids made by the Gauss-Seidel tail so far."""
-        return int(self.L.read(self.counters, out=self.counters_host)[BIDS])
+    def gs_bids(self) -> tuple[int, int]:
+        """Bids made by the Gauss-Seidel tails so far: (forward, reverse)."""
+        c = self.L.read(self.counters, out=self.counters_host)
+        return int(c[BIDS]), int(c[RBIDS])
 
     def compact_unassigned(self) -> None:
-        self.L.launch(COMPACT, 1, self.n, self.a_p, self.U, self.counters, UCOUNT, KEEP_NEGATIVE)
+        self.L.launch(COMPACT, 1, self.n_rows, self.a_p, self.U, self.counters, UCOUNT, KEEP_NEGATIVE)
+
+    def compact_flagged(self) -> None:
+        self.L.launch(COMPACT, 1, self.n_cols, self.flags, self.V, self.counters, VCOUNT, KEEP_FLAGGED)
 
     def phase(self, eps: float, first: bool) -> None:
-        L, n, nr, C, scale, cap = self.L, self.n, self.n_real, self.C, self.scale, self.cap
+        """One epsilon phase: the forward auction until every person holds an object, then (for a
+        rectangular problem) the reverse auction."""
+        L, nr, nc, C, scale, cap = self.L, self.n_rows, self.n_cols, self.C, self.scale, self.cap
         eps = float(eps)
         if self.tel.enabled:  # before the new phase frees anyone: the last phase's result is complete
-            self._emit("eps-scale", n if first else 0, eps)
+            self._emit("eps-scale", nr if first else 0, eps)
         if not first:
-            L.launch(K.PHASE_START, n, n, nr, C, scale, self.prices, eps, self.a_p, self.a_o)
+            L.launch(K.PHASE_START, nr, nr, nc, C, scale, self.prices, eps, self.a_p, self.a_o)
         self.compact_unassigned()
         c = self.read_counters()
         self.stats["phases"] += 1
         while c[UCOUNT] > 0:
             count = int(c[UCOUNT])
             if count <= GS_THRESHOLD:
-                L.launch(K.GS_TAIL, 1, n, nr, C, scale, self.prices, eps, cap, self.U, self.counters, self.a_p,
+                L.launch(K.GS_TAIL, 1, nr, nc, C, scale, self.prices, eps, cap, self.U, self.counters, self.a_p,
                          self.a_o, GS_BUDGET)
                 self.stats["gs_launches"] += 1
             else:
                 # the kernels read the live count on the device, and it never grows within a phase, so
                 # the last count read sizes the grids of several rounds (idle blocks leave at once)
                 for _ in range(ROUNDS_PER_READ):
-                    L.launch(K.BID, count, n, nr, C, scale, self.prices, eps, cap, self.U, self.counters,
+                    L.launch(K.BID, count, nr, nc, C, scale, self.prices, eps, cap, self.U, self.counters,
                              self.bid_obj, self.bid_val, self.obj_top)
                     L.launch(K.RESOLVE, count, self.U, self.counters, self.bid_obj, self.bid_val, self.obj_top,
                              self.obj_win)
@@ -88,23 +112,72 @@ class AuctionDevice:
             self.rounds += 1
             if self.tel.enabled:
                 self._emit("bid", int(c[UCOUNT]), eps)
+        if self.rectangular:
+            self.reverse(eps)
+
+    def reverse(self, eps: float) -> None:
+        """Bertsekas & Castanon's reverse auction: lambda = the lowest price of an assigned object;
+        every unassigned object priced above it bids for persons (freeing their objects, which may
+        bid in turn) until none is. Then every pair is eps-CS, assigned objects are priced >= lambda
+        and unassigned ones <= lambda: the assignment is within n_rows * eps of optimal."""
+        L, nr, nc, C, scale = self.L, self.n_rows, self.n_cols, self.C, self.scale
+        L.launch(K.REVERSE_START, 1, nr, nc, C, scale, self.prices, self.a_p, self.a_o, self.profit, self.lam,
+                 self.flags)
+        self.compact_flagged()
+        c = self.read_counters()
+        while c[VCOUNT] > 0:
+            count = int(c[VCOUNT])
+            if count <= GS_THRESHOLD:
+                L.launch(K.REVERSE_GS_TAIL, 1, nr, C, scale, eps, self.lam, self.V, self.counters, self.profit,
+                         self.prices, self.a_p, self.a_o, GS_BUDGET)
+                self.stats["reverse_gs_launches"] += 1
+            else:
+                for _ in range(ROUNDS_PER_READ):  # the flagged count never grows either
+                    L.launch(K.REVERSE_BID, count, nr, C, scale, eps, self.lam, self.V, self.counters, self.profit,
+                             self.prices, self.rbid_person, self.rbid_price, self.rbid_offer, self.person_top)
+                    L.launch(K.REVERSE_RESOLVE, count, self.V, self.counters, self.rbid_person, self.rbid_offer,
+                             self.person_top, self.person_win)
+                    L.launch(K.REVERSE_AWARD, count, self.V, self.counters, self.lam, self.rbid_person,
+                             self.rbid_price, self.rbid_offer, self.person_top, self.person_win, self.prices,
+                             self.a_p, self.a_o, self.profit, self.flags)
+                    self.compact_flagged()
+                self.stats["reverse_jacobi_launch_rounds"] += ROUNDS_PER_READ
+            c = self.read_counters()
+            self.stats["reverse_rounds"] += 1
+            if self.tel.enabled:
+                self._emit("reverse", int(c[VCOUNT]), eps)
+
+    def finish(self) -> float:
+        """After the last phase: lambda (0 for a square problem), with the unassigned objects'
+        prices raised to it (they are at most lambda; raising them keeps eps-CS), so that prices
+        less lambda are the rectangular LP's potentials (0 on unassigned objects, >= 0 elsewhere)."""
+        if not self.rectangular:
+            return 0.0
+        self.L.launch(K.SETTLE_FREE_PRICES, self.n_cols, self.n_cols, self.lam, self.prices, self.a_o)
+        return float(self.L.read(self.lam)[0])
 
     def person_values(self) -> np.ndarray:
-        values = self.L.full(self.n, 0.0, np.float64)
-        self.L.launch(K.PERSON_VALUES, self.n, self.n, self.n_real, self.C, self.scale, self.prices, values)
+        values = self.L.full(self.n_rows, 0.0, np.float64)
+        self.L.launch(K.PERSON_VALUES, self.n_rows, self.n_rows, self.n_cols, self.C, self.scale, self.prices, values)
         return self.L.read(values)
 
     def _emit(self, phase: str, unassigned: int, eps: float) -> None:
         tel, view = self.tel, self.view
         a_p = self.L.read(self.a_p)
-        rows = np.flatnonzero(a_p[:self.n_real] >= 0)
+        rows = np.flatnonzero(a_p >= 0)
         primal = float(view.costs[rows, a_p[rows]].sum()) if rows.size else 0.0
-        extra = {"unassigned": unassigned, "epsilon": eps / self.scale, "assigned": self.n - unassigned,
+        extra = {"unassigned": unassigned, "epsilon": eps / self.scale, "assigned": int(rows.size),
                  "primal_cost": primal}
+        if phase == "reverse":
+            extra["unassigned"] = 0  # every person holds an object; ``active`` counts the overpriced objects
+            extra["overpriced_objects"] = unassigned
         if phase == "eps-scale" and unassigned == 0:
-            # a completed phase: every person holds an object, so its duals bound the optimum
+            # a completed phase: u_i = -(pi_i + lam), v_j = -max(p_j - lam, 0) (scaled back) is a
+            # feasible dual for any lam, pi_i = max_j (b_ij - p_j); lam = the lowest assigned price
             prices = self.L.read(self.prices)
-            extra["dual_objective"] = float(-(self.person_values().sum() + prices.sum()) / self.scale)
+            lam = float(prices[a_p].min())
+            bound = self.person_values().sum() + self.n_rows * lam + np.maximum(prices - lam, 0.0).sum()
+            extra["dual_objective"] = float(-bound / self.scale)
         tel.iteration(self.step, phase, active=unassigned, value=primal, **extra)
         if tel.snapshot_due("labels"):
             self._prices_snapshot()

@@ -1,26 +1,39 @@
-"""GPU auction (Vasconcelos & Rosenhahn 2009; Bertsekas' auction with epsilon-scaling): the
-per-element bodies, the cpu loops and the cuda kernels, in one file, and one ``Kernel`` per step.
+"""GPU auction (Vasconcelos & Rosenhahn 2009; Bertsekas' auction with epsilon-scaling, and Bertsekas &
+Castanon's reverse auction for rectangular problems): the per-element bodies, the cpu loops and the
+cuda kernels, in one file, and one ``Kernel`` per step.
 
-Imported only when a run starts (numba; numba.cuda only when a kernel is built). Persons are rows, objects
-columns (rows <= cols); the benefit of person i for object j is -scale * c_ij (minimisation), 0 for
-the dummy persons padding a rectangular problem, -inf for a forbidden pair (never the best). The
-bodies are written once (``register_jitable``) and called per ``prange`` iteration by the
-``@njit(cache=True)`` cpu loops and per thread by the ``@cuda_kernel`` kernels; both loops
-of a step take the same arguments, so the host loop (``auction_device``) launches it the same way on
-every target. The compaction of the unassigned persons is the Hungarian's ``COMPACT`` (imported:
-the kernel cache is keyed by a hash of every compiled source, ``solvers.targets.cache``, so an
-edit there starts a fresh cache here too).
+Imported only when a run starts (numba; numba.cuda only when a kernel is built). Persons are rows,
+objects columns, ``n_rows`` <= ``n_cols``; no dummy persons: person arrays are ``n_rows`` long,
+object arrays ``n_cols``. The benefit of person i for object j is -scale * c_ij (minimisation),
+-inf for a forbidden pair (never the best). The bodies are written once (``register_jitable``) and
+called per ``prange`` iteration (or per loop step) by the ``@njit(cache=True)`` cpu loops and per
+thread by the ``@cuda_kernel`` kernels; both loops of a step take the same arguments, so the host
+loop (``auction_device``) launches it the same way on every target. The compaction of the
+unassigned persons (and of the objects flagged for the reverse auction) is the Hungarian's
+``COMPACT`` (imported: the kernel cache is keyed by a hash of every compiled source,
+``solvers.targets.cache``, so an edit there starts a fresh cache here too).
 
-Row scans (a person's best and second-best object) run one block per person on a GPU so the row is
-read coalesced; the block combines its threads' partial scans in shared memory. The assignment
-phase uses atomics there: an atomic max of the bids per object, then an atomic min of the person
-index among the bids equal to that max; the cpu resolves the same winner sequentially. The
-Gauss-Seidel tail is one block (the cpu: one loop) bidding for the last unassigned persons without
-returning to the host.
+Forward auction: row scans (a person's best and second-best object) run one block per person on a
+GPU so the row is read coalesced; the block combines its threads' partial scans in shared memory
+(``block_top2``). The assignment phase uses atomics there: an atomic max of the bids per object,
+then an atomic min of the person index among the bids equal to that max; the cpu resolves the same
+winner sequentially. The Gauss-Seidel tail is one block (the cpu: one loop) bidding for the last
+unassigned persons without returning to the host.
+
+Reverse auction (rectangular problems, after each forward phase; Bertsekas & Castanon): with
+lambda = the lowest price of an assigned object and pi_i = a_ij - p_j the profit of person i at
+its object j, every unassigned object priced above lambda bids for the person maximising
+a_ij - pi_i (best value, second best): if lambda >= best - eps its price just drops to lambda;
+else it offers itself at max(lambda, second - eps), raising that person's profit by at least eps,
+and the person's previous object is freed (to bid in turn if priced above lambda). The steps
+mirror the forward ones with persons and objects swapped (column scans, one block per object;
+each person takes the highest profit offered, the lowest object among equal offers; a one-block
+Gauss-Seidel tail), so each body can move into a single cooperative kernel later. Column scans
+read a row-major matrix with a stride; they touch only the few objects left overpriced.
 
 Ties are broken the same way on every backend: the lowest object index among equal values, the
-lowest person index among equal bids, and the same stack order in the Gauss-Seidel tail, so cpu,
-GPU and simulator produce the same assignment.
+lowest person index among equal bids (and the reverse), and the same stack order in the
+Gauss-Seidel tails, so cpu, GPU and simulator produce the same assignment.
 """
 from __future__ import annotations
 
@@ -35,9 +48,10 @@ from .hungarian_kernels import COMPACT  # noqa: F401 (the auction's compaction o
 
 cuda = None  # numba.cuda, bound when the first kernel here is built (solvers.targets.cuda_jit)
 
-# slots of the int64 ``counters`` array
-UCOUNT, INFEAS, BIDS = 0, 1, 2
-N_COUNTERS = 4
+# slots of the int64 ``counters`` array: unassigned persons, infeasible, forward tail bids,
+# objects flagged for the reverse auction, reverse tail bids
+UCOUNT, INFEAS, BIDS, VCOUNT, RBIDS = 0, 1, 2, 3, 4
+N_COUNTERS = 6
 NO_BIDDER = np.iinfo(np.int32).max
 
 ROW_BLOCK = THREADS_PER_BLOCK  # threads scanning one person's row on a GPU (a power of two)
@@ -47,22 +61,20 @@ ROW_BLOCK = THREADS_PER_BLOCK  # threads scanning one person's row on a GPU (a p
 # bodies (every target)
 
 @register_jitable
-def benefit(C, n_real, scale, i, j):
-    """-scale * c_ij for a real person, 0 for a dummy one (-inf where forbidden)."""
-    if i < n_real:
-        return -scale * C[i, j]
-    return 0.0
+def benefit(C, scale, i, j):
+    """-scale * c_ij (-inf where forbidden)."""
+    return -scale * C[i, j]
 
 
 @register_jitable
-def scan_row(C, n_real, scale, prices, i, start, stride, n):
+def scan_row(C, scale, prices, i, start, stride, n_cols):
     """Best value, its object (lowest index among ties; -1 if none allowed) and second-best value
-    of b_ij - p_j over j = start, start + stride, ... < n."""
+    of b_ij - p_j over j = start, start + stride, ... < n_cols."""
     best = -np.inf
     best_j = -1
     second = -np.inf
-    for j in range(start, n, stride):
-        val = benefit(C, n_real, scale, i, j) - prices[j]
+    for j in range(start, n_cols, stride):
+        val = benefit(C, scale, i, j) - prices[j]
         if val > best:
             second = best
             best = val
@@ -73,8 +85,26 @@ def scan_row(C, n_real, scale, prices, i, start, stride, n):
 
 
 @register_jitable
+def scan_column(C, scale, profit, j, start, stride, n_rows):
+    """The reverse auction's scan: best value, its person (lowest index among ties; -1 if none
+    allowed) and second-best value of b_ij - pi_i over i = start, start + stride, ... < n_rows."""
+    best = -np.inf
+    best_i = -1
+    second = -np.inf
+    for i in range(start, n_rows, stride):
+        val = benefit(C, scale, i, j) - profit[i]
+        if val > best:
+            second = best
+            best = val
+            best_i = i
+        elif val > second:
+            second = val
+    return best, best_i, second
+
+
+@register_jitable
 def merge_top2(b1, j1, s1, b2, j2, s2):
-    """Combine two (best, object, second) partial scans; equal bests keep the lower object."""
+    """Combine two (best, index, second) partial scans; equal bests keep the lower index."""
     if b2 > b1 or (b2 == b1 and j2 >= 0 and (j1 < 0 or j2 < j1)):
         return b2, j2, max(s2, b1)
     return b1, j1, max(s1, b2)
@@ -90,9 +120,9 @@ def bid_price(prices, best, j, second, eps, cap):
 
 
 @register_jitable
-def keeps_assignment(C, n_real, scale, prices, i, j, best, eps):
+def keeps_assignment(C, scale, prices, i, j, best, eps):
     """epsilon-complementary slackness of person i holding object j."""
-    return benefit(C, n_real, scale, i, j) - prices[j] >= best - eps
+    return benefit(C, scale, i, j) - prices[j] >= best - eps
 
 
 @register_jitable
@@ -125,20 +155,102 @@ def gs_bid(i, best, j, second, eps, cap, prices, a_p, a_o):
 
 
 @register_jitable
-def row_top2(C, n_real, scale, prices, i, n):
-    """(best, object, second) of row i, computed by the whole block (a GPU's form of ``scan_row``
-    over the row); every thread gets it."""
+def person_profit(i, C, scale, prices, a_p, profit):
+    """pi_i = b_ij - p_j at person i's object j (every person holds one when the reverse auction
+    starts); returns p_j, whose minimum over the persons is lambda."""
+    j = a_p[i]
+    profit[i] = benefit(C, scale, i, j) - prices[j]
+    return prices[j]
+
+
+@register_jitable
+def flag_overpriced(j, lam, prices, a_o, flags):
+    """An unassigned object priced above lambda must bid in the reverse auction."""
+    if a_o[j] < 0 and prices[j] > lam:
+        flags[j] = 1
+
+
+@register_jitable
+def reverse_bid_price(lam, best, second, eps):
+    """The price at which an object offers itself to its best person: max(lambda, second - eps);
+    -inf when it cannot beat lambda by more than eps (lambda >= best - eps: it drops to lambda)."""
+    if lam >= best - eps:
+        return -np.inf
+    return max(lam, second - eps)
+
+
+@register_jitable
+def reverse_bid_body(j, best, i, second, eps, lam, C, scale, prices, rbid_person, rbid_price, rbid_offer):
+    """Object j's reverse bid: its price drops to lambda (returns -1), or it offers person i the
+    profit b_ij - price (at least eps above pi_i; returns i)."""
+    price = reverse_bid_price(lam, best, second, eps)
+    if price == -np.inf:
+        prices[j] = lam
+        rbid_person[j] = -1
+        return -1
+    rbid_person[j] = i
+    rbid_price[j] = price
+    rbid_offer[j] = benefit(C, scale, i, j) - price
+    return i
+
+
+@register_jitable
+def reverse_award_body(k, V, lam, rbid_person, rbid_price, rbid_offer, person_top, person_win, prices, a_p, a_o,
+                       profit, flags):
+    """The object a person takes (the highest profit offered) is assigned at its offered price;
+    the person's previous object is freed, and flagged if priced above lambda; an object that lost
+    stays flagged to bid again."""
+    j = V[k]
+    i = rbid_person[j]
+    if i < 0:
+        return
+    if person_win[i] != j:
+        flags[j] = 1
+        return
+    old = a_p[i]
+    a_o[old] = -1
+    if prices[old] > lam:
+        flags[old] = 1
+    a_o[j] = i
+    a_p[i] = j
+    prices[j] = rbid_price[j]
+    profit[i] = rbid_offer[j]
+    person_top[i] = -np.inf
+    person_win[i] = NO_BIDDER
+
+
+@register_jitable
+def reverse_gs_bid(j, best, i, second, eps, lam, C, scale, prices, a_p, a_o, profit):
+    """One Gauss-Seidel reverse bid of object j. Returns the object freed, if it must bid next,
+    else -1."""
+    price = reverse_bid_price(lam, best, second, eps)
+    if price == -np.inf:
+        prices[j] = lam
+        return -1
+    old = a_p[i]
+    a_o[old] = -1
+    a_o[j] = i
+    a_p[i] = j
+    prices[j] = price
+    profit[i] = benefit(C, scale, i, j) - price
+    if prices[old] > lam:
+        return old
+    return -1
+
+
+@register_jitable
+def block_top2(b, j, s):
+    """Combine every thread's partial (best, index, second) into the block's (a GPU's form of one
+    scan over the whole row or column); every thread gets it."""
     sb = cuda.shared.array(ROW_BLOCK, float64)
     sj = cuda.shared.array(ROW_BLOCK, int32)
     ss = cuda.shared.array(ROW_BLOCK, float64)
     t = cuda.threadIdx.x
-    nt = cuda.blockDim.x
-    b, j, s = scan_row(C, n_real, scale, prices, i, t, nt, n)
     sb[t] = b
     sj[t] = j
     ss[t] = s
     cuda.syncthreads()
-    step = nt // 2
+    step = cuda.blockDim.x // 2
     while step > 0:
         if t < step:
             b, j, s = merge_top2(sb[t], sj[t], ss[t], sb[t + step], sj[t + step], ss[t + step])
@@ -152,30 +264,44 @@ def row_top2(C, n_real, scale, prices, i, n):
     return b, j, s
 
 
+@register_jitable
+def row_top2(C, scale, prices, i, n_cols):
+    """``scan_row`` over the whole row i, by the block."""
+    b, j, s = scan_row(C, scale, prices, i, cuda.threadIdx.x, cuda.blockDim.x, n_cols)
+    return block_top2(b, j, s)
+
+
+@register_jitable
+def column_top2(C, scale, profit, j, n_rows):
+    """``scan_column`` over the whole column j, by the block."""
+    b, i, s = scan_column(C, scale, profit, j, cuda.threadIdx.x, cuda.blockDim.x, n_rows)
+    return block_top2(b, i, s)
+
+
 # ---------------------------------------------------------------------------------------------
-# the steps: for each, its cpu loop, its cuda kernel (same arguments) and its Kernel record
+# the forward steps: for each, its cpu loop, its cuda kernel (same arguments) and its Kernel record
 
 @njit(parallel=True, cache=True)
-def phase_start_cpu(n, n_real, C, scale, prices, eps, a_p, a_o):
+def phase_start_cpu(n_rows, n_cols, C, scale, prices, eps, a_p, a_o):
     """New epsilon: free every person whose object no longer satisfies eps-CS."""
-    for i in prange(n):
+    for i in prange(n_rows):
         j = a_p[i]
         if j < 0:
             continue
-        best, _, _ = scan_row(C, n_real, scale, prices, i, 0, 1, n)
-        if not keeps_assignment(C, n_real, scale, prices, i, j, best, eps):
+        best, _, _ = scan_row(C, scale, prices, i, 0, 1, n_cols)
+        if not keeps_assignment(C, scale, prices, i, j, best, eps):
             a_p[i] = -1
             a_o[j] = -1
 
 
 @cuda_kernel
-def phase_start_cuda(n, n_real, C, scale, prices, eps, a_p, a_o):
+def phase_start_cuda(n_rows, n_cols, C, scale, prices, eps, a_p, a_o):
     i = cuda.blockIdx.x
     j = a_p[i]
     if j < 0:
         return  # the whole block leaves together
-    best, _, _ = row_top2(C, n_real, scale, prices, i, n)
-    if cuda.threadIdx.x == 0 and not keeps_assignment(C, n_real, scale, prices, i, j, best, eps):
+    best, _, _ = row_top2(C, scale, prices, i, n_cols)
+    if cuda.threadIdx.x == 0 and not keeps_assignment(C, scale, prices, i, j, best, eps):
         a_p[i] = -1
         a_o[j] = -1
 
@@ -184,11 +310,11 @@ PHASE_START = Kernel("phase_start", phase_start_cpu, phase_start_cuda, BLOCK_PER
 
 
 @njit(parallel=True, cache=True)
-def bid_cpu(n, n_real, C, scale, prices, eps, cap, U, counters, bid_obj, bid_val, obj_top):
+def bid_cpu(n_rows, n_cols, C, scale, prices, eps, cap, U, counters, bid_obj, bid_val, obj_top):
     """Bidding: every unassigned person bids for its best object (Jacobi: all at once)."""
     for k in prange(counters[UCOUNT]):
         i = U[k]
-        best, j, second = scan_row(C, n_real, scale, prices, i, 0, 1, n)
+        best, j, second = scan_row(C, scale, prices, i, 0, 1, n_cols)
         bid_obj[i] = j
         if j < 0:
             counters[INFEAS] = 1
@@ -197,13 +323,13 @@ def bid_cpu(n, n_real, C, scale, prices, eps, cap, U, counters, bid_obj, bid_val
 
 
 @cuda_kernel
-def bid_cuda(n, n_real, C, scale, prices, eps, cap, U, counters, bid_obj, bid_val, obj_top):
+def bid_cuda(n_rows, n_cols, C, scale, prices, eps, cap, U, counters, bid_obj, bid_val, obj_top):
     """The same, one block per person; the bids' maximum per object by an atomic max."""
     k = cuda.blockIdx.x
     if k >= counters[UCOUNT]:
         return  # the grid covers the last count read by the host, an upper bound
     i = U[k]
-    best, j, second = row_top2(C, n_real, scale, prices, i, n)
+    best, j, second = row_top2(C, scale, prices, i, n_cols)
     if cuda.threadIdx.x == 0:
         bid_obj[i] = j
         if j < 0:
@@ -263,14 +389,14 @@ AWARD = Kernel("award", award_cpu, award_cuda, EACH)
 
 
 @njit(cache=True)
-def gs_tail_cpu(n, n_real, C, scale, prices, eps, cap, U, counters, a_p, a_o, budget):
+def gs_tail_cpu(n_rows, n_cols, C, scale, prices, eps, cap, U, counters, a_p, a_o, budget):
     """Gauss-Seidel auction for the last few unassigned persons: one bid at a time, the freed
     person bidding next (a stack on U), at most ``budget`` bids."""
     top = counters[UCOUNT]
     bids = 0
     while top > 0 and bids < budget:
         i = U[top - 1]
-        best, j, second = scan_row(C, n_real, scale, prices, i, 0, 1, n)
+        best, j, second = scan_row(C, scale, prices, i, 0, 1, n_cols)
         if j < 0:
             counters[INFEAS] = 1
             top = 0
@@ -286,7 +412,7 @@ def gs_tail_cpu(n, n_real, C, scale, prices, eps, cap, U, counters, a_p, a_o, bu
 
 
 @cuda_kernel
-def gs_tail_cuda(n, n_real, C, scale, prices, eps, cap, U, counters, a_p, a_o, budget):
+def gs_tail_cuda(n_rows, n_cols, C, scale, prices, eps, cap, U, counters, a_p, a_o, budget):
     """The same in one block: the block scans each bidder's row, thread 0 applies the bid."""
     top = cuda.shared.array(1, int32)
     t = cuda.threadIdx.x
@@ -296,7 +422,7 @@ def gs_tail_cuda(n, n_real, C, scale, prices, eps, cap, U, counters, a_p, a_o, b
     bids = 0
     while top[0] > 0 and bids < budget:  # every thread sees the same top after the sync
         i = U[top[0] - 1]
-        best, j, second = row_top2(C, n_real, scale, prices, i, n)
+        best, j, second = row_top2(C, scale, prices, i, n_cols)
         if t == 0:
             if j < 0:
                 counters[INFEAS] = 1
@@ -317,22 +443,210 @@ def gs_tail_cuda(n, n_real, C, scale, prices, eps, cap, U, counters, a_p, a_o, b
 GS_TAIL = Kernel("gs_tail", gs_tail_cpu, gs_tail_cuda, ONE_BLOCK, threads=ROW_BLOCK)
 
 
+# ---------------------------------------------------------------------------------------------
+# the reverse steps (rectangular problems: n_rows < n_cols)
+
+@njit(cache=True)
+def reverse_start_cpu(n_rows, n_cols, C, scale, prices, a_p, a_o, profit, lam, flags):
+    """After a forward phase (every person assigned): the persons' profits, lambda, and the flags
+    of the unassigned objects priced above it."""
+    low = np.inf
+    for i in range(n_rows):
+        low = min(low, person_profit(i, C, scale, prices, a_p, profit))
+    lam[0] = low
+    for j in range(n_cols):
+        flag_overpriced(j, low, prices, a_o, flags)
+
+
+@cuda_kernel
+def reverse_start_cuda(n_rows, n_cols, C, scale, prices, a_p, a_o, profit, lam, flags):
+    """The same in one block: strided profits and partial minima, a shared-memory tree minimum,
+    then strided flags."""
+    sh = cuda.shared.array(ROW_BLOCK, float64)
+    t = cuda.threadIdx.x
+    nt = cuda.blockDim.x
+    low = np.inf
+    for i in range(t, n_rows, nt):
+        low = min(low, person_profit(i, C, scale, prices, a_p, profit))
+    sh[t] = low
+    cuda.syncthreads()
+    step = nt // 2
+    while step > 0:
+        if t < step and sh[t + step] < sh[t]:
+            sh[t] = sh[t + step]
+        cuda.syncthreads()
+        step //= 2
+    low = sh[0]
+    if t == 0:
+        lam[0] = low
+    for j in range(t, n_cols, nt):
+        flag_overpriced(j, low, prices, a_o, flags)
+
+
+REVERSE_START = Kernel("reverse_start", reverse_start_cpu, reverse_start_cuda, ONE_BLOCK, threads=ROW_BLOCK)
+
+
 @njit(parallel=True, cache=True)
-def person_values_cpu(n, n_real, C, scale, prices, values):
+def reverse_bid_cpu(n_rows, C, scale, eps, lam, V, counters, profit, prices, rbid_person, rbid_price, rbid_offer,
+                    person_top):
+    """Reverse bidding: every flagged object bids for its best person (Jacobi: all at once)."""
+    for k in prange(counters[VCOUNT]):
+        j = V[k]
+        best, i, second = scan_column(C, scale, profit, j, 0, 1, n_rows)
+        reverse_bid_body(j, best, i, second, eps, lam[0], C, scale, prices, rbid_person, rbid_price, rbid_offer)
+
+
+@cuda_kernel
+def reverse_bid_cuda(n_rows, C, scale, eps, lam, V, counters, profit, prices, rbid_person, rbid_price, rbid_offer,
+                     person_top):
+    """The same, one block per object; the offers' maximum per person by an atomic max."""
+    k = cuda.blockIdx.x
+    if k >= counters[VCOUNT]:
+        return  # the grid covers the last count read by the host, an upper bound
+    j = V[k]
+    best, i, second = column_top2(C, scale, profit, j, n_rows)
+    if cuda.threadIdx.x == 0:
+        if reverse_bid_body(j, best, i, second, eps, lam[0], C, scale, prices, rbid_person, rbid_price,
+                            rbid_offer) >= 0:
+            cuda.atomic.max(person_top, i, rbid_offer[j])
+
+
+REVERSE_BID = Kernel("reverse_bid", reverse_bid_cpu, reverse_bid_cuda, BLOCK_PER_ITEM, threads=ROW_BLOCK)
+
+
+@njit(cache=True)
+def reverse_resolve_cpu(V, counters, rbid_person, rbid_offer, person_top, person_win):
+    """Each person's highest offer, the lowest object among equal offers."""
+    for k in range(counters[VCOUNT]):
+        j = V[k]
+        i = rbid_person[j]
+        if i < 0:
+            continue
+        if rbid_offer[j] > person_top[i] or (rbid_offer[j] == person_top[i] and j < person_win[i]):
+            person_top[i] = rbid_offer[j]
+            person_win[i] = j
+
+
+@cuda_kernel
+def reverse_resolve_cuda(V, counters, rbid_person, rbid_offer, person_top, person_win):
+    """The same winner: the offers equal to the person's maximum meet in an atomic min of the
+    object index."""
+    k = cuda.grid(1)
+    if k < counters[VCOUNT]:
+        j = V[k]
+        i = rbid_person[j]
+        if i >= 0 and rbid_offer[j] == person_top[i]:
+            cuda.atomic.min(person_win, i, j)
+
+
+REVERSE_RESOLVE = Kernel("reverse_resolve", reverse_resolve_cpu, reverse_resolve_cuda, EACH)
+
+
+@njit(cache=True)
+def reverse_award_cpu(V, counters, lam, rbid_person, rbid_price, rbid_offer, person_top, person_win, prices, a_p,
+                      a_o, profit, flags):
+    for k in range(counters[VCOUNT]):
+        reverse_award_body(k, V, lam[0], rbid_person, rbid_price, rbid_offer, person_top, person_win, prices, a_p,
+                           a_o, profit, flags)
+
+
+@cuda_kernel
+def reverse_award_cuda(V, counters, lam, rbid_person, rbid_price, rbid_offer, person_top, person_win, prices, a_p,
+                       a_o, profit, flags):
+    k = cuda.grid(1)
+    if k < counters[VCOUNT]:
+        reverse_award_body(k, V, lam[0], rbid_person, rbid_price, rbid_offer, person_top, person_win, prices, a_p,
+                           a_o, profit, flags)
+
+
+REVERSE_AWARD = Kernel("reverse_award", reverse_award_cpu, reverse_award_cuda, EACH)
+
+
+@njit(cache=True)
+def reverse_gs_tail_cpu(n_rows, C, scale, eps, lam, V, counters, profit, prices, a_p, a_o, budget):
+    """Gauss-Seidel reverse auction for the last few flagged objects: one bid at a time, the
+    object freed bidding next (a stack on V), at most ``budget`` bids."""
+    top = counters[VCOUNT]
+    bids = 0
+    while top > 0 and bids < budget:
+        j = V[top - 1]
+        best, i, second = scan_column(C, scale, profit, j, 0, 1, n_rows)
+        freed = reverse_gs_bid(j, best, i, second, eps, lam[0], C, scale, prices, a_p, a_o, profit)
+        if freed >= 0:
+            V[top - 1] = freed
+        else:
+            top -= 1
+        bids += 1
+    counters[VCOUNT] = top
+    counters[RBIDS] += bids
+
+
+@cuda_kernel
+def reverse_gs_tail_cuda(n_rows, C, scale, eps, lam, V, counters, profit, prices, a_p, a_o, budget):
+    """The same in one block: the block scans each bidder's column, thread 0 applies the bid."""
+    top = cuda.shared.array(1, int32)
+    t = cuda.threadIdx.x
+    if t == 0:
+        top[0] = counters[VCOUNT]
+    cuda.syncthreads()
+    bids = 0
+    while top[0] > 0 and bids < budget:  # every thread sees the same top after the sync
+        j = V[top[0] - 1]
+        best, i, second = column_top2(C, scale, profit, j, n_rows)
+        if t == 0:
+            freed = reverse_gs_bid(j, best, i, second, eps, lam[0], C, scale, prices, a_p, a_o, profit)
+            if freed >= 0:
+                V[top[0] - 1] = freed
+            else:
+                top[0] -= 1
+        bids += 1
+        cuda.syncthreads()
+    if t == 0:
+        counters[VCOUNT] = top[0]
+        counters[RBIDS] += bids
+
+
+REVERSE_GS_TAIL = Kernel("reverse_gs_tail", reverse_gs_tail_cpu, reverse_gs_tail_cuda, ONE_BLOCK, threads=ROW_BLOCK)
+
+
+@njit(cache=True)
+def settle_free_prices_cpu(n_cols, lam, prices, a_o):
+    """At the end: every unassigned object (priced at most lambda) at lambda, so that shifted by
+    lambda its potential is the rectangular LP's 0 and the assigned ones' are <= 0."""
+    for j in range(n_cols):
+        if a_o[j] < 0:
+            prices[j] = lam[0]
+
+
+@cuda_kernel
+def settle_free_prices_cuda(n_cols, lam, prices, a_o):
+    j = cuda.grid(1)
+    if j < n_cols and a_o[j] < 0:
+        prices[j] = lam[0]
+
+
+SETTLE_FREE_PRICES = Kernel("settle_free_prices", settle_free_prices_cpu, settle_free_prices_cuda, EACH)
+
+
+# ---------------------------------------------------------------------------------------------
+
+@njit(parallel=True, cache=True)
+def person_values_cpu(n_rows, n_cols, C, scale, prices, values):
     """pi_i = max_j (b_ij - p_j): the persons' dual values."""
-    for i in prange(n):
-        best, _, _ = scan_row(C, n_real, scale, prices, i, 0, 1, n)
+    for i in prange(n_rows):
+        best, _, _ = scan_row(C, scale, prices, i, 0, 1, n_cols)
         values[i] = best
 
 
 @cuda_kernel
-def person_values_cuda(n, n_real, C, scale, prices, values):
+def person_values_cuda(n_rows, n_cols, C, scale, prices, values):
     i = cuda.blockIdx.x
-    best, _, _ = row_top2(C, n_real, scale, prices, i, n)
+    best, _, _ = row_top2(C, scale, prices, i, n_cols)
     if cuda.threadIdx.x == 0:
         values[i] = best
 
 
 PERSON_VALUES = Kernel("person_values", person_values_cpu, person_values_cuda, BLOCK_PER_ITEM, threads=ROW_BLOCK)
 
-KERNELS = (PHASE_START, BID, RESOLVE, AWARD, GS_TAIL, PERSON_VALUES)
+KERNELS = (PHASE_START, BID, RESOLVE, AWARD, GS_TAIL, REVERSE_START, REVERSE_BID, REVERSE_RESOLVE, REVERSE_AWARD,
+           REVERSE_GS_TAIL, SETTLE_FREE_PRICES, PERSON_VALUES)
