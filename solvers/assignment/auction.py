@@ -178,6 +178,6 @@ def run(problem: CostMatrix, backend: str, tel, eps: float = 0.0, scaling: str =
     row_match, col_match, u, v, value = original_solution(view, a_p, u, v)
     stats = dict(solver.stats, rounds=solver.rounds, gs_bids=gs_bids, reverse_gs_bids=reverse_gs_bids,
                  launches=launcher.launches, readbacks=launcher.readbacks, upload_seconds=upload_seconds,
-                 scale=scale, eps_first=epsilons[0] / scale)
+                 scale=scale, eps_first=epsilons[0] / scale, epsilon=epsilons[-1] / scale)
     return Solution(value=value, iterations=solver.rounds, row_match=row_match, col_match=col_match,
                     duals={"u": u, "v": v}, epsilon=epsilons[-1] / scale, stats=stats)
