@@ -159,6 +159,19 @@ overwritten[2, 2] -= 1.0  # a solver that wrote into its copy
 cert = cm.certify_assignment(problem, row_match, duals=bad, device_costs=cuda.to_device(overwritten))
 assert "checksum" in cert.details and "checked on the host" in cert.details, cert.details
 assert "exceeds c[" in cert.details and cert.optimal == host_cert.optimal and cert.gap == host_cert.gap
+
+# solvers on the simulated GPU hand their device copy over: wide (rows layout), tall (its transpose)
+import solvers
+for algorithm, shape in (("hungarian", (3, 5)), ("hungarian", (5, 3)), ("auction", (4, 6))):
+    costs = rng.integers(0, 9, shape).astype(np.float64)
+    result = solvers.solve(costs, algorithm, backend="cudasim")
+    rows, cols = linear_sum_assignment(costs)
+    assert result.certificate.optimal and result.value == costs[rows, cols].sum(), (algorithm, shape)
+    assert "checked on the GPU's copy" in result.certificate.details, (algorithm, shape, result.certificate.details)
+# a solution of a reduced problem (a shared offset taken off first) carries no device copy of other costs
+costs = 1e15 + rng.integers(0, 9, (3, 4)).astype(np.float64)
+result = solvers.solve(costs, "auction", backend="cudasim")
+assert result.certificate.optimal and "GPU" not in result.certificate.details, result.certificate.details
 print("ok")
 """
 

@@ -180,4 +180,5 @@ def run(problem: CostMatrix, backend: str, tel, eps: float = 0.0, scaling: str =
                  launches=launcher.launches, readbacks=launcher.readbacks, upload_seconds=upload_seconds,
                  scale=scale, eps_first=epsilons[0] / scale, epsilon=epsilons[-1] / scale)
     return Solution(value=value, iterations=solver.rounds, row_match=row_match, col_match=col_match,
-                    duals={"u": u, "v": v}, epsilon=epsilons[-1] / scale, stats=stats)
+                    duals={"u": u, "v": v}, epsilon=epsilons[-1] / scale, stats=stats,
+                    device_costs=C if launcher.device else None)  # the certificate checks the duals there

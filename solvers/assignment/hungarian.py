@@ -296,4 +296,5 @@ def run(problem: CostMatrix, backend: str, tel, variant: str = "tree", device_lo
                  upload_seconds=upload_seconds, paths_per_iteration=solver.paths_per_iteration,
                  tolerance=solver.tol)
     return Solution(value=value, iterations=iterations, row_match=row_match, col_match=col_match,
-                    duals={"u": u, "v": v}, epsilon=0.0, stats=stats)
+                    duals={"u": u, "v": v}, epsilon=0.0, stats=stats,
+                    device_costs=C if launcher.device else None)  # the certificate checks the duals there

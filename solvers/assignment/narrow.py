@@ -46,6 +46,7 @@ class Narrowed:
         row_match, col_match = (to_long, from_long) if not self.transposed else (from_long, to_long)
         side = "candidate_rows" if self.transposed else "candidate_columns"
         return replace(solution, row_match=row_match, col_match=col_match, duals=self._duals(solution.duals),
+                       device_costs=None,  # it holds the narrowed costs, not these
                        stats=dict(solution.stats, **{side: int(self.keep.size)}))
 
     def _duals(self, duals):

@@ -44,7 +44,8 @@ class Reduced:
             else:
                 v = v + self.offsets
             duals = {"u": u, "v": v}
-        return replace(solution, value=value, duals=duals, stats=dict(solution.stats, offset_removed=True))
+        return replace(solution, value=value, duals=duals, device_costs=None,  # the reduced costs, not these
+                       stats=dict(solution.stats, offset_removed=True))
 
 
 def without_offset(problem: CostMatrix) -> Reduced | None:
