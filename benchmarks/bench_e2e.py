@@ -94,6 +94,32 @@ def timed(fn, repeat: int, warm: bool = True):
     return statistics.median(times), value
 
 
+def bounded(fn, limit: float):
+    """{"seconds", "value"} of one call of ``fn`` in a forked child, or {"stopped_after": limit} when
+    it runs longer (scipy's Hopcroft-Karp takes minutes on road grids): one slow peer must not eat
+    the GPU machine's ten minutes. The child shares the data copy-on-write; nothing is pickled but
+    the two numbers."""
+    import multiprocessing
+    ctx = multiprocessing.get_context("fork")
+    receive, send = ctx.Pipe(duplex=False)
+
+    def child():
+        start = time.perf_counter()
+        value = fn()
+        send.send((time.perf_counter() - start, value))
+
+    proc = ctx.Process(target=child, daemon=True)
+    proc.start()
+    send.close()
+    got = receive.recv() if receive.poll(limit) else None
+    if proc.is_alive():
+        proc.kill()
+    proc.join()
+    if got is None:
+        return {"stopped_after": limit}
+    return {"seconds": got[0], "value": got[1]}
+
+
 # ------------------------------------------------------------------ peers
 
 
@@ -223,7 +249,7 @@ def cli(path: Path, algorithm: str | None, backend: str, problem: str | None = N
 # ------------------------------------------------------------------ one row
 
 
-def measure(row: Row, backend: str, repeat: int, slow_peers: bool, folder: Path) -> dict:
+def measure(row: Row, backend: str, repeat: int, slow_peers: bool, folder: Path, peer_limit: float) -> dict:
     data = row.build()
     shape = list(data.shape) if hasattr(data, "shape") else [data.n_vertices, data.n_vertices]
     edges = int(data.nnz) if hasattr(data, "nnz") else getattr(data, "n_edges", None)
@@ -245,16 +271,20 @@ def measure(row: Row, backend: str, repeat: int, slow_peers: bool, folder: Path)
     if row.slow_peers and not slow_peers:
         notes.append("scipy and lapx skipped (minutes at this size; --slow-peers times them)")
     else:
-        peers["scipy"] = dict(zip(("seconds", "value"), timed(lambda: scipy_solve(row, data), 1, warm=False)))
-        if row.family in ("dense", "rect"):  # np.load, then the same solve: no need to wait for the solve twice
+        peers["scipy"] = bounded(lambda: scipy_solve(row, data), peer_limit)
+        if "stopped_after" in peers["scipy"]:
+            peers["scipy_file"] = dict(peers["scipy"])  # the same solve after a load: no need to wait again
+            notes.append(f"scipy stopped after {peer_limit:g} s: its ratio is a lower bound, and the values "
+                         "are checked by the certificate alone")
+        elif row.family in ("dense", "rect"):  # np.load, then the same solve: no need to wait for the solve twice
             load_seconds, _ = timed(lambda: np.load(path), 1, warm=False)
             peers["scipy_file"] = {"seconds": load_seconds + peers["scipy"]["seconds"],
                                    "value": peers["scipy"]["value"]}
         else:
-            peers["scipy_file"] = dict(zip(("seconds", "value"), timed(scipy_from_file(row, path), 1, warm=False)))
+            peers["scipy_file"] = bounded(scipy_from_file(row, path), peer_limit)
         if row.family in ("dense", "rect"):
             if available("lap"):
-                peers["lapx"] = dict(zip(("seconds", "value"), timed(lambda: lapx_solve(data), 1, warm=False)))
+                peers["lapx"] = bounded(lambda: lapx_solve(data), peer_limit)
             else:
                 notes.append("lapx not installed (pip install lapx)")
     if row.family in ("dense", "rect"):
@@ -272,7 +302,7 @@ def measure(row: Row, backend: str, repeat: int, slow_peers: bool, folder: Path)
                        if reference is not None and "value" in r)
     # a peer that disagrees with scipy is flagged too (its fault, but its comparison is then void)
     out["peers_differ"] = sorted(k for k, v in peers.items()
-                                 if reference is not None and not _same(v["value"], reference))
+                                 if reference is not None and "value" in v and not _same(v["value"], reference))
     path.unlink()
     return out
 
@@ -287,8 +317,7 @@ def _same(a, b) -> bool:
 def verdicts(r: dict) -> list[str]:
     """The issue's goals that apply to this row, met or not."""
     best = min(r["api_default"]["e2e"], r["api_explicit"]["e2e"])
-    scipy = r["peers"].get("scipy", {}).get("seconds")
-    lapx = r["peers"].get("lapx", {}).get("seconds")
+    scipy, lapx = peer_seconds(r["peers"], "scipy"), peer_seconds(r["peers"], "lapx")
     out = []
     if r["family"] == "dense" and r["shape"][0] >= 4000:
         if scipy:
@@ -304,7 +333,7 @@ def verdicts(r: dict) -> list[str]:
         share = 1 - api["solve"] / api["e2e"] if api["e2e"] > 0 else 0.0
         out.append(f"{'met' if share <= 0.2 else 'NOT met'}: host overhead <= 20% ({share:.0%})")
     if r["family"] == "matching" and (r["edges"] or 0) >= 8_000_000:
-        via_scipy = r["peers"].get("scipy_file", {}).get("seconds")
+        via_scipy = peer_seconds(r["peers"], "scipy_file")
         if via_scipy and "wall" in r["cli"]:
             ratio = r["cli"]["wall"] / via_scipy
             out.append(f"{'met' if ratio <= 0.5 else 'NOT met'}: command line <= half of mmread + Hopcroft-Karp "
@@ -324,6 +353,13 @@ COLUMNS = ["row", "size", "matchscope API e2e, warm (default / explicit)", "CLI 
            "torch-linear-assignment", "vs scipy", "vs lapx", "goals"]
 
 
+def peer_seconds(peers: dict, name: str) -> float | None:
+    """A peer's seconds; for one stopped at the time limit, the limit (a lower bound: every ratio
+    made with it understates the peer's time)."""
+    peer = peers.get(name, {})
+    return peer.get("seconds", peer.get("stopped_after"))
+
+
 def _best_api(r: dict) -> dict:
     return r["api_explicit"] if r["api_explicit"]["e2e"] <= r["api_default"]["e2e"] else r["api_default"]
 
@@ -334,8 +370,16 @@ def table(results: list[dict]) -> list[str]:
         d, e, c, p = r["api_default"], r["api_explicit"], r["cli"], r["peers"]
         best = _best_api(r)
         size = "x".join(map(str, r["shape"])) + (f", {r['edges']:,} edges" if r["edges"] else "")
-        peer = lambda k: f"{p[k]['seconds']:.3f}" if k in p else "-"  # noqa: E731
-        ratio = lambda k: f"{p[k]['seconds'] / best['e2e']:.1f}x" if k in p else "-"  # noqa: E731
+        def peer(k):
+            if k not in p:
+                return "-"
+            return f"{p[k]['seconds']:.3f}" if "seconds" in p[k] else f"> {p[k]['stopped_after']:g} (stopped)"
+
+        def ratio(k):
+            if k not in p:
+                return "-"
+            return (f"{p[k]['seconds'] / best['e2e']:.1f}x" if "seconds" in p[k]
+                    else f"> {p[k]['stopped_after'] / best['e2e']:.0f}x")
         overhead = 1 - best["solve"] / best["e2e"] if best["e2e"] > 0 else 0.0
         cells = [
             r["row"], size,
@@ -371,7 +415,14 @@ def main() -> int:
     ap.add_argument("--slow-peers", action="store_true")
     ap.add_argument("--no-warmup", action="store_true", help="skip `matchscope warmup` (the cache is warm already)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    ap.add_argument("--peer-limit", type=float, default=150.0,
+                    help="seconds a peer may take before it is stopped (its ratio is then a lower bound)")
+    ap.add_argument("--merge", nargs="+", metavar="JSON",
+                    help="combine the rows of earlier result files (a later file's row replaces an earlier one "
+                         "of the same name) into one table in --out; measures nothing")
     args = ap.parse_args()
+    if args.merge:
+        return merge(args)
     rows = rows_table(args.quick)
     if args.rows:
         wanted = set(args.rows.split(","))
@@ -386,16 +437,36 @@ def main() -> int:
     results = []
     with tempfile.TemporaryDirectory() as folder:
         for row in rows:
-            result = measure(row, args.backend, args.repeat, args.slow_peers, Path(folder))
+            result = measure(row, args.backend, args.repeat, args.slow_peers, Path(folder), args.peer_limit)
             results.append(result)
             print(table([result])[-1], flush=True)
             write_results(results, args)  # after every row: a run cut short keeps what it measured
     return 0
 
 
-def write_results(results: list[dict], args) -> None:
-    device = device_name()
-    stamp = datetime.date.today().isoformat()
+def merge(args) -> int:
+    """One table from the rows of several runs (the GPU machine allows ten minutes a command, so the
+    rows are measured a few per command). Every file must come from the same device and backend."""
+    loaded = [json.loads(Path(f).read_text()) for f in args.merge]
+    devices = {(d["device"], d["backend"], d["quick"]) for d in loaded}
+    if len(devices) != 1:
+        print("bench_e2e: the files come from different devices, backends or sizes: "
+              + "; ".join(f"{d} backend {b}{' quick' if q else ''}" for d, b, q in sorted(devices)), file=sys.stderr)
+        return 2
+    by_name = {}
+    for d in loaded:
+        by_name.update({r["row"]: r for r in d["rows"]})
+    order = [r.name for r in rows_table(False)]
+    results = sorted(by_name.values(), key=lambda r: order.index(r["row"]) if r["row"] in order else len(order))
+    first = loaded[0]
+    args.backend, args.quick = first["backend"], first["quick"]
+    write_results(results, args, device=first["device"], stamp=max(d["date"] for d in loaded))
+    return 0
+
+
+def write_results(results: list[dict], args, device: str | None = None, stamp: str | None = None) -> None:
+    device = device or device_name()
+    stamp = stamp or datetime.date.today().isoformat()
     summary = {"date": stamp, "device": device, "backend": args.backend, "quick": args.quick,
                "python": platform.python_version(), "numpy": np.__version__, "rows": results}
     out = Path(args.out)

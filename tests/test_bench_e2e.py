@@ -28,3 +28,58 @@ def test_quick_rows_write_the_table_and_agree_with_scipy(tmp_path):
         assert r["api_default"]["certified"] == r["api_explicit"]["certified"] == "optimal"
         assert r["cli"]["certified"] is True and r["cli"]["wall"] > 0
         assert r["peers"]["scipy"]["value"] == r["api_explicit"]["value"]
+
+
+def _bench_module():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("bench_e2e", ROOT / "benchmarks" / "bench_e2e.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_e2e"] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_peer_past_the_limit_is_stopped_and_reported_as_a_lower_bound():
+    import threading
+    bench = _bench_module()
+    gate = threading.Event()  # never set: the child waits until it is killed (no wall-clock race)
+    assert bench.bounded(lambda: gate.wait(), 0.2) == {"stopped_after": 0.2}
+    assert bench.bounded(lambda: 41 + 1, 60)["value"] == 42
+    row = {"row": "grid-1200-del20", "family": "matching", "shape": [10, 10], "edges": 2_000_000, "big": True,
+           "api_default": {"e2e": 2.0, "solve": 1.8, "algorithm": "gpr", "backend": "cuda", "value": 5.0,
+                           "certified": "optimal"},
+           "cli": {"wall": 3.0, "algorithm": "gpr", "backend": "cuda", "value": 5.0, "certified": True},
+           "peers": {"scipy": {"stopped_after": 150.0}, "scipy_file": {"stopped_after": 150.0}},
+           "notes": [], "agree": True, "peers_differ": []}
+    row["api_explicit"] = dict(row["api_default"])
+    line = bench.table([row])[-1]
+    assert "> 150 (stopped) / > 150 (stopped)" in line and "> 75x" in line
+
+
+def test_merge_combines_runs_in_table_order_and_refuses_other_devices(tmp_path):
+    def run_file(name, rows, device="GPU A"):
+        path = tmp_path / name
+        path.write_text(json.dumps({"date": "2026-11-25", "device": device, "backend": "auto", "quick": False,
+                                    "python": "3", "numpy": "2", "rows": rows}))
+        return str(path)
+
+    def row(name, e2e):
+        api = {"e2e": e2e, "solve": e2e / 2, "algorithm": "hungarian", "backend": "cuda", "value": 1.0,
+               "certified": "optimal"}
+        return {"row": name, "family": "rect", "shape": [3, 9], "edges": None, "big": False, "api_default": api,
+                "api_explicit": api, "cli": {"wall": 1.0, "algorithm": "hungarian", "backend": "cuda"},
+                "peers": {}, "notes": [], "agree": True}
+
+    first = run_file("a.json", [row("rect-1000x20000", 1.0), row("dense-4000-real", 9.0)])
+    second = run_file("b.json", [row("dense-4000-real", 2.0)])
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "benchmarks/bench_e2e.py", "--merge", first, second, "--out", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    merged = json.loads((out / "e2e-2026-11-25-gpu-a.json").read_text())
+    assert [(r["row"], r["api_default"]["e2e"]) for r in merged["rows"]] == [("dense-4000-real", 2.0),
+                                                                            ("rect-1000x20000", 1.0)]
+    other = run_file("c.json", [row("dense-4000-real", 2.0)], device="GPU B")
+    proc = subprocess.run([sys.executable, "benchmarks/bench_e2e.py", "--merge", first, other, "--out", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "different devices" in proc.stderr
