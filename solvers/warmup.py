@@ -295,6 +295,10 @@ def warm_all(backend: str, progress=None, should_stop=None) -> WarmAllReport:
         warm_parallel_pass()  # a large dense matrix's checking pass
         from .certify import warm_parallel_loops
         warm_parallel_loops()  # a large assignment's certificate loops
+        from .graph_build import warm as warm_graph_build
+        warm_graph_build()  # a large graph's adjacency lists
+        from .konig import warm as warm_konig
+        warm_konig()  # a large matching's certificate loops
     report.compiled += watch.compiled
     if backend in ("cuda", "cudasim"):
         with watch_compiles(backend=backend) as watch:

@@ -179,6 +179,61 @@ def test_a_large_graph_gets_the_same_csrs_by_counting_as_by_sorting(seed, monkey
     assert result.certificate.status == "optimal"
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_a_large_csr_or_csc_matrix_is_taken_as_it_is_stored(seed, monkeypatch):
+    """A compressed matrix's own structure (no pass through coordinates): the same CSRs as the
+    coordinate path, with repeats and unsorted lists merged, float data and explicit zeros kept as
+    edges, the caller's arrays neither shared nor frozen."""
+    import scipy.sparse as sp
+    from solvers import problems
+    from solvers.problems import BipartiteGraph
+    rng = np.random.default_rng(seed)
+    n_rows, n_cols = int(rng.integers(1, 50)), int(rng.integers(1, 50))
+    edges = int(rng.integers(1, 300))
+    rows, cols = rng.integers(0, n_rows, edges), rng.integers(0, n_cols, edges)
+    data = rng.normal(size=edges)
+    data[:3] = 0.0  # explicit zeros are edges
+    expected = BipartiteGraph.from_edges(rows, cols, n_rows, n_cols)
+    monkeypatch.setattr(problems, "LARGE_GRAPH_EDGES", 0)
+
+    def no_coordinates(*args, **kwargs):
+        raise AssertionError("went through coordinates")
+    monkeypatch.setattr(BipartiteGraph, "from_edges", no_coordinates)
+    for fmt in ("csr", "csc"):
+        matrix = sp.coo_matrix((data, (rows, cols)), shape=(n_rows, n_cols)).asformat(fmt)
+        if seed % 2:  # every line listed backwards, then again forwards: repeats, unsorted
+            lines = [matrix.indices[lo:hi] for lo, hi in zip(matrix.indptr[:-1], matrix.indptr[1:])]
+            indices = np.concatenate([np.r_[line[::-1], line] for line in lines]).astype(np.int32)
+            indptr = (2 * matrix.indptr).astype(np.int32)
+            matrix = (sp.csr_matrix if fmt == "csr" else sp.csc_matrix)(
+                (np.ones(indices.size), indices, indptr), shape=matrix.shape)
+            assert not matrix.has_canonical_format
+        before = matrix.indices.copy()
+        graph = BipartiteGraph.from_sparse(matrix)
+        for name in ("row_ptr", "col_ind", "col_ptr", "row_ind"):
+            a, b = getattr(expected, name), getattr(graph, name)
+            assert a.dtype == b.dtype and np.array_equal(a, b), (fmt, name)
+            assert not b.flags.writeable and not np.shares_memory(b, matrix.indices)
+        assert matrix.indices.flags.writeable and np.array_equal(matrix.indices, before)
+
+
+def test_a_corrupt_compressed_matrix_is_refused_in_one_line(monkeypatch):
+    import scipy.sparse as sp
+    from solvers import problems
+    from solvers.problems import BipartiteGraph
+    monkeypatch.setattr(problems, "LARGE_GRAPH_EDGES", 0)
+    good = sp.csr_matrix(np.eye(4))
+    for indices, indptr in ((np.array([0, 1, 2, 9]), good.indptr),         # a column past the shape
+                            (np.array([0, 1, 2, -1]), good.indptr),        # a negative one
+                            (good.indices, np.array([0, 2, 1, 3, 4])),     # pointers going back
+                            (good.indices, np.array([0, 1, 2, 3, 7]))):    # pointers past the entries
+        bad = sp.csr_matrix((4, 4))
+        bad.indices, bad.indptr, bad.data = indices.astype(np.int32), indptr.astype(np.int32), np.ones(4)
+        with pytest.raises(InputError) as info:
+            BipartiteGraph.from_sparse(bad)
+        assert "inconsistent with its shape 4 x 4" in str(info.value) and "\n" not in str(info.value)
+
+
 @pytest.mark.parametrize("seed", range(8))
 def test_the_certificate_loops_give_the_same_answers_on_all_cores(seed, monkeypatch):
     """The multi-core row loops (large problems) against the serial ones, on small ones forced
@@ -330,3 +385,77 @@ def test_a_worse_assignment_is_never_proven_optimal_after_the_sweeps(seed):
     cert = cm.certify_assignment(CostMatrix.from_array(costs), worse.astype(np.int64))
     assert cert.valid and not cert.optimal
     assert cert.gap >= costs[np.arange(n), worse].sum() - optimum - 1e-9
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_the_multicore_graph_build_equals_scipys_conversions(seed):
+    """compress (sort and merge by lines) and transpose against scipy's coo -> csr and csr -> csc,
+    with many chunks per line, empty lines, repeats, int32 and int64 indices."""
+    import scipy.sparse as sp
+    from solvers import graph_build
+    rng = np.random.default_rng(seed)
+    n_rows, n_cols = int(rng.integers(1, 40)), int(rng.integers(1, 40))
+    edges = int(rng.integers(0, 3000))
+    dtype = (np.int32, np.int64)[seed % 2]
+    rows = rng.integers(0, n_rows, edges).astype(dtype)
+    cols = rng.integers(0, max(1, n_cols // 2), edges).astype(dtype)  # half the columns empty
+    ptr, ind = graph_build.compress(rows, cols, n_rows, dtype)
+    reference = sp.csr_matrix((np.ones(edges), (rows, cols)), shape=(n_rows, n_cols))
+    reference.sum_duplicates()
+    assert ptr.dtype == ind.dtype == dtype
+    np.testing.assert_array_equal(ptr, reference.indptr)
+    np.testing.assert_array_equal(ind, reference.indices)
+    col_ptr, row_ind = graph_build.transpose(ptr, ind, n_cols)
+    by_cols = reference.tocsc()
+    by_cols.sort_indices()
+    np.testing.assert_array_equal(col_ptr, by_cols.indptr)
+    np.testing.assert_array_equal(row_ind, by_cols.indices)
+
+
+def _random_matching(rng, graph, fraction):
+    """A valid matching of part of a greedy one: maximum, or short of it by some augmenting paths."""
+    row_match = np.full(graph.n_rows, -1, np.int64)
+    used = np.zeros(graph.n_cols, bool)
+    for r in rng.permutation(graph.n_rows):
+        if rng.random() > fraction:
+            continue
+        for c in graph.col_ind[graph.row_ptr[r]:graph.row_ptr[r + 1]]:
+            if not used[c]:
+                row_match[r], used[c] = c, True
+                break
+    return row_match
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_matching_certificate_is_the_same_on_all_cores(seed, monkeypatch):
+    """The König cover's multi-core loops (large graphs) against the serial ones on small graphs
+    forced through them, each run five times (the level-by-level search lets threads race to a
+    vertex): the same certificate, cover and verdict; maximum matchings from Hopcroft-Karp,
+    greedy ones that are not, and a pair that is no edge."""
+    from solvers import konig
+    from solvers.certify import certify_matching
+    from solvers.problems import BipartiteGraph
+    rng = np.random.default_rng(seed)
+    n_rows, n_cols = int(rng.integers(1, 300)), int(rng.integers(1, 300))
+    edges = int(rng.integers(0, 4 * max(n_rows, n_cols)))
+    graph = BipartiteGraph.from_edges(rng.integers(0, n_rows, edges), rng.integers(0, n_cols, edges), n_rows, n_cols)
+    matchings = [solvers.solve(graph, "hopcroft-karp", backend="cpu").row_match,
+                 _random_matching(rng, graph, 1.0), _random_matching(rng, graph, 0.5)]
+    if edges:
+        bad = matchings[1].copy()
+        r = int(rng.integers(0, n_rows))
+        bad[r] = next((c for c in range(n_cols) if c not in bad and c not in graph.col_ind[
+            graph.row_ptr[r]:graph.row_ptr[r + 1]]), -1)
+        matchings.append(bad)
+    for row_match in matchings:
+        monkeypatch.setattr(konig, "PARALLEL_MIN_EDGES", 1 << 62)
+        serial = certify_matching(graph, row_match)
+        monkeypatch.setattr(konig, "PARALLEL_MIN_EDGES", 0)
+        for _ in range(5):
+            parallel = certify_matching(graph, row_match)
+            assert (parallel.valid, parallel.optimal, parallel.gap, parallel.details) == \
+                (serial.valid, serial.optimal, serial.gap, serial.details)
+            for key in ("cover_rows", "cover_cols"):
+                if key in serial.witness:
+                    np.testing.assert_array_equal(parallel.witness[key], serial.witness[key])
+    assert certify_matching(graph, matchings[0]).optimal

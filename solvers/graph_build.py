@@ -1,0 +1,153 @@
+"""A large graph's two adjacency lists (CSR by rows and by columns) built on all cores.
+
+scipy's conversions (coo -> csr with its duplicate merge, csr -> csc) run on one thread: on a
+32M-edge R-MAT they took 1.5 s of a 0.24 s GPU solve. Here both are counting sorts split over
+chunks of the input, one chunk per thread:
+  * each chunk counts its entries per line (a chunks x lines table), an exclusive scan over the
+    chunks of each line turns the counts into write positions, and each chunk writes its entries
+    in input order: a line's entries come out in input order, chunk after chunk;
+  * from coordinates, each line is then sorted and its repeats dropped, line by line;
+  * the transpose of a sorted, repeat-free CSR is a scatter only: the chunks are row ranges in
+    order, so each column's rows come out increasing.
+The results equal scipy's conversions array for array (a test checks it).
+
+Kept apart from solvers.problems, which must not import numba (see solvers.cost_summary).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import get_num_threads, njit, prange
+
+
+def _chunks(edges: int, lines: int) -> int:
+    """Threads, fewer when the chunk table (chunks x lines) would outgrow the edges themselves."""
+    return max(1, min(get_num_threads(), edges // max(lines, 1), 64))
+
+
+@njit(parallel=True, cache=True)
+def _count_by_chunk(major, n_lines, chunks, counts):
+    """counts[t, line]: entries of chunk t (the t-th equal slice of ``major``) on each line."""
+    n = major.size
+    for t in prange(chunks):
+        for k in range(n * t // chunks, n * (t + 1) // chunks):
+            counts[t, major[k]] += 1
+
+
+@njit(parallel=True, cache=True)
+def _positions(counts, ptr):
+    """Counts -> each chunk's first write position on each line; ptr from the line totals."""
+    chunks, n_lines = counts.shape
+    totals = np.zeros(n_lines, dtype=ptr.dtype)
+    for line in prange(n_lines):
+        total = 0
+        for t in range(chunks):
+            total += counts[t, line]
+        totals[line] = total
+    ptr[0] = 0
+    ptr[1:] = np.cumsum(totals)
+    for line in prange(n_lines):
+        at = ptr[line]
+        for t in range(chunks):
+            c = counts[t, line]
+            counts[t, line] = at
+            at += c
+
+
+@njit(parallel=True, cache=True)
+def _scatter_pairs(major, minor, chunks, positions, out):
+    n = major.size
+    for t in prange(chunks):
+        for k in range(n * t // chunks, n * (t + 1) // chunks):
+            line = major[k]
+            out[positions[t, line]] = minor[k]
+            positions[t, line] += 1
+
+
+@njit(parallel=True, cache=True)
+def _sort_lines(ptr, ind, kept):
+    """Sort each line in place; kept[line] = its distinct entries."""
+    for line in prange(ptr.size - 1):
+        segment = ind[ptr[line]:ptr[line + 1]]
+        segment.sort()
+        distinct = 0
+        for k in range(segment.size):
+            if k == 0 or segment[k] != segment[k - 1]:
+                distinct += 1
+        kept[line] = distinct
+
+
+@njit(parallel=True, cache=True)
+def _drop_repeats(ptr, ind, new_ptr, out):
+    for line in prange(ptr.size - 1):
+        at = new_ptr[line]
+        for k in range(ptr[line], ptr[line + 1]):
+            if k == ptr[line] or ind[k] != ind[k - 1]:
+                out[at] = ind[k]
+                at += 1
+
+
+@njit(parallel=True, cache=True)
+def _count_transpose(ptr, ind, bounds, counts):
+    """Like _count_by_chunk for a CSR's entries, chunk t being rows bounds[t] .. bounds[t + 1]."""
+    for t in prange(bounds.size - 1):
+        for k in range(ptr[bounds[t]], ptr[bounds[t + 1]]):
+            counts[t, ind[k]] += 1
+
+
+@njit(parallel=True, cache=True)
+def _scatter_transpose(ptr, ind, bounds, positions, out):
+    for t in prange(bounds.size - 1):
+        for row in range(bounds[t], bounds[t + 1]):
+            for k in range(ptr[row], ptr[row + 1]):
+                col = ind[k]
+                out[positions[t, col]] = row
+                positions[t, col] += 1
+
+
+def compress(major: np.ndarray, minor: np.ndarray, n_lines: int, dtype) -> tuple[np.ndarray, np.ndarray]:
+    """(ptr, ind) of the pairs (major[k], minor[k]) by major line: each line sorted, repeats merged.
+    Indices must be valid (the caller has checked them)."""
+    chunks = _chunks(major.size, n_lines)
+    positions = np.zeros((chunks, n_lines), dtype=np.int64)
+    _count_by_chunk(major, n_lines, chunks, positions)
+    ptr = np.empty(n_lines + 1, dtype=np.int64)
+    _positions(positions, ptr)
+    ind = np.empty(major.size, dtype=dtype)
+    _scatter_pairs(major, minor, chunks, positions, ind)
+    del positions
+    kept = np.empty(n_lines, dtype=np.int64)
+    _sort_lines(ptr, ind, kept)
+    if int(kept.sum()) == ind.size:
+        return ptr.astype(dtype), ind
+    new_ptr = np.empty(n_lines + 1, dtype=np.int64)
+    new_ptr[0] = 0
+    np.cumsum(kept, out=new_ptr[1:])
+    out = np.empty(int(new_ptr[-1]), dtype=dtype)
+    _drop_repeats(ptr, ind, new_ptr, out)
+    return new_ptr.astype(dtype), out
+
+
+def transpose(ptr: np.ndarray, ind: np.ndarray, n_cols: int) -> tuple[np.ndarray, np.ndarray]:
+    """(ptr, ind) by columns of a CSR whose lines are sorted and repeat-free: each column's rows
+    increasing. Chunks are row ranges holding about equal numbers of entries."""
+    n_rows = ptr.size - 1
+    chunks = _chunks(ind.size, n_cols)
+    bounds = np.searchsorted(ptr, np.arange(chunks + 1, dtype=np.int64) * ind.size // chunks, side="left")
+    bounds = np.minimum(bounds, n_rows).astype(np.int64)
+    bounds[0], bounds[-1] = 0, n_rows
+    positions = np.zeros((chunks, n_cols), dtype=np.int64)
+    _count_transpose(ptr, ind, bounds, positions)
+    col_ptr = np.empty(n_cols + 1, dtype=np.int64)
+    _positions(positions, col_ptr)
+    row_ind = np.empty(ind.size, dtype=ind.dtype)
+    _scatter_transpose(ptr, ind, bounds, positions, row_ind)
+    return col_ptr.astype(ind.dtype), row_ind
+
+
+def warm() -> None:
+    """Compile (or load) every loop for int32 and int64 indices (small graphs never reach them)."""
+    for dtype in (np.int32, np.int64):
+        for index in (np.int32, np.int64):  # the caller's coordinates come in either
+            major, minor = np.array([1, 0, 1], dtype=index), np.array([2, 1, 2], dtype=index)
+            ptr, ind = compress(major, minor, 2, dtype)
+            transpose(ptr, ind, 3)
