@@ -36,6 +36,7 @@ from numba import njit, prange
 from .cost_summary import PARALLEL_MIN_ENTRIES
 from .dense_potentials import dense_columns
 from .dual_steps import difference_down, floor_step, sum_exceeds, violation_step
+from . import konig
 from .exact import float_sum, float_sum_up, int_sum
 from .problems import BipartiteGraph, CostMatrix, FlowNetwork, SparseCosts
 from .result import Certificate, Solution
@@ -134,71 +135,6 @@ def _check_mates(row_match: np.ndarray, col_match, n_cols: int) -> tuple[np.ndar
 # ---------------------------------------------------------------------------------------------
 # matching: König cover
 
-@njit(cache=True)
-def _first_non_edge(row_ptr, col_ind, row_match):
-    """First row whose partner is not among its (sorted) neighbours, else -1."""
-    for r in range(row_match.size):
-        c = row_match[r]
-        if c < 0:
-            continue
-        lo, hi = row_ptr[r], row_ptr[r + 1]
-        while lo < hi:  # binary search in the sorted CSR row
-            mid = (lo + hi) // 2
-            if col_ind[mid] < c:
-                lo = mid + 1
-            else:
-                hi = mid
-        if lo >= row_ptr[r + 1] or col_ind[lo] != c:
-            return r
-    return -1
-
-
-@njit(cache=True)
-def _alternating_bfs(n_cols, row_ptr, col_ind, row_match, col_match):
-    """Rows and columns reachable from the free rows by alternating paths. Each free column
-    reached ends an augmenting path; returns how many, and the first one (-1 if none)."""
-    n_rows = row_match.size
-    row_seen = np.zeros(n_rows, dtype=np.bool_)
-    col_seen = np.zeros(n_cols, dtype=np.bool_)
-    queue = np.empty(n_rows, dtype=np.int64)
-    tail = 0
-    for r in range(n_rows):
-        if row_match[r] < 0:
-            row_seen[r] = True
-            queue[tail] = r
-            tail += 1
-    head, free_reached, first_free = 0, 0, -1
-    while head < tail:
-        r = queue[head]
-        head += 1
-        for k in range(row_ptr[r], row_ptr[r + 1]):
-            c = col_ind[k]
-            if col_seen[c]:
-                continue
-            col_seen[c] = True
-            mate = col_match[c]
-            if mate < 0:
-                free_reached += 1
-                if first_free < 0:
-                    first_free = c
-            elif not row_seen[mate]:
-                row_seen[mate] = True
-                queue[tail] = mate
-                tail += 1
-    return row_seen, col_seen, free_reached, first_free
-
-
-@njit(cache=True)
-def _first_uncovered_edge(row_ptr, col_ind, cover_row, cover_col):
-    for r in range(cover_row.size):
-        if cover_row[r]:
-            continue
-        for k in range(row_ptr[r], row_ptr[r + 1]):
-            if not cover_col[col_ind[k]]:
-                return r, col_ind[k]
-    return -1, -1
-
-
 def certify_matching(graph: BipartiteGraph, row_match, col_match=None) -> Certificate:
     """Valid: every pair an edge, each row/col used once, row_match/col_match consistent.
     Maximum: a König vertex cover of size |M| covering every edge.
@@ -208,7 +144,7 @@ def certify_matching(graph: BipartiteGraph, row_match, col_match=None) -> Certif
     rows, why = _as_match(row_match, graph.n_rows, graph.n_cols, "row_match")
     if rows is None:
         return Certificate(kind, False, False, details=why)
-    bad_row = _first_non_edge(graph.row_ptr, graph.col_ind, rows)
+    bad_row = konig.first_non_edge(graph, rows)
     if bad_row >= 0:
         return Certificate(kind, False, False,
                            details=f"row {bad_row} is matched to column {int(rows[bad_row])}, which is not an edge")
@@ -219,15 +155,17 @@ def certify_matching(graph: BipartiteGraph, row_match, col_match=None) -> Certif
 
     # unreached rows + reached columns always cover every edge; its size is |M| plus the number of
     # free columns reached, each the end of an augmenting path
-    row_seen, col_seen, free_reached, free_col = _alternating_bfs(graph.n_cols, graph.row_ptr, graph.col_ind,
-                                                                  rows, mates)
+    row_seen, col_seen = konig.reach(graph, rows, mates)
+    free_reached_at = np.flatnonzero(col_seen & (mates < 0))  # each ends an augmenting path
+    free_reached = free_reached_at.size
+    free_col = int(free_reached_at[0]) if free_reached else -1
     cover_row = ~row_seen
     cover_rows = np.flatnonzero(cover_row)
     cover_cols = np.flatnonzero(col_seen)
     cover_size = cover_rows.size + cover_cols.size
     witness = {"value": size, "cover_rows": cover_rows, "cover_cols": cover_cols}
     # check the proof itself rather than trusting the construction
-    r, c = _first_uncovered_edge(graph.row_ptr, graph.col_ind, cover_row, col_seen)
+    r, c = konig.first_uncovered_edge(graph, cover_row, col_seen)
     if r >= 0:
         return Certificate(kind, True, False, math.inf, details=f"internal error: cover misses edge ({r}, {c})",
                            witness={"value": size})
