@@ -108,18 +108,27 @@ def _as_match(values, size: int, bound: int, name: str) -> tuple[np.ndarray | No
     return a, ""
 
 
+@njit(cache=True)
+def _implied_mates(row_match, n_cols):
+    """(col -> row map implied by row_match, a column matched twice or -1, its first row): one
+    pass (numpy's flatnonzero, bincount and scatter took 0.16 s on 3M rows)."""
+    implied = np.full(n_cols, -1, dtype=np.int64)
+    for r in range(row_match.size):
+        c = row_match[r]
+        if c < 0:
+            continue
+        if implied[c] >= 0:
+            return implied, c, implied[c], r
+        implied[c] = r
+    return implied, -1, -1, -1
+
+
 def _check_mates(row_match: np.ndarray, col_match, n_cols: int) -> tuple[np.ndarray | None, str]:
     """The col->row map implied by ``row_match`` (checking no column is used twice) and, when the
     solver gave ``col_match``, that both agree in both directions."""
-    rows = np.flatnonzero(row_match >= 0)
-    cols = row_match[rows]
-    counts = np.bincount(cols, minlength=n_cols)
-    if counts.size and counts.max() > 1:
-        c = int(np.argmax(counts))
-        twice = rows[cols == c][:2]
-        return None, f"column {c} is matched to rows {int(twice[0])} and {int(twice[1])}"
-    implied = np.full(n_cols, -1, dtype=np.int64)
-    implied[cols] = rows
+    implied, c, first, second = _implied_mates(row_match, n_cols)
+    if c >= 0:
+        return None, f"column {int(c)} is matched to rows {int(first)} and {int(second)}"
     if col_match is not None:
         given, why = _as_match(col_match, n_cols, row_match.size, "col_match")
         if given is None:

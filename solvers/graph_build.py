@@ -20,8 +20,8 @@ from numba import get_num_threads, njit, prange
 
 
 def _chunks(edges: int, lines: int) -> int:
-    """Threads, fewer when the chunk table (chunks x lines) would outgrow the edges themselves."""
-    return max(1, min(get_num_threads(), edges // max(lines, 1), 64))
+    """Threads, fewer when the chunk table (chunks x lines) would outgrow four times the edges."""
+    return max(1, min(get_num_threads(), 4 * edges // max(lines, 1), 64))
 
 
 @njit(parallel=True, cache=True)

@@ -148,19 +148,11 @@ def run(graph: BipartiteGraph, backend: str, tel, variant: str = "shrink", gr: s
             stats["device_loop_error"] = device.resident_error
         loop = _HostLoop(device, graph, tel, variant, gr, k, int(sync_every), int(shrink_min), init).run(final_check)
         row_match, col_match = device.host_matching()
-    _check_consistent(row_match, col_match)
+    # both directions are handed over: the certificate checks that they agree (a kernel bug shows
+    # there as an invalid answer, never as a certified one)
     stats.update(loop.stats)
     value = int(np.count_nonzero(row_match >= 0))
     return Solution(float(value), loop.stats["loops"], row_match, col_match, stats=stats)
-
-
-def _check_consistent(row_match: np.ndarray, col_match: np.ndarray) -> None:
-    """After FIXMATCHING both directions must agree; anything else is a bug in the kernels."""
-    rows = np.flatnonzero(row_match >= 0)
-    cols = np.flatnonzero(col_match >= 0)
-    if (rows.size != cols.size or np.any(col_match[row_match[rows]] != rows)
-            or np.any(row_match[col_match[cols]] != cols)):
-        raise RuntimeError("gpr: inconsistent matching after FIXMATCHING (a kernel bug)")
 
 
 class _HostLoop:
