@@ -92,8 +92,12 @@ def _as_int64(values, name: str, source: str | None) -> np.ndarray:
     return a.astype(np.int64)
 
 
-def _as_index_array(values, name: str, bound: int | None, source: str | None) -> np.ndarray:
-    a = _as_int64(values, name, source)
+def _as_index_array(values, name: str, bound: int | None, source: str | None, keep_signed: bool = False) -> np.ndarray:
+    """Validated indices: int64, or with ``keep_signed`` an int32 or int64 array as it is (a
+    caller that never multiplies them; converting 32M int32 coordinates took 0.6 s)."""
+    a = np.asarray(values)
+    if not (keep_signed and a.ndim == 1 and a.dtype in (np.int32, np.int64)):  # the types warmup compiles for
+        a = _as_int64(values, name, source)
     limit = np.iinfo(np.int64).max if bound is None else bound
     if a.size and (a.min() < 0 or a.max() >= limit):
         bad = int(np.flatnonzero((a < 0) | (a >= limit))[0])
@@ -102,13 +106,14 @@ def _as_index_array(values, name: str, bound: int | None, source: str | None) ->
     return a
 
 
-def _index_pairs(rows, cols, n_rows, n_cols, source):
-    """Validated int64 (rows, cols) and the side sizes, inferred as max index + 1 where not given."""
+def _index_pairs(rows, cols, n_rows, n_cols, source, keep_signed: bool = False):
+    """Validated (rows, cols) (int64, or see _as_index_array's ``keep_signed``) and the side sizes,
+    inferred as max index + 1 where not given."""
     sides = []
     for values, name, size in ((rows, "rows", n_rows), (cols, "cols", n_cols)):
         if size is not None:
             size = _check_size(size, f"n_{name}", source)
-        a = _as_index_array(values, name, size, source)
+        a = _as_index_array(values, name, size, source, keep_signed)
         sides.append((a, int(a.max()) + 1 if size is None and a.size else size or 0))
     (r, n_rows), (c, n_cols) = sides
     check_allocation((n_rows + n_cols) * BYTES_PER_VERTEX, f"a problem of {n_rows} x {n_cols}", source)
@@ -173,8 +178,9 @@ class BipartiteGraph:
         rows_a, cols_a = np.asarray(rows), np.asarray(cols)
         if rows_a.shape != cols_a.shape:
             raise InputError("row and column index arrays differ in length", source)
-        r, c, n_rows, n_cols = _index_pairs(rows_a, cols_a, n_rows, n_cols, source)
-        if r.size >= LARGE_GRAPH_EDGES:
+        large = rows_a.size >= LARGE_GRAPH_EDGES  # counted on all cores, any signed index type
+        r, c, n_rows, n_cols = _index_pairs(rows_a, cols_a, n_rows, n_cols, source, keep_signed=large)
+        if large:
             row_ptr, col_ind, col_ptr, row_ind = _both_csr_by_counting(r, c, n_rows, n_cols)
             return cls(n_rows, n_cols, _frozen(row_ptr), _frozen(col_ind), _frozen(col_ptr), _frozen(row_ind),
                        source)
