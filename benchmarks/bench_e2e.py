@@ -321,13 +321,13 @@ def verdicts(r: dict) -> list[str]:
     out = []
     if r["family"] == "dense" and r["shape"][0] >= 4000:
         if scipy:
-            out.append(f"{'met' if scipy / best >= 10 else 'NOT met'}: >= 10x scipy ({scipy / best:.1f}x)")
+            out.append(f"{'met' if scipy / best >= 10 else 'NOT met'}: >= 10x scipy ({scipy / best:.2f}x)")
         if lapx:
-            out.append(f"{'met' if lapx / best >= 5 else 'NOT met'}: >= 5x lapx ({lapx / best:.1f}x)")
+            out.append(f"{'met' if lapx / best >= 5 else 'NOT met'}: >= 5x lapx ({lapx / best:.2f}x)")
     if r["family"] == "dense" and r["shape"][0] == 20000:
         out.append(f"{'met' if best <= 0.6 else 'NOT met'}: <= 0.6 s from numpy ({best:.2f} s)")
     if r["family"] == "rect" and max(r["shape"]) >= 9000 and scipy:
-        out.append(f"{'met' if scipy / best >= 5 else 'NOT met'}: >= 5x scipy ({scipy / best:.1f}x)")
+        out.append(f"{'met' if scipy / best >= 5 else 'NOT met'}: >= 5x scipy ({scipy / best:.2f}x)")
     if r["big"]:
         api = _best_api(r)
         share = 1 - api["solve"] / api["e2e"] if api["e2e"] > 0 else 0.0
