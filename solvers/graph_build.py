@@ -107,6 +107,8 @@ def _scatter_transpose(ptr, ind, bounds, positions, out):
 def compress(major: np.ndarray, minor: np.ndarray, n_lines: int, dtype) -> tuple[np.ndarray, np.ndarray]:
     """(ptr, ind) of the pairs (major[k], minor[k]) by major line: each line sorted, repeats merged.
     Indices must be valid (the caller has checked them)."""
+    # one index type for both (the warmed specialisations), no copy when they have it already
+    major, minor = major.astype(dtype, copy=False), minor.astype(dtype, copy=False)
     chunks = _chunks(major.size, n_lines)
     positions = np.zeros((chunks, n_lines), dtype=np.int64)
     _count_by_chunk(major, n_lines, chunks, positions)

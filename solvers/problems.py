@@ -218,6 +218,8 @@ class BipartiteGraph:
         check_allocation((n_rows + n_cols) * BYTES_PER_VERTEX, f"a problem of {n_rows} x {n_cols}", source)
         lines, width = (n_rows, n_cols) if by_rows else (n_cols, n_rows)
         ptr, ind = np.asarray(matrix.indptr), np.asarray(matrix.indices)
+        if ptr.shape == (lines + 1,) and ind.ndim == 1 and 0 <= ptr[-1] <= ind.size:
+            ind = ind[:int(ptr[-1])]  # scipy allows spare room after the last entry
         if (ptr.shape != (lines + 1,) or ptr[0] != 0 or ptr[-1] != ind.size or np.any(ptr[1:] < ptr[:-1])
                 or (ind.size and (int(ind.min()) < 0 or int(ind.max()) >= width))):
             raise InputError(f"the sparse matrix's index arrays are inconsistent with its shape {n_rows} x {n_cols}",

@@ -170,6 +170,8 @@ def test_a_large_graph_gets_the_same_csrs_by_counting_as_by_sorting(seed, monkey
     rows, cols = rng.integers(0, n_rows, edges), rng.integers(0, n_cols, edges)  # repeats and empty sides
     if seed % 2:  # as scipy's Matrix Market reader gives them: kept as int32 on the large path
         rows, cols = rows.astype(np.int32), cols.astype(np.int32)
+    if seed % 3 == 0:  # two index types at once
+        cols = cols.astype(np.int32 if cols.dtype == np.int64 else np.int64)
     sorted_way = BipartiteGraph.from_edges(rows, cols, n_rows, n_cols)
     monkeypatch.setattr(problems, "LARGE_GRAPH_EDGES", 0)
     counted = BipartiteGraph.from_edges(rows, cols, n_rows, n_cols)
@@ -234,6 +236,9 @@ def test_a_corrupt_compressed_matrix_is_refused_in_one_line(monkeypatch):
         with pytest.raises(InputError) as info:
             BipartiteGraph.from_sparse(bad)
         assert "inconsistent with its shape 4 x 4" in str(info.value) and "\n" not in str(info.value)
+    roomy = sp.csr_matrix((4, 4))  # spare room after the last entry is legal in scipy
+    roomy.indices, roomy.indptr, roomy.data = np.array([0, 1, 2, 3, 9, 9], np.int32), good.indptr, np.ones(6)
+    assert np.array_equal(BipartiteGraph.from_sparse(roomy).col_ind, [0, 1, 2, 3])
 
 
 @pytest.mark.parametrize("seed", range(8))
