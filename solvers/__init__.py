@@ -18,6 +18,7 @@ __version__ = "0.1.0"
 
 _HOMES = {
     "algorithms": "api", "generate": "api", "load": "api", "save": "api", "solve": "api", "track": "api",
+    "match_points": "points_exact",
     "BackendUnavailable": "errors", "Cancelled": "errors", "InfeasibleError": "errors", "InputError": "errors",
     "BipartiteGraph": "problems", "CostMatrix": "problems", "FlowNetwork": "problems", "PointSeries": "problems",
     "SparseCosts": "problems",
