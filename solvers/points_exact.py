@@ -42,7 +42,10 @@ def _points(values, name: str) -> np.ndarray:
     return a
 
 
-def match_points(a, b, k: int = 8, max_rounds: int = 12) -> Result:
+MAX_PAIRS = 1 << 26  # candidate pairs held at most (about 1.5 GB with their costs and the solver's copies)
+
+
+def match_points(a, b, k: int = 8, max_rounds: int = 12, max_pairs: int = MAX_PAIRS) -> Result:
     """The minimum-distance matching of every point of the smaller set, certified for the full
     Euclidean problem by the k-nearest-neighbour bound (see the module text). ``row_match`` maps
     a's points to b's (-1 where a has more points than b and the point is left over)."""
@@ -50,7 +53,7 @@ def match_points(a, b, k: int = 8, max_rounds: int = 12) -> Result:
     if int(k) < 1:
         raise InputError(f"k must be at least 1, got {k}")
     if a.shape[0] > b.shape[0]:
-        result = match_points(b, a, k, max_rounds)  # the certificate's witness stays the transposed one's
+        result = match_points(b, a, k, max_rounds, max_pairs)  # the certificate's witness stays the transposed one's
         return dataclasses.replace(result, row_match=result.col_match, col_match=result.row_match,
                                    duals={"u": result.duals["v"], "v": result.duals["u"]},
                                    stats=dict(result.stats, transposed=True))
@@ -64,7 +67,7 @@ def match_points(a, b, k: int = 8, max_rounds: int = 12) -> Result:
     tree = cKDTree(b)
     wanted = np.full(n, min(int(k), m), dtype=np.int64)
     lists = [None] * n  # per point of a: (neighbour indices, distances), nearest first
-    rounds = 0
+    rounds, stopped = 0, ""
     while True:
         rounds += 1
         _query(tree, a, wanted, lists)
@@ -72,7 +75,12 @@ def match_points(a, b, k: int = 8, max_rounds: int = 12) -> Result:
         if solved is None:  # no complete matching among the candidates: widen every list
             if np.all(wanted >= m):
                 raise InfeasibleError("no complete assignment exists")  # cannot happen with n <= m
-            wanted = np.minimum(2 * wanted, m)
+            widened = np.minimum(2 * wanted, m)
+            if int(widened.sum()) > max_pairs:
+                raise InputError(f"the {int(wanted.max())} nearest neighbours of each point hold no complete "
+                                 f"matching, and widening would hold {int(widened.sum()):,} pairs (limit "
+                                 f"{max_pairs:,}): raise max_pairs")
+            wanted = widened
             continue
         result, u, v = solved
         radius = np.array([d[-1] for _, d in lists])
@@ -83,7 +91,12 @@ def match_points(a, b, k: int = 8, max_rounds: int = 12) -> Result:
         signs_ok = bool(np.all(v <= 0.0) and np.all(v[result.col_match < 0] == 0.0))
         if not failing.any() or rounds >= max_rounds:
             break
-        wanted[failing] = np.minimum(2 * wanted[failing], m)
+        widened = wanted.copy()
+        widened[failing] = np.minimum(2 * wanted[failing], m)
+        if int(widened.sum()) > max_pairs:  # memory follows the pairs: stop, and claim the candidates only
+            stopped = f"widening further would hold {int(widened.sum()):,} pairs (limit {max_pairs:,})"
+            break
+        wanted = widened
     seconds = time.perf_counter() - start
     proven = result.certificate.optimal and signs_ok and not failing.any()
     pruned = int(np.count_nonzero(~full))
@@ -94,7 +107,8 @@ def match_points(a, b, k: int = 8, max_rounds: int = 12) -> Result:
                    "candidates a point)")
         reason = "the k-nearest-neighbour bound extends the candidates' duals to every pair"
     else:
-        why = (f"the bound fails for {int(failing.sum())} points after {rounds} rounds" if failing.any()
+        why = (f"the bound fails for {int(failing.sum())} points after {rounds} rounds"
+               + (f" ({stopped})" if stopped else "") if failing.any()
                else "the candidates' duals break the rectangular sign conditions" if not signs_ok
                else "the candidate problem itself is not proven optimal")
         details = f"optimal among the candidate pairs only: {why}"

@@ -100,3 +100,15 @@ def test_empty_and_single_points():
     assert empty.value == 0.0 and empty.certificate.optimal and np.all(empty.col_match == -1)
     one = solvers.match_points(np.zeros((1, 3)), np.array([[3.0, 4.0, 0.0], [0.0, 0.0, 1.0]]))
     assert one.value == 1.0 and one.row_match.tolist() == [1]
+
+
+def test_widening_stops_at_the_pair_limit_and_claims_the_candidates_only():
+    rng = np.random.default_rng(3)
+    a, b = rng.random((150, 3)), rng.random((150, 3))
+    # uniform clouds: 16 neighbours each first hold a complete matching, whose bound fails for most points
+    result = solvers.match_points(a, b, k=16, max_pairs=3000)  # 150 x 16 fit, widening the failing ones does not
+    assert result.stats["candidates"] <= 3000 and not result.certificate.certified
+    assert "limit 3,000" in result.certificate.details and "candidate pairs only" in result.certificate.details
+    with pytest.raises(InputError) as info:  # one neighbour each holds no complete matching here
+        solvers.match_points(a, b, k=1, max_pairs=200)
+    assert "raise max_pairs" in str(info.value) and "\n" not in str(info.value)
