@@ -88,7 +88,8 @@ def match_points(a, b, k: int = 8, max_rounds: int = 12, max_pairs: int = MAX_PA
         v_max = float(v.max()) if v.size else 0.0
         slack = 8 * EPS * (np.abs(u) + abs(v_max) + radius)
         failing = ~full & (u + v_max > radius - slack)
-        signs_ok = bool(np.all(v <= 0.0) and np.all(v[result.col_match < 0] == 0.0))
+        # a rectangle's LP also needs v <= 0, and 0 on b's unmatched points (a square's v is free)
+        signs_ok = n == m or bool(np.all(v <= 0.0) and np.all(v[result.col_match < 0] == 0.0))
         if not failing.any() or rounds >= max_rounds:
             break
         widened = wanted.copy()
@@ -113,7 +114,8 @@ def match_points(a, b, k: int = 8, max_rounds: int = 12, max_pairs: int = MAX_PA
                else "the candidate problem itself is not proven optimal")
         details = f"optimal among the candidate pairs only: {why}"
         reason = "proven for the candidate pairs only"
-    certificate = Certificate("knn-bound", result.certificate.valid, proven, 0.0 if proven else float("inf"),
+    certificate = Certificate("knn-bound", result.certificate.valid, proven,
+                              result.certificate.gap if proven else float("inf"),
                               result.certificate.tolerance, details=f"{details}; candidates: "
                               f"{result.certificate.details}", witness={"u": u, "v": v, "radius": radius},
                               reason=reason)
