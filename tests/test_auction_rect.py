@@ -15,7 +15,6 @@ import json
 
 import numpy as np
 import pytest
-from scipy.optimize import linear_sum_assignment
 
 import solvers
 from solvers.assignment import auction, auction_device, hungarian
@@ -23,52 +22,12 @@ from solvers.errors import InfeasibleError
 from solvers.problems import CostMatrix
 from solvers.targets.cpu import CpuLauncher
 from solvers.telemetry import NULL, Recorder
+from test_hungarian import scipy_optimum
+from test_hungarian_rect import costs_of_kind, rectangular_costs
 
-KINDS = 10
+KINDS = 10  # every kind of test_hungarian_rect.costs_of_kind
 INTEGER_KINDS = (0, 1, 3, 4, 5, 9)
-
-
-def costs_of_kind(rng: np.random.Generator, kind: int, shape: tuple) -> np.ndarray:
-    """Ties, signed integers, reals, large integers, forbidden pairs (sparse ones often infeasible),
-    1e-20 and 1e300 scales, an offset dwarfing the range, integers near 1e15."""
-    if kind == 0:
-        return rng.integers(0, 3, shape).astype(float)  # many ties
-    if kind == 1:
-        return rng.integers(-50, 51, shape).astype(float)
-    if kind == 2:
-        return rng.normal(0.0, 10.0, shape)
-    if kind == 3:
-        return rng.integers(0, 10 ** 12, shape).astype(float)  # exact, but past float32
-    if kind == 4:
-        costs = rng.integers(0, 1000, shape).astype(float)
-        costs[rng.random(shape) < 0.3] = np.inf
-        return costs
-    if kind == 5:
-        costs = rng.integers(0, 10, shape).astype(float)
-        costs[rng.random(shape) < 0.8] = np.inf  # often infeasible
-        return costs
-    if kind == 6:
-        return rng.random(shape) * 1e-20
-    if kind == 7:
-        return rng.integers(1, 6, shape) * rng.choice([1.0, 1.5], size=shape) * 1e300  # ties at 1e300
-    if kind == 8:
-        return 1e6 + rng.random(shape) * 1e-3  # the offset is taken off first
-    return 10.0 ** 15 + rng.integers(0, 40, shape).astype(float)  # large integers, small range
-
-
-def rectangular_costs(rng: np.random.Generator, trial: int, max_short: int = 8, max_long: int = 24) -> np.ndarray:
-    """A wide (even trials) or tall (odd trials) matrix of kind (trial // 2) % KINDS."""
-    short = int(rng.integers(1, max_short + 1))
-    long = int(rng.integers(short + 1, max_long + 1))
-    return costs_of_kind(rng, (trial // 2) % KINDS, (short, long) if trial % 2 == 0 else (long, short))
-
-
-def scipy_optimum(costs: np.ndarray):
-    try:
-        rows, cols = linear_sum_assignment(costs)
-    except ValueError:
-        return None
-    return float(costs[rows, cols].sum())
+SPARSE_FORBIDDEN = 0.8  # kind 5's share of forbidden pairs here
 
 
 def assert_rectangular_duals(costs: np.ndarray, result) -> None:
@@ -108,7 +67,7 @@ def test_wide_and_tall_match_scipy(sweep):
     trials = sweep(3000, 500)
     solved = infeasible = 0
     for trial in range(trials):
-        costs = rectangular_costs(rng, trial)
+        costs = rectangular_costs(rng, trial, kinds=KINDS, sparse_forbidden=SPARSE_FORBIDDEN)
         kind = (trial // 2) % KINDS
         optimum = scipy_optimum(costs)
         problem = CostMatrix.from_array(costs)

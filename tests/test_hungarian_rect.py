@@ -11,7 +11,6 @@ import json
 
 import numpy as np
 import pytest
-from scipy.optimize import linear_sum_assignment
 
 import solvers
 from solvers.assignment import hungarian, hungarian_device
@@ -19,21 +18,25 @@ from solvers.errors import InfeasibleError
 from solvers.problems import CostMatrix
 from solvers.targets.cpu import CpuLauncher
 from solvers.telemetry import NULL
+from test_hungarian import scipy_optimum
 
 VARIANTS = ("tree", "classical")
 KINDS = 8
 
 
-def rectangular_costs(rng: np.random.Generator, trial: int, max_short: int = 8, max_long: int = 24) -> np.ndarray:
-    """A wide (even trials) or tall (odd trials) matrix of kind (trial // 2) % KINDS."""
+def rectangular_costs(rng: np.random.Generator, trial: int, max_short: int = 8, max_long: int = 24,
+                      kinds: int = KINDS, sparse_forbidden: float = 0.85) -> np.ndarray:
+    """A wide (even trials) or tall (odd trials) matrix of kind (trial // 2) % kinds."""
     short = int(rng.integers(1, max_short + 1))
     long = int(rng.integers(short + 1, max_long + 1))
-    return costs_of_kind(rng, (trial // 2) % KINDS, (short, long) if trial % 2 == 0 else (long, short))
+    return costs_of_kind(rng, (trial // 2) % kinds, (short, long) if trial % 2 == 0 else (long, short),
+                         sparse_forbidden)
 
 
-def costs_of_kind(rng: np.random.Generator, kind: int, shape: tuple) -> np.ndarray:
-    """Ties, signed integers, reals, large integers, forbidden pairs (sparse ones often
-    infeasible), 1e-20 and 1e300 scales."""
+def costs_of_kind(rng: np.random.Generator, kind: int, shape: tuple, sparse_forbidden: float = 0.85) -> np.ndarray:
+    """Ties, signed integers, reals, large integers, forbidden pairs (kind 5, with ``sparse_forbidden``
+    of them, often infeasible), 1e-20 and 1e300 scales, an offset dwarfing the range (8), integers
+    near 1e15 with a small range (9). The Hungarian's tests use kinds 0-7, the auction's all ten."""
     if kind == 0:
         return rng.integers(0, 3, shape).astype(float)  # many ties
     if kind == 1:
@@ -48,19 +51,15 @@ def costs_of_kind(rng: np.random.Generator, kind: int, shape: tuple) -> np.ndarr
         return costs
     if kind == 5:
         costs = rng.integers(0, 10, shape).astype(float)
-        costs[rng.random(shape) < 0.85] = np.inf  # often infeasible
+        costs[rng.random(shape) < sparse_forbidden] = np.inf  # often infeasible
         return costs
     if kind == 6:
         return rng.random(shape) * 1e-20
-    return rng.integers(1, 6, shape) * rng.choice([1.0, 1.5], size=shape) * 1e300  # ties at 1e300
-
-
-def scipy_optimum(costs: np.ndarray):
-    try:
-        rows, cols = linear_sum_assignment(costs)
-    except ValueError:
-        return None
-    return float(costs[rows, cols].sum())
+    if kind == 7:
+        return rng.integers(1, 6, shape) * rng.choice([1.0, 1.5], size=shape) * 1e300  # ties at 1e300
+    if kind == 8:
+        return 1e6 + rng.random(shape) * 1e-3  # the offset is taken off first
+    return 10.0 ** 15 + rng.integers(0, 40, shape).astype(float)  # large integers, small range
 
 
 def assert_rectangular_optimum(costs: np.ndarray, result, optimum: float) -> None:
