@@ -37,6 +37,7 @@ from .cost_summary import PARALLEL_MIN_ENTRIES
 from .dense_potentials import dense_columns
 from .dual_steps import difference_down, floor_step, sum_exceeds, violation_step
 from . import konig
+from .graph_build import position_in_row
 from .exact import float_sum, float_sum_up, int_sum
 from .problems import BipartiteGraph, CostMatrix, FlowNetwork, SparseCosts
 from .result import Certificate, Solution
@@ -440,16 +441,8 @@ def _pair_costs(row_ptr, col_ind, dense, cost, row_match):
         if dense:
             out[i] = cost[row_ptr[i] + j]
             continue
-        out[i] = np.inf
-        lo, hi = row_ptr[i], row_ptr[i + 1]
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if col_ind[mid] < j:
-                lo = mid + 1
-            else:
-                hi = mid
-        if lo < row_ptr[i + 1] and col_ind[lo] == j:
-            out[i] = cost[lo]
+        k = position_in_row(row_ptr, col_ind, i, j)
+        out[i] = cost[k] if k >= 0 else np.inf
     return out
 
 

@@ -17,6 +17,20 @@ from __future__ import annotations
 
 import numpy as np
 from numba import get_num_threads, njit, prange
+from numba.extending import register_jitable
+
+
+@register_jitable
+def position_in_row(row_ptr, col_ind, i, j) -> int:
+    """Where column j stands in row i's sorted list (col_ind[row_ptr[i]:row_ptr[i + 1]]), or -1."""
+    lo, hi = row_ptr[i], row_ptr[i + 1]
+    while lo < hi:  # binary search
+        mid = (lo + hi) // 2
+        if col_ind[mid] < j:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo if lo < row_ptr[i + 1] and col_ind[lo] == j else -1
 
 
 def _chunks(edges: int, lines: int) -> int:

@@ -16,6 +16,8 @@ import numpy as np
 from numba import get_num_threads, njit, prange
 from numba.extending import register_jitable
 
+from .graph_build import position_in_row
+
 PARALLEL_MIN_EDGES = 1 << 20  # below this the serial loops win (thread start-up, and their compile)
 
 
@@ -26,16 +28,7 @@ PARALLEL_MIN_EDGES = 1 << 20  # below this the serial loops win (thread start-up
 def partner_missing(row_ptr, col_ind, row_match, r) -> bool:
     """Row r is matched to a column that is not among its (sorted) neighbours."""
     c = row_match[r]
-    if c < 0:
-        return False
-    lo, hi = row_ptr[r], row_ptr[r + 1]
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if col_ind[mid] < c:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo >= row_ptr[r + 1] or col_ind[lo] != c
+    return c >= 0 and position_in_row(row_ptr, col_ind, r, c) < 0
 
 
 @register_jitable
