@@ -43,6 +43,15 @@ def uncovered_column(row_ptr, col_ind, cover_row, cover_col, r) -> int:
 
 
 @register_jitable
+def free_rows_reached(row_match, row_seen):
+    """The search's start: the free rows, marked reached."""
+    free = np.flatnonzero(row_match < 0)
+    for r in free:
+        row_seen[r] = True
+    return free
+
+
+@register_jitable
 def scan_row(row_ptr, col_ind, col_match, row_seen, col_seen, r, queue, at) -> int:
     """Reach row r's unreached columns, queue their unreached mates at queue[at:]; the new end."""
     for k in range(row_ptr[r], row_ptr[r + 1]):
@@ -84,13 +93,9 @@ def _reach_serial(n_cols, row_ptr, col_ind, row_match, col_match):
     row_seen = np.zeros(n_rows, dtype=np.bool_)
     col_seen = np.zeros(n_cols, dtype=np.bool_)
     queue = np.empty(n_rows, dtype=np.int64)
-    tail = 0
-    for r in range(n_rows):
-        if row_match[r] < 0:
-            row_seen[r] = True
-            queue[tail] = r
-            tail += 1
-    head = 0
+    free = free_rows_reached(row_match, row_seen)
+    queue[:free.size] = free
+    head, tail = 0, free.size
     while head < tail:
         tail = scan_row(row_ptr, col_ind, col_match, row_seen, col_seen, queue[head], queue, tail)
         head += 1
@@ -127,17 +132,7 @@ def _reach_parallel(n_cols, row_ptr, col_ind, row_match, col_match, chunks_per_l
     n_rows = row_match.size
     row_seen = np.zeros(n_rows, dtype=np.bool_)
     col_seen = np.zeros(n_cols, dtype=np.bool_)
-    free = 0
-    for r in range(n_rows):
-        if row_match[r] < 0:
-            free += 1
-    frontier = np.empty(free, dtype=np.int64)
-    free = 0
-    for r in range(n_rows):
-        if row_match[r] < 0:
-            row_seen[r] = True
-            frontier[free] = r
-            free += 1
+    frontier = free_rows_reached(row_match, row_seen)
     while frontier.size > 0:
         f = frontier.size
         chunks = min(chunks_per_level, f)
