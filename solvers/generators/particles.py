@@ -20,7 +20,8 @@ def reflect_into_box(x: np.ndarray, direction: np.ndarray, box: float) -> tuple[
     crossings = np.floor(x / box)
     odd = (crossings % 2) != 0
     inside = x - crossings * box
-    return np.where(odd, box - inside, inside), np.where(odd, -direction, direction)
+    # clipped: x / box underflows to -0 for x just below 0 (-5e-324), leaving inside a hair outside
+    return np.clip(np.where(odd, box - inside, inside), 0.0, box), np.where(odd, -direction, direction)
 
 
 def particles(n: int, frames: int = 10, persistence: float = 0.5, box: float = 1.0, speed: float = 0.01,
