@@ -21,7 +21,7 @@ _HOMES = {
     "match_points": "points_exact",
     "BackendUnavailable": "errors", "Cancelled": "errors", "InfeasibleError": "errors", "InputError": "errors",
     "BipartiteGraph": "problems", "CostMatrix": "problems", "FlowNetwork": "problems", "PointSeries": "problems",
-    "SparseCosts": "problems",
+    "SparseCosts": "problems", "EuclideanCosts": "problems",
     "Certificate": "result", "Result": "result", "Solution": "result",
     "IterationStats": "telemetry", "Observer": "telemetry", "Recorder": "telemetry", "RunInfo": "telemetry",
     "RunRecord": "telemetry", "Snapshot": "telemetry", "Telemetry": "telemetry",

@@ -30,11 +30,11 @@ import os
 import numpy as np
 
 from .errors import InputError
-from .problems import BipartiteGraph, CostMatrix, FlowNetwork, PointSeries, SparseCosts, _is_sparse
+from .problems import BipartiteGraph, CostMatrix, EuclideanCosts, FlowNetwork, PointSeries, SparseCosts, _is_sparse
 from .telemetry import Observer
 
 SOLVED_KINDS = ("matching", "flow", "assignment")
-PROBLEM_TYPES = (BipartiteGraph, FlowNetwork, CostMatrix, SparseCosts, PointSeries)
+PROBLEM_TYPES = (BipartiteGraph, FlowNetwork, CostMatrix, SparseCosts, EuclideanCosts, PointSeries)
 OBSERVER_METHODS = ("on_start", "on_iteration", "on_snapshot", "on_finish", "should_stop")
 
 ACCEPTED = ("a problem (from solvers.load or solvers.generate, or a solvers.BipartiteGraph, FlowNetwork, "

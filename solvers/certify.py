@@ -39,7 +39,7 @@ from .dual_steps import difference_down, floor_step, sum_exceeds, violation_step
 from . import konig
 from .graph_build import position_in_row
 from .exact import float_sum, float_sum_up, int_sum
-from .problems import BipartiteGraph, CostMatrix, FlowNetwork, SparseCosts
+from .problems import BipartiteGraph, CostMatrix, EuclideanCosts, FlowNetwork, SparseCosts
 from .result import Certificate, Solution
 
 INT64_MAX = int(np.iinfo(np.int64).max)
@@ -60,6 +60,9 @@ def certify(problem, solution: Solution) -> Certificate:
         if solution.flow is None:
             return Certificate("min-cut", False, False, details="the solution holds no per-edge flow")
         cert = certify_flow(problem, solution.flow)
+    elif isinstance(problem, EuclideanCosts):
+        from .certify_points import certify_euclidean
+        cert = certify_euclidean(problem, solution)
     elif isinstance(problem, (CostMatrix, SparseCosts)):
         if solution.row_match is None:
             return Certificate("dual-potentials", False, False, details="the solution holds no assignment")

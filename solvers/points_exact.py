@@ -1,152 +1,186 @@
-"""Exact 3-D point correspondence without the n x m distance matrix (issue 14, part 3, host path).
+"""Exact point correspondence without the n x m distance matrix: the "knn" algorithm (issue 14).
 
-Minimum total Euclidean distance between point sets a (n x 3) and b (m x 3), n <= m (a taller
+Minimum total Euclidean distance between point sets a (n x d) and b (m x d), n <= m (a taller
 problem is solved transposed): each point of a is matched to a distinct point of b.
 
 1. Candidates: each point of a keeps its k nearest points of b (scipy's cKDTree), with their
    distances as costs: a sparse problem of n * k pairs.
-2. That problem is solved (scipy's sparse LAPJV, ``lapjvsp``) and certified the usual way, which
-   gives dual potentials u, v with u_i + v_j <= d_ij on every candidate pair, equality on the
-   matched pairs, v <= 0 and v = 0 on unmatched points of b (the rectangular LP's conditions).
-3. The proof for the full problem: a pruned pair (i, j) has d_ij >= r_i, the distance from i to
-   its k-th neighbour, so u_i + max_j v_j <= r_i makes (u, v) feasible on every pair of the
-   Euclidean problem, and the matching optimal for it. Points where the bound fails (or a
-   candidate graph without a complete matching) get twice the neighbours, and the solve repeats.
+2. That problem is solved (scipy's sparse LAPJV, ``lapjvsp``), and dual potentials u, v with
+   u_i + v_j <= d_ij on every candidate pair and equality on the matched pairs are derived for
+   it (by the sparse certificate, solvers.certify).
+3. A pruned pair (i, j) has d_ij >= r_i, the distance from i to its last candidate, so
+   u_i + max_j v_j <= r_i makes (u, v) feasible on every pair of the Euclidean problem. Points where
+   that bound fails get at least twice the neighbours, and as many as lie within u_i + max v; a
+   candidate graph without a complete matching doubles every list; and the solve repeats. When
+   the candidates would reach 1/32 of all pairs (points far from their partners, as between
+   unrelated sets), the problem is solved on its whole distance matrix instead (scipy's
+   linear_sum_assignment), up to DENSE_DISTANCES pairs.
 
-The certificate says which case holds: proven for the full problem, or only for the candidates
-(when the neighbour count reached every point of b, the candidates are the full problem).
+The answer is then certified for the full Euclidean problem by solvers.certify_points, which
+rechecks the duals on every pair that could break them, independently of these steps.
 """
 from __future__ import annotations
-
-import dataclasses
-import time
 
 import numpy as np
 
 from .errors import InfeasibleError, InputError
-from .result import Certificate, Result
+from .problems import DENSE_DISTANCES, EuclideanCosts
+from .registry import Algorithm, Option
+from .result import Solution
 
 EPS = np.finfo(np.float64).eps
-MAX_COORDINATE = 1e150  # squared differences of larger coordinates overflow float64
-
-
-def _points(values, name: str) -> np.ndarray:
-    a = np.asarray(values, dtype=np.float64) if np.asarray(values).dtype.kind in "biuf" else None
-    if a is None or a.ndim != 2 or a.shape[1] != 3:
-        raise InputError(f"{name} must be an array of 3-D points (n x 3)")
-    if not np.all(np.isfinite(a)):
-        raise InputError(f"{name} holds a coordinate that is not a finite number")
-    if a.size and float(np.abs(a).max()) > MAX_COORDINATE:
-        raise InputError(f"{name} holds a coordinate beyond {MAX_COORDINATE:g} in size, where squared "
-                         "distances overflow: rescale the points")
-    return a
-
-
+# candidates on 1/DENSE_SHARE of all pairs: the dense solve is quicker (sparse LAPJV slows as the
+# lists grow: 3.4M candidates of 8000 unrelated points took 40 s, the 64M dense pairs 11 s)
+DENSE_SHARE = 32
 MAX_PAIRS = 1 << 26  # candidate pairs held at most (about 1.5 GB with their costs and the solver's copies)
 
+ALGORITHMS = [
+    Algorithm(
+        name="knn", problem_kinds=("points",), accepts=(EuclideanCosts,), backends=("cpu",),
+        runner="solvers.points_exact:run",
+        options=(Option("k", 8, help="nearest neighbours each point starts with as candidates", low=1,
+                        high=2 ** 31 - 1),
+                 Option("max_rounds", 12, help="rounds of widening the candidates where the dual bound "
+                        "does not yet cover every pair", low=1, high=64),
+                 Option("max_pairs", MAX_PAIRS, help="candidate pairs held at most (memory follows them)",
+                        low=1, high=2 ** 40)),
+        summary="Exact point correspondence without the distance matrix: k nearest neighbours as candidates "
+                "(scipy cKDTree), solved as a sparse assignment (LAPJVsp), widened where the dual bound "
+                "does not reach every pair; optimal for all pairs, not just the candidates.",
+        reference="Vasconcelos & Rosenhahn 2009 (3-D point correspondence by assignment); Jonker & Volgenant "
+                  "1987 (LAPJVsp); scipy.spatial.cKDTree",
+        interruptible=False, phases=("start", "done")),
+]
 
-def match_points(a, b, k: int = 8, max_rounds: int = 12, max_pairs: int = MAX_PAIRS) -> Result:
+
+def match_points(a, b, k: int = 8, max_rounds: int = 12, max_pairs: int = MAX_PAIRS):
     """The minimum-distance matching of every point of the smaller set, certified for the full
-    Euclidean problem by the k-nearest-neighbour bound (see the module text). ``row_match`` maps
-    a's points to b's (-1 where a has more points than b and the point is left over)."""
-    a, b = _points(a, "the first point set"), _points(b, "the second point set")
-    if int(k) < 1:
-        raise InputError(f"k must be at least 1, got {k}")
-    if a.shape[0] > b.shape[0]:
-        result = match_points(b, a, k, max_rounds, max_pairs)  # the certificate's witness stays the transposed one's
-        return dataclasses.replace(result, row_match=result.col_match, col_match=result.row_match,
-                                   duals={"u": result.duals["v"], "v": result.duals["u"]},
-                                   stats=dict(result.stats, transposed=True))
-    start = time.perf_counter()
-    n, m = a.shape[0], b.shape[0]
+    Euclidean problem (see the module text): ``solve(EuclideanCosts(a, b), "knn")``. ``row_match``
+    maps a's points to b's (-1 where a has more points than b and the point is left over)."""
+    from .api import solve
+    return solve(EuclideanCosts.from_points(a, b), "knn", backend="cpu", k=k, max_rounds=max_rounds,
+                 max_pairs=max_pairs)
+
+
+def run(problem: EuclideanCosts, backend: str, tel, k: int = 8, max_rounds: int = 12,
+        max_pairs: int = MAX_PAIRS) -> Solution:
+    n, m = problem.shape
+    if n > m:  # solve transposed, hand back in the problem's orientation
+        flipped = run(EuclideanCosts(problem.b, problem.a, problem.source), backend, tel, k, max_rounds, max_pairs)
+        return Solution(flipped.value, flipped.iterations, flipped.col_match, flipped.row_match,
+                        duals={"u": flipped.duals["v"], "v": flipped.duals["u"]},
+                        stats=dict(flipped.stats, transposed=True))
+    if tel.enabled:
+        tel.iteration(0, "start", active=n)
     if n == 0:
-        cert = Certificate("knn-bound", True, True, details="nothing to match", reason="nothing to match")
-        return Result("assignment", "knn-lapjvsp", "cpu", 0.0, 0, 0.0, cert, np.zeros(0, np.int64),
-                      np.full(m, -1, np.int64), duals={"u": np.zeros(0), "v": np.zeros(m)})
-    from scipy.spatial import cKDTree
-    tree = cKDTree(b)
+        return Solution(0.0, 0, np.zeros(0, np.int64), np.full(m, -1, np.int64),
+                        duals={"u": np.zeros(0), "v": np.zeros(m)}, stats={"rounds": 0, "candidates": 0})
+    candidates = _Candidates(problem.a, problem.b)
     wanted = np.full(n, min(int(k), m), dtype=np.int64)
-    lists = [None] * n  # per point of a: (neighbour indices, distances), nearest first
     rounds, stopped = 0, ""
     while True:
         rounds += 1
-        _query(tree, a, wanted, lists)
-        solved = _solve_candidates(lists, n, m)
+        candidates.widen_to(wanted)
+        solved = _solve_candidates(candidates, n, m, problem.source)
         if solved is None:  # no complete matching among the candidates: widen every list
-            if np.all(wanted >= m):
-                raise InfeasibleError("no complete assignment exists")  # cannot happen with n <= m
             widened = np.minimum(2 * wanted, m)
             if int(widened.sum()) > max_pairs:
                 raise InputError(f"the {int(wanted.max())} nearest neighbours of each point hold no complete "
                                  f"matching, and widening would hold {int(widened.sum()):,} pairs (limit "
-                                 f"{max_pairs:,}): raise max_pairs")
+                                 f"{max_pairs:,}): raise max_pairs", problem.source)
             wanted = widened
             continue
-        result, u, v = solved
-        radius = np.array([d[-1] for _, d in lists])
-        full = wanted >= m  # every point of b is a candidate: nothing was pruned
-        v_max = float(v.max()) if v.size else 0.0
+        value, row_match, col_match, u, v = solved
+        radius = candidates.radius
+        v_max = float(v.max())
         slack = 8 * EPS * (np.abs(u) + abs(v_max) + radius)
-        failing = ~full & (u + v_max > radius - slack)
-        # a rectangle's LP also needs v <= 0, and 0 on b's unmatched points (a square's v is free)
-        signs_ok = n == m or bool(np.all(v <= 0.0) and np.all(v[result.col_match < 0] == 0.0))
+        failing = (wanted < m) & (u + v_max > radius - slack)  # a point with every b as candidate cannot fail
         if not failing.any() or rounds >= max_rounds:
             break
-        widened = wanted.copy()
-        widened[failing] = np.minimum(2 * wanted[failing], m)
-        if int(widened.sum()) > max_pairs:  # memory follows the pairs: stop, and claim the candidates only
+        widened = wanted.copy()  # at least doubled, and past every point the bound must clear now
+        reach = candidates.count_within(np.flatnonzero(failing), u[failing] + v_max)
+        widened[failing] = np.minimum(np.maximum(2 * wanted[failing], reach + 1), m)
+        if int(widened.sum()) * DENSE_SHARE >= n * m and n * m <= min(DENSE_DISTANCES, max_pairs):
+            # the candidates approach every pair (points far from their partners): solve densely
+            value, row_match, col_match, u, v = _solve_dense(problem)
+            failing[:] = False
+            wanted[:] = m
+            break
+        if int(widened.sum()) > max_pairs:  # memory follows the pairs: stop; the certificate says what holds
             stopped = f"widening further would hold {int(widened.sum()):,} pairs (limit {max_pairs:,})"
             break
         wanted = widened
-    seconds = time.perf_counter() - start
-    proven = result.certificate.optimal and signs_ok and not failing.any()
-    pruned = int(np.count_nonzero(~full))
-    if proven:
-        details = (f"optimal for the full Euclidean problem: the candidates' duals are feasible there, as "
-                   f"u_i + max v <= the distance to point i's last candidate for all {pruned} points with "
-                   f"pruned pairs ({rounds} round{'s' if rounds > 1 else ''}, up to {int(wanted.max())} "
-                   "candidates a point)")
-        reason = "the k-nearest-neighbour bound extends the candidates' duals to every pair"
-    else:
-        why = (f"the bound fails for {int(failing.sum())} points after {rounds} rounds"
-               + (f" ({stopped})" if stopped else "") if failing.any()
-               else "the candidates' duals break the rectangular sign conditions" if not signs_ok
-               else "the candidate problem itself is not proven optimal")
-        details = f"optimal among the candidate pairs only: {why}"
-        reason = "proven for the candidate pairs only"
-    certificate = Certificate("knn-bound", result.certificate.valid, proven,
-                              result.certificate.gap if proven else float("inf"),
-                              result.certificate.tolerance, details=f"{details}; candidates: "
-                              f"{result.certificate.details}", witness={"u": u, "v": v, "radius": radius},
-                              reason=reason)
-    stats = {"rounds": rounds, "candidates": int(sum(len(i) for i, _ in lists)), "max_k": int(wanted.max()),
-             "points_with_pruned_pairs": pruned}
-    return Result("assignment", "knn-lapjvsp", "cpu", result.value, rounds, seconds, certificate,
-                  result.row_match, result.col_match, duals={"u": u, "v": v}, stats=stats)
+    if tel.enabled:
+        tel.iteration(rounds, "done", active=0, value=value)
+    stats = {"rounds": rounds, "candidates": int(wanted.sum()), "dense": bool(np.all(wanted >= m)), "max_k": int(wanted.max()),
+             "points_with_pruned_pairs": int(np.count_nonzero(wanted < m)),
+             "bound_fails_for": int(failing.sum())}
+    if stopped:
+        stats["stopped"] = stopped
+    return Solution(value, rounds, row_match, col_match, duals={"u": u, "v": v}, stats=stats)
 
 
-def _query(tree, a: np.ndarray, wanted: np.ndarray, lists: list) -> None:
-    """Fill lists[i] for the points whose list is shorter than wanted[i]."""
-    have = np.array([0 if item is None else item[0].size for item in lists])
-    for count in np.unique(wanted[wanted > have]):
-        rows = np.flatnonzero((wanted == count) & (wanted > have))
-        dist, idx = tree.query(a[rows], k=int(count))
-        dist, idx = dist.reshape(rows.size, -1), idx.reshape(rows.size, -1)
-        for r, d, j in zip(rows, dist, idx):
-            lists[r] = (j.astype(np.int64), d)
+class _Candidates:
+    """Each point of a's nearest points of b, nearest first, kept in blocks of equal length."""
+
+    def __init__(self, a: np.ndarray, b: np.ndarray):
+        from scipy.spatial import cKDTree
+        self.a, self.tree = a, cKDTree(b)
+        self.have = np.zeros(a.shape[0], dtype=np.int64)
+        self.blocks: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # k: (rows, cols, distances)
+        self.radius = np.zeros(a.shape[0])  # distance to each point's last candidate
+
+    def widen_to(self, wanted: np.ndarray) -> None:
+        grow = wanted > self.have
+        for count in np.unique(wanted[grow]):
+            rows = np.flatnonzero(grow & (wanted == count))
+            dist, idx = self.tree.query(self.a[rows], k=int(count))
+            dist, idx = dist.reshape(rows.size, -1), idx.reshape(rows.size, -1)
+            old = self.blocks.get(int(count))
+            if old is not None:
+                rows, idx, dist = (np.concatenate([old[0], rows]), np.concatenate([old[1], idx]),
+                                   np.concatenate([old[2], dist]))
+            self.blocks[int(count)] = (rows, idx, dist)
+            self.radius[rows] = dist[:, -1]
+        for count in list(self.blocks):  # drop the shorter lists of the rows just widened
+            rows, idx, dist = self.blocks[count]
+            keep = wanted[rows] == count
+            if not keep.all():
+                self.blocks[count] = (rows[keep], idx[keep], dist[keep])
+        self.have = np.maximum(self.have, wanted)
+
+    def count_within(self, rows: np.ndarray, reach: np.ndarray) -> np.ndarray:
+        """How many points of b lie within ``reach`` of each of a's ``rows``."""
+        counts = self.tree.query_ball_point(self.a[rows], np.maximum(reach, 0.0) * (1 + 1e-9), return_length=True)
+        return np.asarray(counts, dtype=np.int64)
+
+    def edges(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        parts = [(np.repeat(rows, idx.shape[1]), idx.ravel(), dist.ravel()) for rows, idx, dist in self.blocks.values()]
+        return tuple(np.concatenate(p) for p in zip(*parts))
 
 
-def _solve_candidates(lists: list, n: int, m: int):
-    """(certified Result on the candidate pairs, u, v), or None when they hold no complete matching."""
-    from . import api
+def _solve_dense(problem: EuclideanCosts):
+    """(value, row_match, col_match, u, v) of the problem solved on its whole distance matrix."""
+    from .solving import solve_named
+    result = solve_named(problem.to_dense(), "lsa", "cpu", None)
+    witness = result.certificate.witness
+    return (result.value, result.row_match, result.col_match, np.asarray(witness["u"], dtype=np.float64),
+            np.asarray(witness["v"], dtype=np.float64))
+
+
+def _solve_candidates(candidates: _Candidates, n: int, m: int, source):
+    """(value, row_match, col_match, u, v) on the candidate pairs, or None when they hold no complete matching."""
     from .problems import SparseCosts
-    rows = np.repeat(np.arange(n), [j.size for j, _ in lists])
-    cols = np.concatenate([j for j, _ in lists])
-    dist = np.concatenate([d for _, d in lists])
-    problem = SparseCosts.from_edges(rows, cols, dist, n, m)
+    from .solving import solve_named
+    rows, cols, dist = candidates.edges()
+    problem = SparseCosts.from_edges(rows, cols, dist, n, m, source)
     try:
-        result = api.solve(problem, "lapjvsp", backend="cpu")
+        result = solve_named(problem, "lapjvsp", "cpu", None)
     except InfeasibleError:
         return None
     witness = result.certificate.witness
-    return result, np.asarray(witness["u"], dtype=np.float64), np.asarray(witness["v"], dtype=np.float64)
+    u, v = witness.get("u"), witness.get("v")
+    if u is None or v is None:  # no duals derived: the bound cannot be shown, the certificate will say so
+        u, v = np.full(n, np.inf), np.zeros(m)
+    return (result.value, result.row_match, result.col_match, np.asarray(u, dtype=np.float64),
+            np.asarray(v, dtype=np.float64))

@@ -584,6 +584,82 @@ class SparseCosts:
                 "integer": self.is_integer}
 
 
+MAX_COORDINATE = 1e150  # squared differences of larger coordinates overflow float64
+DENSE_DISTANCES = 1 << 27  # distances a dense solver may have materialised (1 GiB of float64)
+
+
+def point_distances(a: np.ndarray, b: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """Euclidean distances of the pairs (a[rows[k]], b[cols[k]]), summed in coordinate order as
+    scipy's cdist does, so a dense solve and a pairwise check see the same costs."""
+    diff = a[rows] - b[cols]
+    squared = diff[:, 0] * diff[:, 0]
+    for axis in range(1, diff.shape[1]):
+        squared += diff[:, axis] * diff[:, axis]
+    return np.sqrt(squared)
+
+
+def _points(values, name: str, source: str | None) -> np.ndarray:
+    raw = np.asarray(values)
+    if raw.ndim != 2 or raw.shape[1] < 1 or (raw.size and raw.dtype.kind not in "biuf"):
+        raise InputError(f"{name} must be an array of points, one per row (n x 3), not "
+                         f"{'shape ' + str(raw.shape) if raw.ndim != 2 else 'of ' + _dtype_words(raw.dtype)}", source)
+    a = np.ascontiguousarray(raw, dtype=np.float64)
+    if not np.all(np.isfinite(a)):
+        raise InputError(f"{name} holds a coordinate that is not a finite number", source)
+    if a.size and float(np.abs(a).max()) > MAX_COORDINATE:
+        raise InputError(f"{name} holds a coordinate beyond {MAX_COORDINATE:g} in size, where squared "
+                         "distances overflow: rescale the points", source)
+    return _frozen(a)
+
+
+@dataclass(frozen=True, eq=False)
+class EuclideanCosts:
+    """Assignment between two point sets, a (n x d) and b (m x d), with the Euclidean distance of
+    a[i] and b[j] as the cost of pair (i, j). It holds the points, never the n x m distances: the
+    "knn" algorithm and its certificate compute the distances they need; a dense algorithm gets
+    them materialised (``to_dense``), up to DENSE_DISTANCES of them."""
+
+    kind: ClassVar[str] = "assignment"
+    a: np.ndarray
+    b: np.ndarray
+    source: str | None = None
+
+    @classmethod
+    def from_points(cls, a, b, source: str | None = None) -> "EuclideanCosts":
+        first, second = _points(a, "the first point set", source), _points(b, "the second point set", source)
+        if first.shape[1] != second.shape[1]:
+            raise InputError(f"the point sets differ in dimension ({first.shape[1]} and {second.shape[1]} "
+                             "coordinates)", source)
+        return cls(first, second, source)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.a.shape[0], self.b.shape[0])
+
+    @property
+    def n_rows(self) -> int:
+        return self.a.shape[0]
+
+    @property
+    def n_cols(self) -> int:
+        return self.b.shape[0]
+
+    def distances(self, rows, cols) -> np.ndarray:
+        return point_distances(self.a, self.b, np.asarray(rows), np.asarray(cols))
+
+    def to_dense(self) -> CostMatrix:
+        n, m = self.shape
+        if n * m > DENSE_DISTANCES:
+            raise InputError(f"{n:,} x {m:,} points make {n * m:,} distances, too many to hold for a dense "
+                             "solver: use the knn algorithm, which needs no distance matrix", self.source)
+        from scipy.spatial.distance import cdist
+        return CostMatrix(_frozen(cdist(self.a, self.b) if n and m else np.zeros((n, m))), self.source)
+
+    def describe(self) -> dict:
+        return {"kind": self.kind, "rows": self.n_rows, "cols": self.n_cols, "dimensions": int(self.a.shape[1]),
+                "costs": "euclidean distances", "integer": False}
+
+
 @dataclass(frozen=True, eq=False)
 class PointSeries:
     """T frames of 3-D points (frame t is an (n_t, 3) float64 array), with optional ground-truth ids.
@@ -644,5 +720,5 @@ class PointSeries:
                 "ground_truth": self.ids is not None}
 
 
-Problem = BipartiteGraph | FlowNetwork | CostMatrix | SparseCosts | PointSeries
+Problem = BipartiteGraph | FlowNetwork | CostMatrix | SparseCosts | EuclideanCosts | PointSeries
 PROBLEM_KINDS = ("matching", "flow", "assignment", "points")

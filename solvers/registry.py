@@ -25,6 +25,7 @@ DECLARING_MODULES = (
     "solvers.matching.gpr", "solvers.matching.pr_seq", "solvers.matching.reference",
     "solvers.flow.wbpr", "solvers.flow.reference",
     "solvers.assignment.hungarian", "solvers.assignment.auction", "solvers.assignment.reference",
+    "solvers.points_exact",
 )
 
 
@@ -127,7 +128,7 @@ def _shown(value) -> str:
 @dataclass(frozen=True)
 class Algorithm:
     name: str
-    problem_kinds: tuple[str, ...]  # result kinds it solves: "matching", "flow", "assignment"
+    problem_kinds: tuple[str, ...]  # kinds it solves: "matching", "flow", "assignment", "points" (point sets)
     accepts: tuple[type, ...]        # problem classes it takes directly (others are converted if possible)
     backends: tuple[str, ...]
     runner: str                      # "module:function"
@@ -138,6 +139,11 @@ class Algorithm:
     compiled: bool = True            # runs numba-compiled code: front ends warm it up before a timed run
     interruptible: bool = True       # Stop is answered during the run (not so for one call into scipy)
     phases: tuple[str, ...] = ()     # the iteration phases its telemetry reports (empty: start and end only)
+
+    @property
+    def tracks_points(self) -> bool:
+        """Whether it can link the frames of a point series (an assignment or point-set solver)."""
+        return "assignment" in self.problem_kinds or "points" in self.problem_kinds
 
     def run_function(self):
         module, _, func = self.runner.partition(":")

@@ -8,7 +8,7 @@ import numpy as np
 
 from . import registry
 from .errors import InputError
-from .problems import CostMatrix, PointSeries, SparseCosts
+from .problems import CostMatrix, EuclideanCosts, PointSeries, SparseCosts
 from .result import Result
 from .targets import resolve_backend
 from .telemetry import Observer, RunInfo, Telemetry
@@ -17,6 +17,10 @@ from .telemetry import Observer, RunInfo, Telemetry
 def convert(problem, algo: registry.Algorithm):
     if isinstance(problem, algo.accepts):
         return problem
+    if isinstance(problem, EuclideanCosts) and (CostMatrix in algo.accepts or SparseCosts in algo.accepts):
+        problem = problem.to_dense()  # refused, in one line, when the distances would not fit
+        if isinstance(problem, algo.accepts):
+            return problem
     if isinstance(problem, SparseCosts) and CostMatrix in algo.accepts:
         return problem.to_dense()
     if isinstance(problem, CostMatrix) and SparseCosts in algo.accepts:
@@ -45,7 +49,8 @@ def run_algorithm(problem, algo: registry.Algorithm, backend: str, observer: Obs
     start = time.perf_counter()
     solution = run(prepared, chosen, tel, **options)
     seconds = time.perf_counter() - start
-    certificate = certify(problem, solution)
+    # distances materialised for a dense solver are certified as they are, not computed again
+    certificate = certify(prepared if isinstance(problem, EuclideanCosts) else problem, solution)
     result = Result(problem.kind, algo.name, chosen, float(certificate.witness.get("value", solution.value)),
                     solution.iterations, seconds, certificate, solution.row_match, solution.col_match,
                     solution.flow, solution.duals, dict(solution.stats), options)

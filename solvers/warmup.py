@@ -224,6 +224,12 @@ def _sample_problems(kind: str) -> list:
                 CostMatrix.from_array(rng.integers(0, 100, (12, 12)).astype(np.float64), source="<warm-up>"),
                 CostMatrix.from_array(rng.random((6, 14)), source="<warm-up>"),
                 generate("sparse-lap", rows=16, cols=16, degree=4, seed=1)]
+    if kind == "points":  # a few neighbours each (rounds of widening), and far apart sets (the dense step)
+        from .problems import EuclideanCosts
+        rng = np.random.default_rng(1)
+        near = rng.random((40, 3))
+        return [EuclideanCosts.from_points(near, near + rng.normal(0, 0.01, near.shape)),
+                EuclideanCosts.from_points(rng.random((12, 3)), rng.random((14, 3)) + 1.0)]
     return []
 
 

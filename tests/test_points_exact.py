@@ -77,15 +77,17 @@ def test_when_rounds_run_out_it_claims_only_the_candidates():
     rng = np.random.default_rng(3)
     a, b = rng.random((150, 3)), rng.random((150, 3))  # uniform squares need long-range pairs
     result = solvers.match_points(a, b, k=1, max_rounds=1)
-    assert "candidate pairs only" in result.certificate.details and not result.certificate.certified
+    assert "not proven for every pair" in result.certificate.details and not result.certificate.certified
+    assert "infeasible for" in result.certificate.reason and result.stats["bound_fails_for"] > 0
     assert result.value >= scipy_value(a, b) - 1e-9
 
 
 @pytest.mark.parametrize("a, b, words", [
-    (np.zeros((3, 2)), np.zeros((3, 3)), "3-D points"),
+    (np.zeros((3, 2)), np.zeros((3, 3)), "differ in dimension"),
+    (np.zeros(3), np.zeros((3, 3)), "array of points"),
     (np.array([[0.0, np.nan, 0.0]]), np.zeros((1, 3)), "not a finite number"),
     (np.full((2, 3), 1e200), np.zeros((2, 3)), "rescale the points"),
-    (np.array([["a", "b", "c"]]), np.zeros((1, 3)), "3-D points"),
+    (np.array([["a", "b", "c"]]), np.zeros((1, 3)), "array of points"),
 ])
 def test_hostile_points_get_one_line(a, b, words):
     with pytest.raises(InputError) as info:
@@ -108,7 +110,7 @@ def test_widening_stops_at_the_pair_limit_and_claims_the_candidates_only():
     # uniform clouds: 16 neighbours each first hold a complete matching, whose bound fails for most points
     result = solvers.match_points(a, b, k=16, max_pairs=3000)  # 150 x 16 fit, widening the failing ones does not
     assert result.stats["candidates"] <= 3000 and not result.certificate.certified
-    assert "limit 3,000" in result.certificate.details and "candidate pairs only" in result.certificate.details
+    assert "limit 3,000" in result.stats["stopped"] and "not proven for every pair" in result.certificate.details
     with pytest.raises(InputError) as info:  # one neighbour each holds no complete matching here
         solvers.match_points(a, b, k=1, max_pairs=200)
     assert "raise max_pairs" in str(info.value) and "\n" not in str(info.value)
