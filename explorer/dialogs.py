@@ -216,8 +216,7 @@ def reading_text(kind: str) -> str:
     import solvers
     names = [a.name for a in solvers.algorithms().values() if kind in a.problem_kinds]
     if kind == "points":
-        names = ["tracking with " + ", ".join(a.name for a in solvers.algorithms().values()
-                                              if "assignment" in a.problem_kinds)]
+        names = ["tracking with " + ", ".join(a.name for a in solvers.algorithms().values() if a.tracks_points)]
     hint = READING_HINTS.get(kind, "")
     return f"{kind}" + (f": {hint}" if hint else "") + (f" — {', '.join(names)}" if names else "")
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from . import registry
 from .api_inputs import as_observer, as_problem, as_series
-from .problems import BipartiteGraph, CostMatrix, FlowNetwork, PointSeries, SparseCosts
+from .problems import BipartiteGraph, CostMatrix, EuclideanCosts, FlowNetwork, PointSeries, SparseCosts
 from .result import Result
 from .solving import run_algorithm
 from .telemetry import Observer
@@ -58,13 +58,14 @@ def solve(data, /, algorithm: str | None = None, backend: str = "auto", observer
     return run_algorithm(problem_obj, algo, backend, observer, algo.parse_options(options))
 
 
-def track(series, algorithm: str | None = "lsa", backend: str = "auto",
+def track(series, algorithm: str | None = None, backend: str = "auto",
           observer: Observer | None = None, **options):
     """Match each consecutive pair of frames (Euclidean costs) and chain the matches into tracks.
 
     ``series``: a PointSeries, a file path, or a sequence of (n_t, 3) arrays, one per frame (at
-    least two frames). ``algorithm``: any assignment algorithm; None picks the fastest for dense
-    assignments of the series' frame size here (``solvers.choice``). ``observer`` hears every
+    least two frames). ``algorithm``: "knn" (exact, without distance matrices: see
+    solvers.points_exact) or any assignment algorithm (given the frame pair's distances); None picks
+    the fastest here (``solvers.choice``: knn on the CPU). ``observer`` hears every
     solve and ``on_progress(done, total, "frame pair")``.
     ``max_distance`` (in ``options``): "auto" (default: entering and leaving points stay unmatched,
     with a gate derived from the link lengths), a positive number (a fixed gate), or None / "off"
@@ -80,4 +81,4 @@ def track(series, algorithm: str | None = "lsa", backend: str = "auto",
 
 
 __all__ = ["load", "save", "generate", "solve", "track", "algorithms",
-           "BipartiteGraph", "FlowNetwork", "CostMatrix", "SparseCosts", "PointSeries"]
+           "BipartiteGraph", "FlowNetwork", "CostMatrix", "SparseCosts", "EuclideanCosts", "PointSeries"]

@@ -21,6 +21,8 @@ runs. Measured on an H100 (16-core host, 2026-11-24):
   2000 x 2000, 4.6 ms against 6.8 ms on 1000 x 1000 particle distances. Below: ``lsa``, 1.4 ms
   against 4.6 ms at 200 x 200, 0.65 ms against 4 ms on 300 x 300 particle distances. (The
   benchmarks in benchmarks/results show hungarian-tree up to 1588x lsa at n = 10,000.)
+* point sets and frame pairs of a series from POINTS_MIN_PAIRS point pairs: ``knn`` on the CPU, as
+  below; smaller ones as dense assignment. (knn against hungarian on the GPU: to be measured.)
 * sparse assignment: ``lapjvsp`` on the CPU at every size measured: 0.33 ms against hungarian's
   6.3 ms (on the dense form, on the GPU) at 100 x 100, 26 ms against 59 ms at 5000 x 5000 with 8
   pairs a row; the dense form also grows as rows x cols.
@@ -42,6 +44,10 @@ whatever the size. On the CPU alone (backend cpu, or no GPU), measured on a 2-co
   (in [0, n/5]) hungarian was faster, by 1.7x at 3000 x 3000 (2.3 s against 3.8 s): a smaller loss
   than the 10x hungarian loses by on the spread costs. Frame pairs of 3-D particles: lsa and
   hungarian alike up to 1000 points (8-10 ms), lsa ahead at 3000 (57 ms against 150 ms).
+* point sets and frame pairs (particles moving a little, 2026-11-25): ``knn`` from POINTS_MIN_PAIRS
+  point pairs, end to end (solve and certificate): 5.1 ms against lsa's 12 ms at 1000 points;
+  solve alone 11 ms against 45 ms at 3000, 31 ms against 355 ms at 8000, before lsa's distance
+  matrix is counted. Below, ``lsa`` (as dense assignment): 0.97 ms against 1.8 ms at 300 points.
 * sparse assignment: ``lapjvsp``: 2.2 ms against 43 ms (lsa on the dense form) at 1000 x 1000
   with 8 pairs a row, 0.25 s against 24 s at 10,000 x 10,000, 1.3 s at 50,000 x 50,000.
 
@@ -54,18 +60,21 @@ from dataclasses import dataclass
 GPU_MIN_EDGES = 250_000      # matching: gpr on a GPU from this many edges
 GPU_MIN_FLOW_EDGES = 10_000  # flow: wbpr on a GPU from this many edges
 GPU_MIN_ENTRIES = 250_000    # dense assignment (a frame pair of a series): hungarian on a GPU from 500 x 500
+POINTS_MIN_PAIRS = 250_000   # point sets (a frame pair): knn from 500 x 500 points; below, as dense assignment
 
-CPU_CHOICE = {"matching": "pr-seq", "flow": "dinic", "dense": "lsa", "sparse": "lapjvsp"}
+CPU_CHOICE = {"matching": "pr-seq", "flow": "dinic", "dense": "lsa", "sparse": "lapjvsp", "points": "knn"}
 GPU_CHOICE = {"matching": ("gpr", GPU_MIN_EDGES, "edges"), "flow": ("wbpr", GPU_MIN_FLOW_EDGES, "edges"),
-              "dense": ("hungarian", GPU_MIN_ENTRIES, "cost entries"), "sparse": ("hungarian", None, "")}
+              "dense": ("hungarian", GPU_MIN_ENTRIES, "cost entries"), "sparse": ("hungarian", None, ""),
+              "points": ("hungarian", None, "")}
 
 CHOICE_HELP = """\
 without --algo, the fastest algorithm for the problem on this machine (measured):
-  CPU                  matching pr-seq, flow dinic, dense assignment and point series lsa,
-                       sparse assignment lapjvsp
+  CPU                  matching pr-seq, flow dinic, dense assignment lsa, sparse
+                       assignment lapjvsp, point sets and series knn (from 500 x 500
+                       points; smaller ones lsa)
   with an NVIDIA GPU   from 250,000 edges matching gpr, from 10,000 edges flow wbpr, from
-                       500 x 500 dense assignment (a frame pair) hungarian; smaller problems
-                       and sparse assignment as on the CPU (--backend cuda: always the GPU's)
+                       500 x 500 dense assignment hungarian; smaller problems, sparse
+                       assignment and points as on the CPU (--backend cuda: always the GPU's)
 the summary says which it chose."""
 
 
@@ -106,8 +115,12 @@ def _measure(problem) -> tuple[str, int, str]:
     if kind == "points":
         sizes = problem.sizes
         largest = max((a * b for a, b in zip(sizes, sizes[1:])), default=0)
-        return "dense", largest, f"a point series, one dense assignment per frame pair (up to {largest:,} entries)"
+        family = "points" if largest >= POINTS_MIN_PAIRS else "dense"
+        return family, largest, f"a point series (frame pairs of up to {largest:,} point pairs)"
     rows, cols = problem.shape
+    if hasattr(problem, "distances"):
+        family = "points" if rows * cols >= POINTS_MIN_PAIRS else "dense"
+        return family, rows * cols, f"an assignment between {rows:,} and {cols:,} points"
     if hasattr(problem, "costs"):
         return "dense", rows * cols, f"a dense assignment problem of {rows:,} x {cols:,}"
     return "sparse", rows * cols, f"a sparse assignment problem of {rows:,} x {cols:,}"

@@ -255,7 +255,7 @@ def _plan(problem, algo, args, options) -> _Run:
     if problem.kind == "points":
         from .tracking import check_trackable
         check_trackable(problem)
-        if "assignment" not in algo.problem_kinds:
+        if not algo.tracks_points:
             raise InputError(f"tracking links frames by assignment; {algo.name} does not solve assignment problems",
                              problem.source)
         algo.parse_options({k: v for k, v in options.items() if k not in TRACKING_OPTIONS})

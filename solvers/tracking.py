@@ -1,8 +1,11 @@
 """Frame-to-frame tracking of 3-D points by assignment (Vasconcelos & Rosenhahn 2009, Section 6).
 
 Each consecutive pair of frames is a min-cost assignment with Euclidean distances as costs,
-solved (and certified) through ``solvers.solve`` with any assignment algorithm; the links are then
-chained into tracks.
+solved (and certified) through ``solvers.solve``; the links are then chained into tracks. A frame
+pair is held as its points (EuclideanCosts). The default algorithm, knn (solvers.points_exact),
+solves it exactly from nearest neighbours, and the gated problems below are built from the pairs
+within the gate (found by kd-trees) as sparse costs, so no n_t x n_t+1 matrix is made. Any other
+assignment algorithm can be named; it gets the distances it needs (a frame pair's, or a block's).
 
 Entering and leaving points (``max_distance``)
 ----------------------------------------------
@@ -56,14 +59,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.spatial.distance import cdist
 
 from .errors import Cancelled, InputError
-from .problems import CostMatrix, PointSeries
+from .problems import CostMatrix, EuclideanCosts, PointSeries, SparseCosts
 from .result import TrackResult
 from .solving import solve_named
 
-__all__ = ["TrackResult", "track", "check_trackable", "gated_problem", "gated_blocks"]
+__all__ = ["TrackResult", "track", "check_trackable", "gated_problem", "gated_blocks", "pairs_within",
+           "gated_sparse"]
 
 AUTO_K = 4.0          # MADs above the median (about 4 standard deviations)
 AUTO_FLOOR = 2.0      # the gate is at least this many times the median link length
@@ -71,6 +74,8 @@ AUTO_ROUNDS = 3       # re-estimations of the gate from the links it leaves
 AUTO_MIN_LINKS = 8    # below this many links in all, "auto" applies no gate
 GATED_BLOCK = 4096    # points (both frames) per gated sub-problem, see gated_blocks
 MAD_SCALE = 1.4826    # MAD of a normal distribution times this is its standard deviation
+GATE_MARGIN = 1e-9    # relative: the kd-tree's search reaches this far past the gate (its rounding is far less)
+SPARSE_FOR = {"knn": "lapjvsp"}  # an algorithm for point sets solves gated blocks (sparse costs) with this
 
 
 def gated_problem(cost: np.ndarray, max_distance: float, source: str | None = None) -> CostMatrix:
@@ -83,6 +88,32 @@ def gated_problem(cost: np.ndarray, max_distance: float, source: str | None = No
     big[na + np.arange(nb), np.arange(nb)] = max_distance
     big[na:, nb:] = np.where(allowed.T, 0.0, np.inf)
     return CostMatrix.from_array(big, source=source)
+
+
+def pairs_within(a: np.ndarray, b: np.ndarray, max_distance: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(rows, cols, distances) of every pair (a[i], b[j]) at most max_distance apart, sorted by
+    row then column, found by kd-trees (no n x m matrix) and measured as EuclideanCosts measures."""
+    if not (a.shape[0] and b.shape[0]):
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, np.zeros(0)
+    from scipy.spatial import cKDTree
+    found = cKDTree(a).sparse_distance_matrix(cKDTree(b), max_distance * (1 + GATE_MARGIN), output_type="ndarray")
+    rows, cols = found["i"].astype(np.int64), found["j"].astype(np.int64)
+    dist = EuclideanCosts(a, b).distances(rows, cols)
+    keep = dist <= max_distance
+    rows, cols, dist = rows[keep], cols[keep], dist[keep]
+    order = np.lexsort((cols, rows))
+    return rows[order], cols[order], dist[order]
+
+
+def gated_sparse(rows, cols, dist, na: int, nb: int, max_distance: float, source: str | None = None) -> SparseCosts:
+    """gated_problem's augmented problem from the pairs within the gate, as sparse costs: the
+    pairs, each point's "unmatched" pair at max_distance, and the dummies' zero-cost pairs."""
+    a_side, b_side = np.arange(na), np.arange(nb)
+    all_rows = np.concatenate([rows, a_side, na + b_side, na + cols])
+    all_cols = np.concatenate([cols, nb + a_side, b_side, nb + rows])
+    costs = np.concatenate([dist, np.full(na + nb, float(max_distance)), np.zeros(rows.size)])
+    return SparseCosts.from_edges(all_rows, all_cols, costs, na + nb, nb + na, source)
 
 
 def outlier_fence(lengths) -> float:
@@ -131,21 +162,27 @@ def _gating_mode(max_distance, source) -> tuple[str, float | None]:
 
 
 def gated_blocks(cost: np.ndarray, max_distance: float, limit: int | None = None):
+    """The gated problem of a frame pair (dense distances), split exactly into independent parts:
+    see blocks_of_pairs, which this applies to the pairs of ``cost`` within max_distance."""
+    r, c = np.nonzero(cost <= max_distance)
+    return blocks_of_pairs(r, c, cost.shape[0], cost.shape[1], limit)
+
+
+def blocks_of_pairs(r: np.ndarray, c: np.ndarray, na: int, nb: int, limit: int | None = None):
     """The gated problem of a frame pair, split exactly into independent parts.
 
     Points joined by no pair within max_distance of each other can never be linked to each other,
     so the gated problem falls apart into the connected components of the "within max_distance"
-    graph; a point with no partner within reach is unmatched in every solution. Components are
-    packed, in order, into blocks of at most ``limit`` points (both frames; a bigger component is
-    a block of its own). Returns (blocks as (rows, cols) index arrays, number of isolated points).
-    Each block is solved as gated_problem(cost[rows][:, cols]); together they are the optimum of
-    gated_problem(cost), with (limit)^2 instead of (n_t + n_t+1)^2 dense entries."""
+    graph (pairs (r[k], c[k])); a point with no partner within reach is unmatched in every
+    solution. Components are packed, in order, into blocks of at most ``limit`` points (both
+    frames; a bigger component is a block of its own). Returns (blocks as (rows, cols) index
+    arrays, number of isolated points). Each block is solved as the gated problem of its rows and
+    cols; together they are the optimum of the whole gated problem, with (limit)^2 instead of
+    (n_t + n_t+1)^2 dense entries for a dense solver."""
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
     limit = GATED_BLOCK if limit is None else limit
-    na, nb = cost.shape
-    r, c = np.nonzero(cost <= max_distance)
     if r.size == 0:
         return [], na + nb
     graph = coo_matrix((np.ones(r.size, dtype=np.int8), (r, na + c)), shape=(na + nb, na + nb))
@@ -170,8 +207,9 @@ def gated_blocks(cost: np.ndarray, max_distance: float, limit: int | None = None
 
 
 class _Pair:
-    """One frame pair: the solves made for it and its current links. Its distances are recomputed
-    for each solve rather than kept, so a long series holds one distance matrix at a time."""
+    """One frame pair: the solves made for it and its current links. It holds its two frames as
+    points: the knn algorithm needs no distance matrix, and the gated blocks hold only the pairs
+    within the gate; a dense algorithm gets the distances it needs for each solve."""
 
     def __init__(self, t: int, a: np.ndarray, b: np.ndarray, source: str | None):
         self.t = t
@@ -196,23 +234,35 @@ class _Pair:
 
     def solve(self, gate, algorithm, backend, observer, options) -> None:
         _check_cancel(observer)
-        cost = cdist(self.a, self.b) if self.na and self.nb else np.zeros((self.na, self.nb))
+        points = EuclideanCosts(self.a, self.b, self.where)
         if gate is None:
-            result = self._solve(CostMatrix.from_array(cost, source=self.where), algorithm, backend,
-                                 observer, options)
+            result = self._solve(points, algorithm, backend, observer, options)
             self.links, self.results, self.isolated = _links_from(result, self.na, self.nb), [result], 0
         else:
-            blocks, self.isolated = gated_blocks(cost, gate)
+            rows, cols, dist = pairs_within(self.a, self.b, gate)
+            blocks, self.isolated = blocks_of_pairs(rows, cols, self.na, self.nb)
             found, self.results = [], []
-            for rows, cols in blocks:
-                sub = gated_problem(cost[np.ix_(rows, cols)], gate, source=self.where)
-                result = self._solve(sub, algorithm, backend, observer, options)
-                local = _links_from(result, rows.size, cols.size)
-                found.append(np.column_stack([rows[local[:, 0]], cols[local[:, 1]]]))
+            block_algorithm = SPARSE_FOR.get(algorithm, algorithm)
+            block_options = {} if block_algorithm != algorithm else options
+            local_a, local_b = np.full(self.na, -1), np.full(self.nb, -1)
+            owner = np.full(self.na, -1)
+            for k, (block_rows, _) in enumerate(blocks):
+                owner[block_rows] = k
+            by_block = np.argsort(owner[rows], kind="stable")
+            starts = np.searchsorted(owner[rows][by_block], np.arange(len(blocks) + 1))
+            for k, (block_rows, block_cols) in enumerate(blocks):
+                local_a[block_rows] = np.arange(block_rows.size)
+                local_b[block_cols] = np.arange(block_cols.size)
+                inside = by_block[starts[k]:starts[k + 1]]
+                sub = gated_sparse(local_a[rows[inside]], local_b[cols[inside]], dist[inside], block_rows.size,
+                                   block_cols.size, gate, self.where)
+                result = self._solve(sub, block_algorithm, backend, observer, block_options)
+                local = _links_from(result, block_rows.size, block_cols.size)
+                found.append(np.column_stack([block_rows[local[:, 0]], block_cols[local[:, 1]]]))
                 self.results.append(result)
             links = np.concatenate(found) if found else np.zeros((0, 2), dtype=np.int64)
             self.links = links[np.argsort(links[:, 0], kind="stable")].astype(np.int64).reshape(-1, 2)
-        self.link_lengths = cost[self.links[:, 0], self.links[:, 1]]
+        self.link_lengths = points.distances(self.links[:, 0], self.links[:, 1])
         if gate is None:
             self.plain_longest = float(self.link_lengths.max(initial=0.0))
         self.gate = gate
@@ -277,7 +327,7 @@ def check_trackable(series: PointSeries) -> None:
         raise InputError("a point series needs at least two frames to track; it holds one", series.source)
 
 
-def track(series: PointSeries, algorithm: str = "lsa", backend: str = "auto", observer=None,
+def track(series: PointSeries, algorithm: str = "knn", backend: str = "auto", observer=None,
           max_distance: float | str | None = "auto", **options) -> TrackResult:
     """Link each consecutive pair of frames by a certified min-cost assignment and chain tracks.
 

@@ -1010,8 +1010,11 @@ GPU_CASES = [  # (problem, CPU's choice, GPU's choice, large enough for the GPU)
     (_sized("flow", n_edges=10_000), "dinic", "wbpr", True),
     (_sized("assignment", shape=(499, 500), costs=None), "lsa", "hungarian", False),
     (_sized("assignment", shape=(500, 500), costs=None), "lsa", "hungarian", True),
-    (_sized("points", sizes=[400, 600, 400]), "lsa", "hungarian", False),
-    (_sized("points", sizes=[400, 700, 500]), "lsa", "hungarian", True),
+    (_sized("points", sizes=[400, 600, 400]), "lsa", "hungarian", False),  # below 500 x 500: as dense
+    (_sized("points", sizes=[400, 700, 500]), "knn", "hungarian", False),  # from there knn, GPU or not
+    (_sized("points", sizes=[4000, 7000, 5000]), "knn", "hungarian", False),
+    (_sized("assignment", shape=(499, 500), distances=None), "lsa", "hungarian", False),  # EuclideanCosts
+    (_sized("assignment", shape=(500, 500), distances=None), "knn", "hungarian", False),
     (_sized("assignment", shape=(20000, 20000)), "lapjvsp", "hungarian", False),  # sparse: CPU at every size
 ]
 
@@ -1040,7 +1043,7 @@ def test_choice_reasons_name_the_problem_and_its_size():
     assert reasons["washington-rlg_8x8.max"] == "the fastest on the CPU for a flow network with 184 edges"
     assert reasons["dense-lap_50.npy"] == "the fastest on the CPU for a dense assignment problem of 50 x 50"
     assert reasons["sparse-lap_100.asn"] == "the fastest on the CPU for a sparse assignment problem of 100 x 100"
-    assert reasons["particles_100x10.npz"].startswith("the fastest on the CPU for a point series, one dense")
+    assert reasons["particles_100x10.npz"].startswith("the fastest on the CPU for a point series (frame pairs of up to")
 
 
 def test_the_chosen_algorithm_is_documented(capsys):

@@ -87,7 +87,8 @@ def same_links(a, b) -> bool:
 
 
 @pytest.mark.parametrize("algorithm,options", [("auction", {}), ("hungarian", {}),
-                                               ("hungarian", {"variant": "classical"}), ("lsa", {})])
+                                               ("hungarian", {"variant": "classical"}), ("lsa", {}),
+                                               ("knn", {}), ("knn", {"k": 1}), ("lapjvsp", {})])
 @pytest.mark.parametrize("persistence", [0.5, 0.9])
 def test_accuracy_matches_exact_assignment_under_the_same_gating(algorithm, options, persistence):
     series = particle_series(persistence=persistence, seed=int(persistence * 10))
@@ -218,7 +219,7 @@ def oracle_gated_cost(a, b, max_distance):
     return float(problem.costs[rows, cols].sum())
 
 
-@pytest.mark.parametrize("algorithm", ["auction", "hungarian"])
+@pytest.mark.parametrize("algorithm", ["auction", "hungarian", "knn"])
 def test_gating_forbids_far_pairs_and_allows_unmatched_points(algorithm):
     series = particle_series(n=40, frames=4, seed=11, speed=0.05)
     gate = 0.06
@@ -254,6 +255,45 @@ def test_gated_blocks_solve_the_whole_gated_problem(limit, monkeypatch):
     cols = np.concatenate([c for _, c in blocks])
     assert np.unique(rows).size == rows.size and np.unique(cols).size == cols.size  # disjoint blocks
     assert rows.size + cols.size + isolated == series.sizes[0] + series.sizes[1]
+
+
+def test_knn_tracks_without_any_distance_matrix(monkeypatch):
+    """knn holds the frames as points: the plain solve takes nearest neighbours and the gated
+    blocks the pairs within the gate, so nothing builds an n_t x n_t+1 matrix. (Unrelated points,
+    such as those entering and leaving, make knn fall back to the dense solve once its candidates
+    cover 1/32 of all pairs; these frames keep every particle.)"""
+    from solvers.problems import EuclideanCosts
+
+    series = particle_series(n=1500, frames=3, enter=0.0, leave=0.0, speed=0.01, seed=21)
+    gate = 0.0101  # particles move 0.01 a frame
+    plain = [plain_links(series.frames[t], series.frames[t + 1]) for t in range(2)]
+    gated = [gated_links(series.frames[t], series.frames[t + 1], gate) for t in range(2)]
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a distance matrix was built")
+
+    monkeypatch.setattr(EuclideanCosts, "to_dense", refuse)
+    monkeypatch.setattr(tracking, "gated_problem", refuse)
+    monkeypatch.setattr(tracking, "gated_blocks", refuse)
+    for max_distance, expected in (("off", plain), (gate, gated)):
+        result = solvers.track(series, backend="cpu", max_distance=max_distance)
+        assert all(same_links(mine, theirs) for mine, theirs in zip(result.links, expected))
+        assert result.certified and {s["algorithm"] for s in result.frame_stats} <= {"knn", "lapjvsp"}
+    assert all(s["gated"] and s["blocks"] >= 1 for s in result.frame_stats)  # the last run was gated
+
+
+def test_pairs_within_the_gate_are_those_of_the_distance_matrix():
+    rng = np.random.default_rng(8)
+    for scale in (1e-30, 1.0, 1e120):
+        a, b = rng.random((70, 3)) * scale, rng.random((50, 3)) * scale
+        d = cdist(a, b)
+        gate = float(np.sort(d.ravel())[400])  # a gate exactly at one pair's distance
+        rows, cols, dist = tracking.pairs_within(a, b, gate)
+        expected_rows, expected_cols = np.nonzero(d <= gate)
+        assert np.array_equal(rows, expected_rows) and np.array_equal(cols, expected_cols)
+        assert np.array_equal(dist, d[expected_rows, expected_cols])
+        sparse = tracking.gated_sparse(rows, cols, dist, 70, 50, gate).to_dense().costs
+        assert np.array_equal(sparse, tracking.gated_problem(d, gate).costs)
 
 
 def test_a_gate_nothing_passes_leaves_everything_unmatched():

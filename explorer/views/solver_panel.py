@@ -26,11 +26,13 @@ BACKEND_NOTES = {"cuda": "needs an NVIDIA GPU and driver (none usable in this pr
 
 
 def algorithms_for(problem) -> list[registry.Algorithm]:
-    """What can run on ``problem``; a point series is tracked frame pair by frame pair with an assignment solver."""
+    """What can run on ``problem``; a point series is tracked frame pair by frame pair with an assignment
+    solver, those made for point sets first (the first is selected: it needs no distance matrices)."""
     if problem is None:
         return []
     if problem.kind == "points":
-        return [a for a in solvers.algorithms().values() if "assignment" in a.problem_kinds]
+        usable = [a for a in solvers.algorithms().values() if a.tracks_points]
+        return sorted(usable, key=lambda a: "points" not in a.problem_kinds)
     return registry.for_problem(problem)
 
 
