@@ -83,7 +83,7 @@ def _matching_problem(rows, cols, n: int, m: int) -> str:
     if n and (rows.min() < 0 or rows.max() >= m):
         unmatched = int(np.flatnonzero((rows < 0) | (rows >= m))[0])
         return f"point {unmatched} of the smaller set is not assigned"
-    if np.unique(rows).size != n:
+    if n and np.bincount(rows, minlength=m).max() > 1:
         return "two points are assigned the same partner"
     expected = np.full(m, -1, dtype=np.int64)
     expected[rows] = np.arange(n)
@@ -122,14 +122,14 @@ def _row_violations(a, b, u, v):
     from scipy.spatial import cKDTree
     tree = cKDTree(b)
     radius = reach[near] * (1 + BALL_MARGIN)
-    counts = np.asarray(tree.query_ball_point(a[near], radius, return_length=True), dtype=np.int64)
+    counts = np.asarray(tree.query_ball_point(a[near], radius, return_length=True, workers=-1), dtype=np.int64)
     bucket = np.where(counts > 0, 1 << np.ceil(np.log2(np.maximum(counts, 1))).astype(np.int64), 0)
     dense = bucket * DENSE_SHARE >= b.shape[0]  # balls holding much of b: every pair, without the tree
     checked = 0
     for k in np.unique(bucket[(bucket > 0) & ~dense]):
         group = near[(bucket == k) & ~dense]
         for part in np.array_split(group, max(1, -(-group.size * int(k) // CHUNK_PAIRS))):
-            _, found = tree.query(a[part], k=int(k))
+            _, found = tree.query(a[part], k=int(k), workers=-1)
             checked += _check_rows(a, b, u, v, part, np.asarray(found).reshape(part.size, int(k)), delta, scale)
     group = near[dense]
     for part in np.array_split(group, max(1, -(-group.size * b.shape[0] // CHUNK_PAIRS))) if group.size else ():

@@ -5,14 +5,14 @@ problem is solved transposed): each point of a is matched to a distinct point of
 
 1. Candidates: each point of a keeps its k nearest points of b (scipy's cKDTree), with their
    distances as costs: a sparse problem of n * k pairs.
-2. That problem is solved (scipy's sparse LAPJV, ``lapjvsp``), and dual potentials u, v with
-   u_i + v_j <= d_ij on every candidate pair and equality on the matched pairs are derived for
-   it (by the sparse certificate, solvers.certify).
+2. That problem is solved by shortest augmenting paths (solvers.assignment.sparse_sap_solver,
+   whose searches cost what they explore), which gives dual potentials u, v with
+   u_i + v_j <= d_ij on every candidate pair, equality on the matched pairs, and v <= 0.
 3. A pruned pair (i, j) has d_ij >= r_i, the distance from i to its last candidate, so
    u_i + max_j v_j <= r_i makes (u, v) feasible on every pair of the Euclidean problem. Points where
    that bound fails get at least twice the neighbours, and as many as lie within u_i + max v; a
    candidate graph without a complete matching doubles every list; and the solve repeats. When
-   the candidates would reach 1/32 of all pairs (points far from their partners, as between
+   the candidates would reach a quarter of all pairs (points far from their partners, as between
    unrelated sets), the problem is solved on its whole distance matrix instead (scipy's
    linear_sum_assignment), up to DENSE_DISTANCES pairs.
 
@@ -29,9 +29,9 @@ from .registry import Algorithm, Option
 from .result import Solution
 
 EPS = np.finfo(np.float64).eps
-# candidates on 1/DENSE_SHARE of all pairs: the dense solve is quicker (sparse LAPJV slows as the
-# lists grow: 3.4M candidates of 8000 unrelated points took 40 s, the 64M dense pairs 11 s)
-DENSE_SHARE = 32
+# candidates on 1/DENSE_SHARE of all pairs: the dense solve is as quick (between 8000 unrelated
+# points, 4.6M candidates took 8.4 s on 2 cores, the 64M dense pairs 22 s)
+DENSE_SHARE = 4
 MAX_PAIRS = 1 << 26  # candidate pairs held at most (about 1.5 GB with their costs and the solver's copies)
 
 ALGORITHMS = [
@@ -45,10 +45,10 @@ ALGORITHMS = [
                  Option("max_pairs", MAX_PAIRS, help="candidate pairs held at most (memory follows them)",
                         low=1, high=2 ** 40)),
         summary="Exact point correspondence without the distance matrix: k nearest neighbours as candidates "
-                "(scipy cKDTree), solved as a sparse assignment (LAPJVsp), widened where the dual bound "
+                "(scipy cKDTree), solved by shortest augmenting paths on them, widened where the dual bound "
                 "does not reach every pair; optimal for all pairs, not just the candidates.",
         reference="Vasconcelos & Rosenhahn 2009 (3-D point correspondence by assignment); Jonker & Volgenant "
-                  "1987 (LAPJVsp); scipy.spatial.cKDTree",
+                  "1987 (shortest augmenting paths); scipy.spatial.cKDTree",
         interruptible=False, phases=("start", "done")),
 ]
 
@@ -134,7 +134,7 @@ class _Candidates:
         grow = wanted > self.have
         for count in np.unique(wanted[grow]):
             rows = np.flatnonzero(grow & (wanted == count))
-            dist, idx = self.tree.query(self.a[rows], k=int(count))
+            dist, idx = self.tree.query(self.a[rows], k=int(count), workers=-1)
             dist, idx = dist.reshape(rows.size, -1), idx.reshape(rows.size, -1)
             old = self.blocks.get(int(count))
             if old is not None:
@@ -151,12 +151,23 @@ class _Candidates:
 
     def count_within(self, rows: np.ndarray, reach: np.ndarray) -> np.ndarray:
         """How many points of b lie within ``reach`` of each of a's ``rows``."""
-        counts = self.tree.query_ball_point(self.a[rows], np.maximum(reach, 0.0) * (1 + 1e-9), return_length=True)
+        counts = self.tree.query_ball_point(self.a[rows], np.maximum(reach, 0.0) * (1 + 1e-9), return_length=True,
+                                             workers=-1)
         return np.asarray(counts, dtype=np.int64)
 
-    def edges(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        parts = [(np.repeat(rows, idx.shape[1]), idx.ravel(), dist.ravel()) for rows, idx, dist in self.blocks.values()]
-        return tuple(np.concatenate(p) for p in zip(*parts))
+    def csr(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The candidate pairs as CSR arrays (row pointers, columns, distances), nearest first in a row."""
+        row_ptr = np.zeros(self.have.size + 1, dtype=np.int64)
+        np.cumsum(self.have, out=row_ptr[1:])
+        if len(self.blocks) == 1:  # every row the same count, in order (the first round): as they are
+            rows, idx, dist = next(iter(self.blocks.values()))
+            if np.array_equal(rows, np.arange(rows.size)):
+                return row_ptr, idx.ravel(), dist.ravel()
+        col_ind, cost = np.empty(row_ptr[-1], dtype=np.int64), np.empty(row_ptr[-1])
+        for rows, idx, dist in self.blocks.values():
+            at = row_ptr[rows][:, None] + np.arange(idx.shape[1])
+            col_ind[at], cost[at] = idx, dist
+        return row_ptr, col_ind, cost
 
 
 def _solve_dense(problem: EuclideanCosts):
@@ -170,17 +181,10 @@ def _solve_dense(problem: EuclideanCosts):
 
 def _solve_candidates(candidates: _Candidates, n: int, m: int, source):
     """(value, row_match, col_match, u, v) on the candidate pairs, or None when they hold no complete matching."""
-    from .problems import SparseCosts
-    from .solving import solve_named
-    rows, cols, dist = candidates.edges()
-    problem = SparseCosts.from_edges(rows, cols, dist, n, m, source)
+    from .assignment.sparse_sap_solver import solve_sparse
+    row_ptr, col_ind, cost = candidates.csr()
     try:
-        result = solve_named(problem, "lapjvsp", "cpu", None)
+        row_match, col_match, u, v = solve_sparse(row_ptr, col_ind, cost, n, m)
     except InfeasibleError:
         return None
-    witness = result.certificate.witness
-    u, v = witness.get("u"), witness.get("v")
-    if u is None or v is None:  # no duals derived: the bound cannot be shown, the certificate will say so
-        u, v = np.full(n, np.inf), np.zeros(m)
-    return (result.value, result.row_match, result.col_match, np.asarray(u, dtype=np.float64),
-            np.asarray(v, dtype=np.float64))
+    return float(np.sum(u) + np.sum(v[row_match])), row_match, col_match, u, v
