@@ -5,6 +5,7 @@
 #   bash benchmarks/gpu_session.sh bench NAME.. # benchmarks (gpr, assignment, wbpr), results into $OUT or benchmarks/results
 #   bash benchmarks/gpu_session.sh startup      # compile once per machine: warmup twice, the cache test, bench_startup
 #   bash benchmarks/gpu_session.sh e2e ROWS     # bench_e2e on the named rows (comma-separated; empty: all)
+#   bash benchmarks/gpu_session.sh points [ROWS] # bench_points_exact (issue 14 rows; empty: all)
 set -uo pipefail
 what=${1:-check}; shift || true
 out=${OUT:-benchmarks/results}
@@ -43,6 +44,9 @@ case "$what" in
   e2e)
     unset NUMBA_CACHE_DIR  # the command line's own cache, which `matchscope warmup` fills
     python3 benchmarks/bench_e2e.py --out "$out" ${1:+--rows "$1"} ${E2E_ARGS:-} 2>&1 | tail -30
+    ;;
+  points)
+    python3 benchmarks/bench_points_exact.py --out "$out" ${1:+--rows "$1"} 2>&1 | tail -30
     ;;
   bench)
     for name in "$@"; do
