@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from .exact import float_sum, float_sum_up
-from .problems import EuclideanCosts, point_distances
+from .problems import EuclideanCosts, kd_workers, point_distances
 from .result import Certificate, Solution
 
 EPS = float(np.finfo(np.float64).eps)
@@ -122,14 +122,15 @@ def _row_violations(a, b, u, v):
     from scipy.spatial import cKDTree
     tree = cKDTree(b)
     radius = reach[near] * (1 + BALL_MARGIN)
-    counts = np.asarray(tree.query_ball_point(a[near], radius, return_length=True, workers=-1), dtype=np.int64)
+    counts = np.asarray(tree.query_ball_point(a[near], radius, return_length=True, workers=kd_workers(near.size)),
+                        dtype=np.int64)
     bucket = np.where(counts > 0, 1 << np.ceil(np.log2(np.maximum(counts, 1))).astype(np.int64), 0)
     dense = bucket * DENSE_SHARE >= b.shape[0]  # balls holding much of b: every pair, without the tree
     checked = 0
     for k in np.unique(bucket[(bucket > 0) & ~dense]):
         group = near[(bucket == k) & ~dense]
         for part in np.array_split(group, max(1, -(-group.size * int(k) // CHUNK_PAIRS))):
-            _, found = tree.query(a[part], k=int(k), workers=-1)
+            _, found = tree.query(a[part], k=int(k), workers=kd_workers(part.size))
             checked += _check_rows(a, b, u, v, part, np.asarray(found).reshape(part.size, int(k)), delta, scale)
     group = near[dense]
     for part in np.array_split(group, max(1, -(-group.size * b.shape[0] // CHUNK_PAIRS))) if group.size else ():

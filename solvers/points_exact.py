@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import InfeasibleError, InputError
-from .problems import DENSE_DISTANCES, EuclideanCosts
+from .problems import DENSE_DISTANCES, EuclideanCosts, kd_workers
 from .registry import Algorithm, Option
 from .result import Solution
 
@@ -99,7 +99,9 @@ def run(problem: EuclideanCosts, backend: str, tel, k: int = 8, max_rounds: int 
             break
         widened = wanted.copy()  # at least doubled, and past every point the bound must clear now
         reach = candidates.count_within(np.flatnonzero(failing), u[failing] + v_max)
-        widened[failing] = np.minimum(np.maximum(2 * wanted[failing], reach + 1), m)
+        needed = np.maximum(2 * wanted[failing], reach + 1)
+        # powers of two: few distinct list lengths, so few kd-tree queries (one per length)
+        widened[failing] = np.minimum(1 << np.ceil(np.log2(needed)).astype(np.int64), m)
         if int(widened.sum()) * DENSE_SHARE >= n * m and n * m <= min(DENSE_DISTANCES, max_pairs):
             # the candidates approach every pair (points far from their partners): solve densely
             value, row_match, col_match, u, v = _solve_dense(problem)
@@ -134,7 +136,7 @@ class _Candidates:
         grow = wanted > self.have
         for count in np.unique(wanted[grow]):
             rows = np.flatnonzero(grow & (wanted == count))
-            dist, idx = self.tree.query(self.a[rows], k=int(count), workers=-1)
+            dist, idx = self.tree.query(self.a[rows], k=int(count), workers=kd_workers(rows.size))
             dist, idx = dist.reshape(rows.size, -1), idx.reshape(rows.size, -1)
             old = self.blocks.get(int(count))
             if old is not None:
@@ -152,7 +154,7 @@ class _Candidates:
     def count_within(self, rows: np.ndarray, reach: np.ndarray) -> np.ndarray:
         """How many points of b lie within ``reach`` of each of a's ``rows``."""
         counts = self.tree.query_ball_point(self.a[rows], np.maximum(reach, 0.0) * (1 + 1e-9), return_length=True,
-                                             workers=-1)
+                                             workers=kd_workers(rows.size))
         return np.asarray(counts, dtype=np.int64)
 
     def csr(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
