@@ -7,11 +7,12 @@ with the sides swapped), every assignment x of a's points to distinct points of 
     sum_i d(i, x(i)) >= sum_i u_i + sum_j min(v_j, 0) - sum_i delta_i      (n < m)
                         sum_i u_i + sum_j v_j        - sum_i delta_i      (n = m: v is free)
 
-whenever u_i + v_j <= d_ij + delta_i for every pair. Only pairs with d_ij < u_i + max(v) can break
-that with delta_i = 0, and they lie in the ball of that radius around a_i: scipy's cKDTree lists
-them (with a relative margin far above its rounding), and their distances are recomputed here. So
-delta_i is the largest violation in row i's ball, plus a rounding allowance of a few epsilon of
-the magnitudes involved, and gap = value - (that bound) is summed exactly (solvers.exact).
+whenever u_i + v_j <= d_ij + delta_i for every pair. A pair can break that with delta_i = 0 only
+when d_ij < u_i + v_j; a uniform grid over b's points, with each cell's largest v
+(solvers.point_grid), passes over every cell that is at least u_i + (its largest v) away from a_i,
+and the distances of the pairs left are recomputed here. So delta_i is the largest violation among
+them, plus a rounding allowance of a few epsilon of the magnitudes involved, and
+gap = value - (that bound) is summed exactly (solvers.exact).
 The answer is optimal when the gap is within the rounding tolerance of the data.
 """
 from __future__ import annotations
@@ -19,17 +20,17 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numba import njit, prange
 
+from . import point_grid
 from .exact import float_sum, float_sum_up
-from .problems import EuclideanCosts, kd_workers, point_distances
+from .point_grid import box_distance, cell_span, pair_distance
+from .problems import EuclideanCosts, point_distances
 from .result import Certificate, Solution
 
 EPS = float(np.finfo(np.float64).eps)
 DISTANCE_ROUNDING = 4 * EPS  # a recomputed distance, and u + v - d, are this close to exact (relative)
 TOLERANCE = 16 * EPS          # the gap allowed for rounding, relative to the magnitudes summed
-BALL_MARGIN = 1e-9            # relative: far above cKDTree's rounding of the distances it compares
-CHUNK_PAIRS = 1 << 21         # pairs held at once by the check (about 100 MB of temporaries)
-DENSE_SHARE = 4               # a ball holding a quarter of b or more: all of b is checked, without the tree
 
 
 def certify_euclidean(problem: EuclideanCosts, solution: Solution) -> Certificate:
@@ -58,8 +59,8 @@ def certify_euclidean(problem: EuclideanCosts, solution: Solution) -> Certificat
     optimal = gap <= tolerance
     witness.update(u=duals.get("u"), v=duals.get("v"), checked_pairs=pairs)
     shape = "square" if n == m else "rectangular"
-    checks = (f"dual feasibility checked on the {pairs:,} pairs nearer than u_i + max v (every other pair is "
-              f"at least that far apart); value - dual bound = {gap:.6g} (tolerance {tolerance:.3g})")
+    checks = (f"dual feasibility checked on the {pairs:,} pairs that could break it (every other pair lies in a "
+              f"grid cell at least u_i + its largest v away); value - dual bound = {gap:.6g} (tolerance {tolerance:.3g})")
     broken = delta > 2 * DISTANCE_ROUNDING * scale  # beyond rounding: the duals are infeasible there
     if optimal:
         details = f"optimal for the full Euclidean problem ({shape}, every pair of points): {checks}"
@@ -99,41 +100,45 @@ def _finite(values, size: int):
     return a if a.shape == (size,) and np.all(np.isfinite(a)) else None
 
 
-def _check_rows(a, b, u, v, rows: np.ndarray, cols: np.ndarray, delta, scale) -> int:
-    """delta and scale of ``rows`` over the pairs (rows[r], cols[r, :]); the number of pairs."""
-    d = point_distances(a, b, np.repeat(rows, cols.shape[1]), cols.ravel()).reshape(cols.shape)
-    uv = u[rows][:, None] + v[cols]
-    allowance = DISTANCE_ROUNDING * (np.abs(u[rows])[:, None] + np.abs(v[cols]) + d)
-    delta[rows] = np.maximum((uv - d + allowance).max(axis=1), 0.0)
-    scale[rows] = np.maximum(scale[rows], (np.abs(uv) + d).max(axis=1))
-    return cols.size
+@njit(cache=True, parallel=True)
+def _scan_rows(a, b, a3, u, v, v_max, low, size, slop, shape, start, points, cell_max, delta, scale, checked):
+    """Per row i: the largest u_i + v_j - d_ij (plus its rounding allowance) over the pairs that may
+    break feasibility, the magnitudes met, and how many pairs were looked at. A cell is passed over
+    when u_i + its largest v is at most its distance from a_i; cells beyond u_i + max v are not visited."""
+    for i in prange(a.shape[0]):
+        reach = (u[i] + v_max) * (1.0 + 1e-9)
+        if not reach > 0.0:
+            continue  # d_ij >= 0 >= u_i + v_j for every j
+        worst, big, count = 0.0, scale[i], 0
+        x, y, z = a3[i, 0], a3[i, 1], a3[i, 2]
+        x0, x1 = cell_span(low, size, shape, x, reach, 0)
+        y0, y1 = cell_span(low, size, shape, y, reach, 1)
+        z0, z1 = cell_span(low, size, shape, z, reach, 2)
+        for cx in range(x0, x1 + 1):
+            for cy in range(y0, y1 + 1):
+                for cz in range(z0, z1 + 1):
+                    c = (cx * shape[1] + cy) * shape[2] + cz
+                    if start[c] == start[c + 1] or u[i] + cell_max[c] <= box_distance(low, size, slop, x, y, z, cx, cy, cz):
+                        continue
+                    for p in range(start[c], start[c + 1]):
+                        j = points[p]
+                        d = pair_distance(a, b, i, j)
+                        uv = u[i] + v[j]
+                        worst = max(worst, uv - d + DISTANCE_ROUNDING * (abs(u[i]) + abs(v[j]) + d))
+                        big = max(big, abs(uv) + d)
+                        count += 1
+        delta[i], scale[i], checked[i] = worst, big, count
 
 
 def _row_violations(a, b, u, v):
-    """(delta per row of a, the magnitude scale per row, pairs checked)."""
+    """(delta per row of a, the magnitude scale per row, pairs looked at), by the grid of b's
+    points with each cell's largest v (solvers.point_grid)."""
     n = a.shape[0]
-    delta = np.zeros(n)
     v_max = float(v.max()) if v.size else 0.0
-    reach = u + v_max  # pairs farther than this from a_i cannot violate u_i + v_j <= d_ij
-    scale = np.abs(u) + abs(v_max)
-    near = np.flatnonzero(reach > 0)
-    if near.size == 0:
+    delta, scale, checked = np.zeros(n), np.abs(u) + abs(v_max), np.zeros(n, dtype=np.int64)
+    if n == 0 or v.size == 0:
         return delta, scale, 0
-    from scipy.spatial import cKDTree
-    tree = cKDTree(b)
-    radius = reach[near] * (1 + BALL_MARGIN)
-    counts = np.asarray(tree.query_ball_point(a[near], radius, return_length=True, workers=kd_workers(near.size)),
-                        dtype=np.int64)
-    bucket = np.where(counts > 0, 1 << np.ceil(np.log2(np.maximum(counts, 1))).astype(np.int64), 0)
-    dense = bucket * DENSE_SHARE >= b.shape[0]  # balls holding much of b: every pair, without the tree
-    checked = 0
-    for k in np.unique(bucket[(bucket > 0) & ~dense]):
-        group = near[(bucket == k) & ~dense]
-        for part in np.array_split(group, max(1, -(-group.size * int(k) // CHUNK_PAIRS))):
-            _, found = tree.query(a[part], k=int(k), workers=kd_workers(part.size))
-            checked += _check_rows(a, b, u, v, part, np.asarray(found).reshape(part.size, int(k)), delta, scale)
-    group = near[dense]
-    for part in np.array_split(group, max(1, -(-group.size * b.shape[0] // CHUNK_PAIRS))) if group.size else ():
-        every = np.broadcast_to(np.arange(b.shape[0]), (part.size, b.shape[0]))
-        checked += _check_rows(a, b, u, v, part, every, delta, scale)
-    return delta, scale, checked
+    grid = point_grid.build(b)
+    _scan_rows(a, b, point_grid.padded(a), u, v, v_max, grid.low, grid.size, grid.slop, grid.shape, grid.start, grid.points,
+               point_grid.cell_maxima(grid, v), delta, scale, checked)
+    return delta, scale, int(checked.sum())

@@ -22,8 +22,11 @@ rechecks the duals on every pair that could break them, independently of these s
 from __future__ import annotations
 
 import numpy as np
+from numba import njit, prange
 
 from .errors import InfeasibleError, InputError
+from . import point_grid
+from .point_grid import box_distance, cell_span, pair_distance
 from .problems import DENSE_DISTANCES, EuclideanCosts, kd_workers
 from .registry import Algorithm, Option
 from .result import Solution
@@ -77,60 +80,72 @@ def run(problem: EuclideanCosts, backend: str, tel, k: int = 8, max_rounds: int 
                         duals={"u": np.zeros(0), "v": np.zeros(m)}, stats={"rounds": 0, "candidates": 0})
     candidates = _Candidates(problem.a, problem.b)
     wanted = np.full(n, min(int(k), m), dtype=np.int64)
-    rounds, stopped = 0, ""
+    candidates.widen_to(wanted)
+    rounds, stopped, left = 0, "", 0
     while True:
         rounds += 1
-        candidates.widen_to(wanted)
         solved = _solve_candidates(candidates, n, m, problem.source)
         if solved is None:  # no complete matching among the candidates: widen every list
-            widened = np.minimum(2 * wanted, m)
-            if int(widened.sum()) > max_pairs:
-                raise InputError(f"the {int(wanted.max())} nearest neighbours of each point hold no complete "
-                                 f"matching, and widening would hold {int(widened.sum()):,} pairs (limit "
+            wanted = np.minimum(2 * wanted, m)
+            if int(wanted.sum()) + candidates.extra > max_pairs:
+                raise InputError(f"the {int(candidates.have.max())} nearest neighbours of each point hold no "
+                                 f"complete matching, and widening would hold {int(wanted.sum()):,} pairs (limit "
                                  f"{max_pairs:,}): raise max_pairs", problem.source)
-            wanted = widened
+            candidates.widen_to(wanted)
             continue
         value, row_match, col_match, u, v = solved
-        radius = candidates.radius
         v_max = float(v.max())
-        slack = 8 * EPS * (np.abs(u) + abs(v_max) + radius)
-        failing = (wanted < m) & (u + v_max > radius - slack)  # a point with every b as candidate cannot fail
-        if not failing.any() or rounds >= max_rounds:
+        slack = 8 * EPS * (np.abs(u) + abs(v_max) + candidates.radius)
+        # rows whose pruned pairs the neighbour bound u_i + max v <= r_i does not cover (a row with
+        # every b as candidate has none): their pairs that break the duals are looked for on the grid
+        unsure = np.flatnonzero((wanted < m) & (u + v_max > candidates.radius - slack))
+        if unsure.size == 0:
             break
-        widened = wanted.copy()  # at least doubled, and past every point the bound must clear now
-        reach = candidates.count_within(np.flatnonzero(failing), u[failing] + v_max)
-        needed = np.maximum(2 * wanted[failing], reach + 1)
-        # powers of two: few distinct list lengths, so few kd-tree queries (one per length)
-        widened[failing] = np.minimum(1 << np.ceil(np.log2(needed)).astype(np.int64), m)
-        if int(widened.sum()) * DENSE_SHARE >= n * m and n * m <= min(DENSE_DISTANCES, max_pairs):
-            # the candidates approach every pair (points far from their partners): solve densely
+        found = candidates.broken_pairs(unsure, u, v, slack)
+        left = found[0].size
+        if (candidates.count + left) * DENSE_SHARE >= n * m and n * m <= min(DENSE_DISTANCES, max_pairs):
+            # the pairs approach all of them (points far from their partners): solve densely
             value, row_match, col_match, u, v = _solve_dense(problem)
-            failing[:] = False
             wanted[:] = m
+            left = 0
             break
-        if int(widened.sum()) > max_pairs:  # memory follows the pairs: stop; the certificate says what holds
-            stopped = f"widening further would hold {int(widened.sum()):,} pairs (limit {max_pairs:,})"
+        if left == 0 or rounds >= max_rounds:
             break
-        wanted = widened
+        if candidates.count + left > max_pairs:  # memory follows the pairs: stop; the certificate says what holds
+            stopped = f"adding the {left:,} pairs that break the duals would hold more than {max_pairs:,} pairs"
+            break
+        candidates.add(*found)
     if tel.enabled:
         tel.iteration(rounds, "done", active=0, value=value)
-    stats = {"rounds": rounds, "candidates": int(wanted.sum()), "dense": bool(np.all(wanted >= m)), "max_k": int(wanted.max()),
-             "points_with_pruned_pairs": int(np.count_nonzero(wanted < m)),
-             "bound_fails_for": int(failing.sum())}
+    dense = bool(np.all(wanted >= m))
+    stats = {"rounds": rounds, "candidates": n * m if dense else candidates.count, "dense": dense,
+             "max_k": int(candidates.have.max()), "points_with_pruned_pairs": int(np.count_nonzero(wanted < m)),
+             "pairs_breaking_the_duals": left}
     if stopped:
         stats["stopped"] = stopped
     return Solution(value, rounds, row_match, col_match, duals={"u": u, "v": v}, stats=stats)
 
 
 class _Candidates:
-    """Each point of a's nearest points of b, nearest first, kept in blocks of equal length."""
+    """The candidate pairs: each point of a's nearest points of b (nearest first, kept in blocks of
+    equal length; ``radius``: the distance to the last), plus pairs added because they broke the duals."""
 
     def __init__(self, a: np.ndarray, b: np.ndarray):
         from scipy.spatial import cKDTree
-        self.a, self.tree = a, cKDTree(b)
+        self.a, self.b, self.tree = a, b, cKDTree(b)
+        self.grid, self.a3 = point_grid.build(b), point_grid.padded(a)
         self.have = np.zeros(a.shape[0], dtype=np.int64)
         self.blocks: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # k: (rows, cols, distances)
-        self.radius = np.zeros(a.shape[0])  # distance to each point's last candidate
+        self.radius = np.zeros(a.shape[0])
+        self.added: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+
+    @property
+    def extra(self) -> int:
+        return sum(rows.size for rows, _, _ in self.added)
+
+    @property
+    def count(self) -> int:
+        return int(self.have.sum()) + self.extra
 
     def widen_to(self, wanted: np.ndarray) -> None:
         grow = wanted > self.have
@@ -151,25 +166,73 @@ class _Candidates:
                 self.blocks[count] = (rows[keep], idx[keep], dist[keep])
         self.have = np.maximum(self.have, wanted)
 
-    def count_within(self, rows: np.ndarray, reach: np.ndarray) -> np.ndarray:
-        """How many points of b lie within ``reach`` of each of a's ``rows``."""
-        counts = self.tree.query_ball_point(self.a[rows], np.maximum(reach, 0.0) * (1 + 1e-9), return_length=True,
-                                             workers=kd_workers(rows.size))
-        return np.asarray(counts, dtype=np.int64)
+    def broken_pairs(self, rows: np.ndarray, u, v, slack) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(rows, cols, distances) of the pairs of ``rows`` with u_i + v_j > d_ij + slack_i, found on
+        the grid of b's points (solvers.point_grid): a cell at least u_i + its largest v away from a_i
+        holds none."""
+        grid = self.grid
+        args = (self.a, self.b, self.a3, rows, u, v, float(v.max()), slack, grid.low, grid.size, grid.slop, grid.shape,
+                grid.start, grid.points, point_grid.cell_maxima(grid, v))
+        counts = np.zeros(rows.size + 1, dtype=np.int64)
+        _scan_broken(*args, counts, np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1), False)
+        offsets = np.zeros(rows.size + 1, dtype=np.int64)
+        np.cumsum(counts[:-1], out=offsets[1:])
+        total = int(offsets[-1])
+        out_rows, out_cols, out_d = np.empty(total, np.int64), np.empty(total, np.int64), np.empty(total)
+        if total:
+            _scan_broken(*args, offsets, out_rows, out_cols, out_d, True)
+        return out_rows, out_cols, out_d
+
+    def add(self, rows, cols, dist) -> None:
+        self.added.append((rows, cols, dist))
 
     def csr(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The candidate pairs as CSR arrays (row pointers, columns, distances), nearest first in a row."""
-        row_ptr = np.zeros(self.have.size + 1, dtype=np.int64)
-        np.cumsum(self.have, out=row_ptr[1:])
-        if len(self.blocks) == 1:  # every row the same count, in order (the first round): as they are
+        """The candidate pairs as CSR arrays (row pointers, columns, distances)."""
+        n = self.have.size
+        if len(self.blocks) == 1 and not self.added:  # every row the same count (the first round): as they are
             rows, idx, dist = next(iter(self.blocks.values()))
-            if np.array_equal(rows, np.arange(rows.size)):
+            if np.array_equal(rows, np.arange(n)):
+                row_ptr = np.arange(n + 1, dtype=np.int64) * idx.shape[1]
                 return row_ptr, idx.ravel(), dist.ravel()
-        col_ind, cost = np.empty(row_ptr[-1], dtype=np.int64), np.empty(row_ptr[-1])
-        for rows, idx, dist in self.blocks.values():
-            at = row_ptr[rows][:, None] + np.arange(idx.shape[1])
-            col_ind[at], cost[at] = idx, dist
-        return row_ptr, col_ind, cost
+        parts = [(np.repeat(rows, idx.shape[1]), idx.ravel(), dist.ravel()) for rows, idx, dist in self.blocks.values()]
+        rows, cols, dist = (np.concatenate(p) for p in zip(*(parts + self.added)))
+        order = np.argsort(rows, kind="stable")
+        row_ptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=n), out=row_ptr[1:])
+        return row_ptr, cols[order], dist[order]
+
+
+@njit(cache=True, parallel=True)
+def _scan_broken(a, b, a3, rows, u, v, v_max, slack, low, size, slop, shape, start, points, cell_max,
+                 offsets, out_rows, out_cols, out_d, fill):
+    """For each of ``rows``: its pairs with u_i + v_j > d_ij + slack_i, counted into offsets[k]
+    (fill False) or written from offsets[k] on (fill True). Cells beyond u_i + max v are not
+    visited; a cell at least u_i + its largest v away is passed over."""
+    for k in prange(rows.size):
+        i = rows[k]
+        reach = (u[i] + v_max) * (1.0 + 1e-9)
+        if not reach > 0.0:
+            continue
+        at = offsets[k] if fill else 0
+        x, y, z = a3[i, 0], a3[i, 1], a3[i, 2]
+        x0, x1 = cell_span(low, size, shape, x, reach, 0)
+        y0, y1 = cell_span(low, size, shape, y, reach, 1)
+        z0, z1 = cell_span(low, size, shape, z, reach, 2)
+        for cx in range(x0, x1 + 1):
+            for cy in range(y0, y1 + 1):
+                for cz in range(z0, z1 + 1):
+                    c = (cx * shape[1] + cy) * shape[2] + cz
+                    if start[c] == start[c + 1] or u[i] + cell_max[c] <= box_distance(low, size, slop, x, y, z, cx, cy, cz):
+                        continue
+                    for p in range(start[c], start[c + 1]):
+                        j = points[p]
+                        d = pair_distance(a, b, i, j)
+                        if u[i] + v[j] > d + slack[i]:
+                            if fill:
+                                out_rows[at], out_cols[at], out_d[at] = i, j, d
+                            at += 1
+        if not fill:
+            offsets[k] = at
 
 
 def _solve_dense(problem: EuclideanCosts):

@@ -588,7 +588,7 @@ MAX_COORDINATE = 1e150  # squared differences of larger coordinates overflow flo
 DENSE_DISTANCES = 1 << 27  # distances a dense solver may have materialised (1 GiB of float64)
 
 
-PARALLEL_QUERIES = 20_000  # kd-tree queries from this many points run on all cores (threads cost more below)
+PARALLEL_QUERIES = 4096  # kd-tree queries from this many points run on all cores (threads cost more below)
 
 
 def kd_workers(queries: int) -> int:
@@ -622,7 +622,7 @@ def _points(values, name: str, source: str | None) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class EuclideanCosts:
-    """Assignment between two point sets, a (n x d) and b (m x d), with the Euclidean distance of
+    """Assignment between two point sets, a (n x d) and b (m x d), d <= 3, with the Euclidean distance of
     a[i] and b[j] as the cost of pair (i, j). It holds the points, never the n x m distances: the
     "knn" algorithm and its certificate compute the distances they need; a dense algorithm gets
     them materialised (``to_dense``), up to DENSE_DISTANCES of them."""
@@ -635,6 +635,8 @@ class EuclideanCosts:
     @classmethod
     def from_points(cls, a, b, source: str | None = None) -> "EuclideanCosts":
         first, second = _points(a, "the first point set", source), _points(b, "the second point set", source)
+        if max(first.shape[1], second.shape[1]) > 3:
+            raise InputError(f"points have 1 to 3 coordinates, not {max(first.shape[1], second.shape[1])}", source)
         if first.shape[1] != second.shape[1]:
             raise InputError(f"the point sets differ in dimension ({first.shape[1]} and {second.shape[1]} "
                              "coordinates)", source)

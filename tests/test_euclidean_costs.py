@@ -123,18 +123,46 @@ def test_the_certificate_refuses_what_is_not_an_assignment():
         assert not cert.valid and words in cert.details, words
 
 
-def test_the_check_covers_balls_holding_most_points():
-    """Duals that reach past every point: the check goes through every pair, without the tree."""
+def test_a_column_whose_potential_jumps_is_checked_against_every_row():
+    """The grid passes over cells by their largest v: raising one column's v makes that column's
+    cell reachable from every row, and the check finds the violation in all of them."""
     rng = np.random.default_rng(9)
     a, b = rng.random((300, 3)), rng.random((300, 3))
     problem = EuclideanCosts.from_points(a, b)
     result = solvers.solve(problem, "knn")
     assert result.certificate.optimal and result.value == pytest.approx(scipy_optimum(a, b), rel=1e-12)
     solution = _solution_of(result)
-    solution.duals["v"][0] += 10.0  # every row's ball now holds all of b; pair (i, 0) breaks by ~10
+    solution.duals["v"][0] += 10.0  # pair (i, 0) now breaks u_i + v_0 <= d_i0 by about 10 in every row
     cert = certify(problem, solution)
-    assert cert.witness["checked_pairs"] == 300 * 300
+    assert 300 <= cert.witness["checked_pairs"] < 300 * 300  # column 0 against every row, most cells passed over
     assert not cert.optimal and "infeasible for 300 points" in cert.reason
+
+
+def test_the_grid_check_matches_brute_force():
+    """delta_i from the grid equals the brute-force largest violation over all pairs, for random,
+    clustered, flat and duplicate point sets and random duals."""
+    from solvers import certify_points
+    rng = np.random.default_rng(12)
+    for trial in range(80):
+        n, m = int(rng.integers(1, 60)), int(rng.integers(1, 60))
+        scale = 10.0 ** float(rng.choice([-30, 0, 140]))
+        a, b = rng.random((n, 3)) * scale, rng.random((m, 3)) * scale
+        u = rng.normal(0, 0.3, n) * scale
+        v = rng.normal(-0.2, 0.3, m) * scale
+        if trial % 8 == 5:  # far from the origin: cells far smaller than a coordinate's rounding
+            a, b = a * 1e-12 + 1e10 * scale, b * 1e-12 + 1e10 * scale
+            u, v = u * 1e-12, v * 1e-12
+        if trial % 4 == 1:
+            b[:, 2] = 0.0  # flat
+        elif trial % 4 == 2:
+            b = np.repeat(b[:1], m, axis=0)  # one point, many times
+        elif trial % 4 == 3:
+            b[:, 1:] = 0.0  # a line
+        delta, _, _ = certify_points._row_violations(a, b, u, v)
+        d = cdist(a, b)
+        brute = np.maximum((u[:, None] + v[None, :] - d).max(axis=1), 0.0)
+        assert np.all(delta >= brute), trial  # never misses a violation
+        assert np.allclose(delta, brute, rtol=0, atol=1e-12 * np.abs(d).max(initial=scale)), trial
 
 
 def test_dense_solvers_are_refused_in_one_line_when_the_distances_would_not_fit():
@@ -147,6 +175,7 @@ def test_dense_solvers_are_refused_in_one_line_when_the_distances_would_not_fit(
 
 @pytest.mark.parametrize("a, b, words", [
     (np.zeros((3, 2)), np.zeros((3, 3)), "differ in dimension"),
+    (np.zeros((3, 4)), np.zeros((3, 4)), "1 to 3 coordinates"),
     (np.zeros(3), np.zeros((3, 3)), "array of points"),
     (np.array([[0.0, np.inf, 0.0]]), np.zeros((1, 3)), "not a finite number"),
     (np.full((2, 3), -1e151), np.zeros((2, 3)), "rescale the points"),

@@ -78,7 +78,7 @@ def test_when_rounds_run_out_it_claims_only_the_candidates():
     a, b = rng.random((150, 3)), rng.random((150, 3))  # uniform squares need long-range pairs
     result = solvers.match_points(a, b, k=1, max_rounds=1)
     assert "not proven for every pair" in result.certificate.details and not result.certificate.certified
-    assert "infeasible for" in result.certificate.reason and result.stats["bound_fails_for"] > 0
+    assert "infeasible for" in result.certificate.reason and result.stats["pairs_breaking_the_duals"] > 0
     assert result.value >= scipy_value(a, b) - 1e-9
 
 
@@ -108,9 +108,30 @@ def test_widening_stops_at_the_pair_limit_and_claims_the_candidates_only():
     rng = np.random.default_rng(3)
     a, b = rng.random((150, 3)), rng.random((150, 3))
     # uniform clouds: 16 neighbours each first hold a complete matching, whose bound fails for most points
-    result = solvers.match_points(a, b, k=16, max_pairs=3000)  # 150 x 16 fit, widening the failing ones does not
-    assert result.stats["candidates"] <= 3000 and not result.certificate.certified
-    assert "limit 3,000" in result.stats["stopped"] and "not proven for every pair" in result.certificate.details
+    result = solvers.match_points(a, b, k=16, max_pairs=2400)  # 150 x 16 fit, adding the pairs that break the duals not
+    assert result.stats["candidates"] <= 2400 and not result.certificate.certified
+    assert "more than 2,400 pairs" in result.stats["stopped"] and "not proven for every pair" in result.certificate.details
     with pytest.raises(InputError) as info:  # one neighbour each holds no complete matching here
         solvers.match_points(a, b, k=1, max_pairs=200)
     assert "raise max_pairs" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_the_pairs_that_break_the_duals_are_all_found():
+    """knn's search for the pairs that break its duals (on the grid) against every pair by brute force."""
+    from solvers.points_exact import _Candidates
+    rng = np.random.default_rng(21)
+    for trial in range(30):
+        n, m = int(rng.integers(1, 50)), int(rng.integers(1, 50))
+        scale = 10.0 ** float(rng.choice([-25, 0, 120]))
+        a, b = rng.random((n, 3)) * scale, rng.random((m, 3)) * scale
+        if trial % 3 == 1:
+            b[:, 2] = 0.0
+        u, v = rng.normal(0, 0.3, n) * scale, rng.normal(-0.2, 0.3, m) * scale
+        rows = np.flatnonzero(rng.random(n) < 0.7)
+        found = _Candidates(a, b).broken_pairs(rows, u, v, np.zeros(n))
+        d = cdist(a, b)
+        expected_rows, expected_cols = np.nonzero(u[:, None] + v[None, :] > d)
+        keep = np.isin(expected_rows, rows)
+        assert sorted(zip(found[0].tolist(), found[1].tolist())) == sorted(
+            zip(expected_rows[keep].tolist(), expected_cols[keep].tolist())), trial
+        assert np.array_equal(found[2], d[found[0], found[1]])
