@@ -22,7 +22,9 @@ runs. Measured on an H100 (16-core host, 2026-11-24):
   against 4.6 ms at 200 x 200, 0.65 ms against 4 ms on 300 x 300 particle distances. (The
   benchmarks in benchmarks/results show hungarian-tree up to 1588x lsa at n = 10,000.)
 * point sets and frame pairs of a series from POINTS_MIN_PAIRS point pairs: ``knn`` on the CPU, as
-  below; smaller ones as dense assignment. (knn against hungarian on the GPU: to be measured.)
+  below; smaller ones as dense assignment. End to end on 8,000 points moved a little: 18 ms against
+  1.55 s for hungarian on the GPU given the distance matrix; on two unrelated clouds of 8,000
+  (knn's hard case), 1.18 s against 1.41 s (2026-11-25, benchmarks/results/points-*).
 * sparse assignment: ``lapjvsp`` on the CPU at every size measured: 0.33 ms against hungarian's
   6.3 ms (on the dense form, on the GPU) at 100 x 100, 26 ms against 59 ms at 5000 x 5000 with 8
   pairs a row; the dense form also grows as rows x cols.

@@ -5,14 +5,15 @@ problem is solved transposed): each point of a is matched to a distinct point of
 
 1. Candidates: each point of a keeps its k nearest points of b (scipy's cKDTree), with their
    distances as costs: a sparse problem of n * k pairs.
-2. That problem is solved by shortest augmenting paths (solvers.assignment.sparse_sap_solver,
-   whose searches cost what they explore), which gives dual potentials u, v with
-   u_i + v_j <= d_ij on every candidate pair, equality on the matched pairs, and v <= 0.
-3. A pruned pair (i, j) has d_ij >= r_i, the distance from i to its last candidate, so
-   u_i + max_j v_j <= r_i makes (u, v) feasible on every pair of the Euclidean problem. Points where
-   that bound fails get at least twice the neighbours, and as many as lie within u_i + max v; a
-   candidate graph without a complete matching doubles every list; and the solve repeats. When
-   the candidates would reach a quarter of all pairs (points far from their partners, as between
+2. It is solved by shortest augmenting paths (solvers.assignment.sparse_sap_solver, whose searches
+   cost what they explore), which gives dual potentials u, v with u_i + v_j <= d_ij on every
+   candidate pair, equality on the matched pairs, and v <= 0.
+3. Pricing: a pruned pair (i, j) has d_ij >= r_i, the distance from i to its last candidate, so
+   rows with u_i + max v <= r_i are settled. For the others, the pairs with u_i + v_j > d_ij are
+   looked for on a grid of b's points that knows each cell's largest v (solvers.point_grid), added
+   to the candidates, and the solve repeats, until none is left (or max_rounds, or max_pairs).
+   A candidate graph without a complete matching doubles every neighbour list. When the
+   candidates would reach a quarter of all pairs (points far from their partners, as between
    unrelated sets), the problem is solved on its whole distance matrix instead (scipy's
    linear_sum_assignment), up to DENSE_DISTANCES pairs.
 
@@ -43,13 +44,13 @@ ALGORITHMS = [
         runner="solvers.points_exact:run",
         options=(Option("k", 8, help="nearest neighbours each point starts with as candidates", low=1,
                         high=2 ** 31 - 1),
-                 Option("max_rounds", 12, help="rounds of widening the candidates where the dual bound "
-                        "does not yet cover every pair", low=1, high=64),
+                 Option("max_rounds", 12, help="solves at most: each adds the pairs that break the last one's "
+                        "dual potentials", low=1, high=64),
                  Option("max_pairs", MAX_PAIRS, help="candidate pairs held at most (memory follows them)",
                         low=1, high=2 ** 40)),
         summary="Exact point correspondence without the distance matrix: k nearest neighbours as candidates "
-                "(scipy cKDTree), solved by shortest augmenting paths on them, widened where the dual bound "
-                "does not reach every pair; optimal for all pairs, not just the candidates.",
+                "(scipy cKDTree), solved by shortest augmenting paths on them, with the pairs that break the "
+                "dual potentials added until none is left; optimal for all pairs, not just the candidates.",
         reference="Vasconcelos & Rosenhahn 2009 (3-D point correspondence by assignment); Jonker & Volgenant "
                   "1987 (shortest augmenting paths); scipy.spatial.cKDTree",
         interruptible=False, phases=("start", "done")),
