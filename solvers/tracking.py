@@ -388,7 +388,7 @@ def track(series: PointSeries, algorithm: str = "knn", backend: str = "auto", ob
 
 def _link_accuracy(ids_a: np.ndarray, ids_b: np.ndarray, pairs: np.ndarray) -> dict:
     correct = int(np.count_nonzero(ids_a[pairs[:, 0]] == ids_b[pairs[:, 1]])) if pairs.size else 0
-    true_links = int(np.intersect1d(ids_a, ids_b).size)
+    true_links = int(np.intersect1d(ids_a, ids_b, assume_unique=True).size)  # ids are unique in a frame
     matched = int(pairs.shape[0])
     return {"correct": correct, "true_links": true_links,
             "accuracy": correct / matched if matched else 1.0,
@@ -396,19 +396,24 @@ def _link_accuracy(ids_a: np.ndarray, ids_b: np.ndarray, pairs: np.ndarray) -> d
 
 
 def chain_tracks(sizes: list[int], links: list[np.ndarray]) -> list[list[tuple[int, int]]]:
-    """Tracks from per-pair links: a point not linked from the previous frame starts a track."""
-    tracks: list[list[tuple[int, int]]] = []
+    """Tracks from per-pair links: a point not linked from the previous frame starts a track (new
+    tracks numbered in frame order, then point order); each track lists (frame, index) in frame order."""
     if not sizes:
-        return tracks
-    owner = np.arange(sizes[0])  # track id of each point of the current frame
-    tracks.extend([(0, i)] for i in range(sizes[0]))
+        return []
+    owner = np.arange(sizes[0], dtype=np.int64)  # track id of each point of the current frame
+    owners, count = [owner], sizes[0]
     for t, pairs in enumerate(links):
         nxt = np.full(sizes[t + 1], -1, dtype=np.int64)
         nxt[pairs[:, 1]] = owner[pairs[:, 0]]
-        for j in np.flatnonzero(nxt < 0):
-            nxt[j] = len(tracks)
-            tracks.append([])
-        for j in range(sizes[t + 1]):
-            tracks[nxt[j]].append((t + 1, j))
+        fresh = np.flatnonzero(nxt < 0)
+        nxt[fresh] = count + np.arange(fresh.size)
+        count += fresh.size
+        owners.append(nxt)
         owner = nxt
-    return tracks
+    track_of = np.concatenate(owners)
+    frame = np.repeat(np.arange(len(sizes)), sizes)
+    index = np.concatenate([np.arange(size) for size in sizes])
+    order = np.argsort(track_of, kind="stable")  # stable: frame order within a track
+    points = list(zip(frame[order].tolist(), index[order].tolist()))
+    ends = np.cumsum(np.bincount(track_of, minlength=count)).tolist()
+    return [points[start:end] for start, end in zip([0] + ends[:-1], ends)]
