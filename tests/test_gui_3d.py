@@ -233,3 +233,46 @@ def test_nice_ticks_and_camera_fit_formula():
     assert nice_ticks(5.0, 5.0).tolist() == [5.0]
     # a unit sphere seen through a 90° field of view: its silhouette is √2 across at the centre's depth
     assert fit_scale_factor(1.0, 90.0, margin=1.0) == pytest.approx(2 * np.sqrt(2))
+
+
+def test_play_steps_through_the_pairs_and_subsampling_is_said(window, qtbot, tmp_path, monkeypatch):
+    """Play advances one frame pair per timer tick (driven here by calling the step, not by waiting),
+    wrapping after the last; a series larger than the drawing limits is drawn subsampled, and the
+    info line says how."""
+    from explorer.views import tracks3d
+    win = window
+    series = open_particles(qtbot, win, tmp_path)
+    view = win.tracks_view
+    win.tabs.setCurrentWidget(view)
+    require_gl(view)
+    win.solver_panel.select_algorithm("knn")
+    run = win.start_run()
+    wait_run(qtbot, run)
+    assert run.status == "finished", run.error
+    pairs = series.n_frames - 1
+    seen = []
+    for _ in range(pairs + 1):
+        view.advance()
+        seen.append(win.session.frame_pair)
+    assert seen == [1, 2, 3, 4, 0, 1][:pairs + 1] and view.frame_label.text() == "frames 1 → 2"
+    view.play.setChecked(True)
+    assert view.play_timer.isActive() and view.play.text() == "Pause"
+    assert view.play_timer.interval() == round(1000 / tracks3d.PLAY_FPS)
+    view.fps.setValue(10)
+    assert view.play_timer.interval() == 100
+    view.play.setChecked(False)
+    assert not view.play_timer.isActive() and view.play.text() == "Play"
+    assert "subsampled" not in view.info.text()
+
+    total = sum(series.sizes)
+    monkeypatch.setattr(tracks3d, "MAX_POINTS", total // 3)
+    monkeypatch.setattr(tracks3d, "MAX_FRAME_POINTS", 20)
+    monkeypatch.setattr(tracks3d, "MAX_TRAIL_SEGMENTS", 50)
+    view._cloud = None  # the cloud is made once per series: made again under the new limit
+    view.refresh(force=True)
+    text = view.info.text()
+    assert "drawn subsampled" in text and f"of {total:,}" in text
+    assert "selected frames: 1 point in" in text and "trails: 1 link in" in text
+    drawn = view.tables()["links"]  # the table keeps every link, whatever is drawn
+    assert drawn["frame"].size == sum(np.asarray(l).reshape(-1, 2).shape[0] for l in run.track.links)
+    assert_real_content(view.render_image()[..., :3], "subsampled 3D render")

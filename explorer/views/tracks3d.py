@@ -30,6 +30,9 @@ except Exception as exc:  # pragma: no cover - exercised only on machines withou
     VISPY_ERROR = f"vispy could not be loaded ({exc})"
 
 MAX_POINTS = 400_000  # beyond this the "all frames" cloud is subsampled (llvmpipe stays interactive)
+MAX_FRAME_POINTS = 200_000  # a selected frame beyond this is drawn subsampled (the view says so)
+MAX_TRAIL_SEGMENTS = 400_000  # trail links drawn at most; beyond, every k-th link of each frame pair
+PLAY_FPS = 30         # frame pairs a second when playing (the spin box changes it)
 GL_ATTEMPTS = 3       # an OpenGL context that fails to come up is tried again this many times in all
 FOV = 40.0
 FIT_MARGIN = 1.06     # room around the bounding sphere (tick labels included) when the camera is fitted
@@ -134,6 +137,18 @@ class Tracks3DView(View):
         self.color_mode.addItem("links by correctness", "correct")
         self.color_mode.addItem("links by time", "time")
         self.reset_camera = QtWidgets.QPushButton("Reset view")
+        self.play = QtWidgets.QToolButton()
+        self.play.setText("Play")
+        self.play.setCheckable(True)
+        self.play.setToolTip("step through the frame pairs, starting again after the last")
+        self.fps = QtWidgets.QSpinBox()
+        self.fps.setRange(1, 120)
+        self.fps.setValue(PLAY_FPS)
+        self.fps.setSuffix(" /s")
+        self.fps.setToolTip("frame pairs a second while playing")
+        self.play_timer = QtCore.QTimer(self)
+        bar.addWidget(self.play)
+        bar.addWidget(self.fps)
         bar.addWidget(QtWidgets.QLabel("pair"))
         bar.addWidget(self.frame_slider, 1)
         bar.addWidget(self.frame_label)
@@ -162,6 +177,13 @@ class Tracks3DView(View):
         self.trail_length.valueChanged.connect(lambda *_: self.refresh(force=True))
         self.color_mode.currentIndexChanged.connect(lambda *_: self.refresh(force=True))
         self.reset_camera.clicked.connect(self.fit_camera)
+        self.play.toggled.connect(self._set_playing)
+        self.fps.valueChanged.connect(lambda *_: self.play_timer.setInterval(round(1000 / self.fps.value())))
+        self.play_timer.setInterval(round(1000 / self.fps.value()))
+        self.play_timer.timeout.connect(self.advance)
+        self._cloud = None  # (series, points drawn, their frames, points in all, step): made once per series
+        self._link_table = None  # (track, the links table): made once per track
+        self._drawn: dict = {}  # what the cloud and the trails were last sent to GL for
         self._update_message()
 
     # ---- GL ---------------------------------------------------------------------------------
@@ -271,7 +293,36 @@ class Tracks3DView(View):
         self.show_message(None)
         return False
 
+    # ---- playing ----------------------------------------------------------------------------
+    def _set_playing(self, on: bool) -> None:
+        self.play.setText("Pause" if on else "Play")
+        if on:
+            self.play_timer.start()
+        else:
+            self.play_timer.stop()
+
+    def advance(self) -> None:
+        """The next frame pair (after the last, the first again): one step of Play."""
+        problem = self.session.problem
+        pairs = problem.n_frames - 1 if self._is_points() else 0
+        if pairs < 1:
+            self.play.setChecked(False)
+            return
+        self.session.set_frame_pair((self.session.frame_pair + 1) % pairs)
+
     # ---- drawing ----------------------------------------------------------------------------
+    def _all_points(self, series):
+        """(points drawn, their frames, points in all, step) of the all-frames cloud, made once per
+        series: every step-th point, at most about MAX_POINTS."""
+        if self._cloud is None or self._cloud[0] is not series:
+            total = sum(f.shape[0] for f in series.frames)
+            step = max(1, -(-total // MAX_POINTS))
+            frame_of = np.repeat(np.arange(series.n_frames), [f.shape[0] for f in series.frames])
+            points = np.concatenate(series.frames) if total else np.zeros((0, 3))
+            self._cloud = (series, points[::step], frame_of[::step], total, step,
+                           (points.min(0), points.max(0)) if total else (np.zeros(3), np.ones(3)))
+        return self._cloud[1:]
+
     def _on_pair(self, pair: int) -> None:
         if self.frame_slider.value() != pair:
             self.frame_slider.blockSignals(True)
@@ -302,34 +353,44 @@ class Tracks3DView(View):
         self.frame_slider.setMaximum(max(n_frames - 2, 0))
         pair = min(self.session.frame_pair, max(n_frames - 2, 0))
         frames = series.frames
-        frame_of = np.concatenate([np.full(f.shape[0], t) for t, f in enumerate(frames)])
-        points = np.concatenate(frames) if frame_of.size else np.zeros((0, 3))
-        new_bounds = (points.min(0), points.max(0)) if points.size else (np.zeros(3), np.ones(3))
+        cloud, cloud_frames, total, step, new_bounds = self._all_points(series)
         refit = self._bounds is None or not all(np.array_equal(a, b) for a, b in zip(self._bounds, new_bounds))
         self._bounds = new_bounds
-        if self.show_all.isChecked() and points.size:
-            step = max(1, points.shape[0] // MAX_POINTS)
-            self.cloud.set_data(points[::step], face_color=time_colors(frame_of[::step], n_frames, 0.45),
-                                size=4, edge_width=0)
+        thinned = []  # what is drawn subsampled, for the info line
+        if self.show_all.isChecked() and total:
+            if self._drawn.get("cloud") is not cloud:  # the same for every pair: sent to GL once
+                self.cloud.set_data(cloud, face_color=time_colors(cloud_frames, n_frames, 0.45), size=4,
+                                    edge_width=0)
+                self._drawn["cloud"] = cloud
             self.cloud.visible = True
+            if step > 1:
+                thinned.append(f"all frames: 1 point in {step}, {cloud.shape[0]:,} of {total:,}")
         else:
             self.cloud.visible = False
         a = frames[pair]
         b = frames[pair + 1] if n_frames > 1 else np.zeros((0, 3))
         # rings, not discs: a link between two of them (often a few pixels long) shows through
         for markers, pts, color in ((self.frame_a, a, FRAME_A_COLOR), (self.frame_b, b, FRAME_B_COLOR)):
+            every = max(1, -(-pts.shape[0] // MAX_FRAME_POINTS))
             if pts.size:
-                markers.set_data(pts, face_color=(*color[:3], 0.15), size=8, edge_width=1.6, edge_color=color)
+                markers.set_data(pts[::every], face_color=(*color[:3], 0.15), size=8, edge_width=1.6,
+                                 edge_color=color)
             markers.visible = bool(pts.size)
+            if every > 1 and markers is self.frame_a:
+                thinned.append(f"selected frames: 1 point in {every}")
         if refit:
             self._draw_box(*new_bounds)
         run = self.current_track()
         links = track_links(run.track) if run is not None else []
-        self._draw_links(series, links, pair, n_frames)
+        trail_step = self._draw_links(series, links, pair, n_frames, run.track if run is not None else None)
+        if trail_step > 1:
+            thinned.append(f"trails: 1 link in {trail_step}")
         self._draw_legend(series, n_frames, pair, bool(links))
         text = f"frames {pair} → {pair + 1}" if n_frames > 1 else "one frame"
         self.frame_label.setText(text)
-        counts = f"{plural(n_frames, 'frame')}, {plural(points.shape[0], 'point')}"
+        counts = f"{plural(n_frames, 'frame')}, {plural(total, 'point')}"
+        if thinned:  # said, not hidden: a subsample is drawn so that the view stays interactive
+            counts += f" (drawn subsampled: {'; '.join(thinned)})"
         if run is None and n_frames < 2:  # nothing to link: no promise of a run (the Solver panel says why)
             self.info.setText(f"{counts} · tracking needs at least two frames.")
         elif run is None:
@@ -434,9 +495,10 @@ class Tracks3DView(View):
             rgba[:, 3] = alpha
         return np.repeat(rgba, 2, axis=0)
 
-    def _draw_links(self, series, links, pair, n_frames) -> None:
+    def _draw_links(self, series, links, pair, n_frames, track=None) -> int:
+        """The selected pair's links, and the trails: the links of the pairs within the trail length,
+        every k-th link of each when they would pass MAX_TRAIL_SEGMENTS. Returns k."""
         usable = [t for t in range(min(len(links), n_frames - 1)) if links[t].size]
-        self._tables = {}
         if pair in usable:
             self.links.set_data(pos=self._link_segments(series, links, pair),
                                 color=self._segment_colors(series, links, pair, n_frames, 1.0))
@@ -444,21 +506,35 @@ class Tracks3DView(View):
         else:
             self.links.visible = False
         reach = self.trail_length.value()
-        trail = [t for t in usable if t != pair and abs(t - pair) <= reach]
+        # the selected pair is among its trail (drawn over it): with a reach past both ends, the
+        # trail is the same for every pair, and is sent to GL once while playing
+        trail = [t for t in usable if abs(t - pair) <= reach]
+        step = max(1, -(-sum(links[t].shape[0] for t in trail) // MAX_TRAIL_SEGMENTS))
+        key = (id(track), tuple(trail), step, self.color_mode.currentData())
         if self.show_trails.isChecked() and trail:
-            self.trails.set_data(pos=np.concatenate([self._link_segments(series, links, t) for t in trail]),
-                                 color=np.concatenate([self._segment_colors(series, links, t, n_frames, 0.85)
-                                                       for t in trail]))
+            if self._drawn.get("trails") != key or track is None:
+                thin = {t: links[t][::step] for t in trail}
+                self.trails.set_data(pos=np.concatenate([self._link_segments(series, thin, t) for t in trail]),
+                                     color=np.concatenate([self._segment_colors(series, thin, t, n_frames, 0.85)
+                                                           for t in trail]))
+                self._drawn["trails"] = key
             self.trails.visible = True
         else:
             self.trails.visible = False
-        if usable:
-            rows = [(t, int(i), int(j)) for t in usable for i, j in links[t]]
-            arr = np.array(rows, dtype=np.int64).reshape(-1, 3)
-            cols = {"frame": arr[:, 0], "index": arr[:, 1], "next_index": arr[:, 2]}
-            if series.ids is not None:
-                cols["correct"] = np.concatenate([link_correctness(series.ids, t, links[t]) for t in usable])
-            self._tables = {"links": cols}
+        self._tables = {"links": self._links_table(series, links, usable, track)} if usable else {}
+        return step if self.show_trails.isChecked() and trail else 1
+
+    def _links_table(self, series, links, usable, track) -> dict:
+        """Every link of the run (frame, index, next_index, correct), made once per track."""
+        if self._link_table is not None and track is not None and self._link_table[0] is track:
+            return self._link_table[1]
+        frame = np.concatenate([np.full(links[t].shape[0], t, dtype=np.int64) for t in usable])
+        pairs = np.concatenate([links[t] for t in usable]).astype(np.int64)
+        cols = {"frame": frame, "index": pairs[:, 0], "next_index": pairs[:, 1]}
+        if series.ids is not None:
+            cols["correct"] = np.concatenate([link_correctness(series.ids, t, links[t]) for t in usable])
+        self._link_table = (track, cols)
+        return cols
 
     def fit_camera(self) -> None:
         """Centre on the data and back off until its bounding sphere (axis labels included) fits the
