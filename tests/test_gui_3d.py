@@ -276,3 +276,44 @@ def test_play_steps_through_the_pairs_and_subsampling_is_said(window, qtbot, tmp
     drawn = view.tables()["links"]  # the table keeps every link, whatever is drawn
     assert drawn["frame"].size == sum(np.asarray(l).reshape(-1, 2).shape[0] for l in run.track.links)
     assert_real_content(view.render_image()[..., :3], "subsampled 3D render")
+
+
+def test_picking_a_point_shows_its_track_and_link_costs(window, qtbot, tmp_path):
+    """A click on a point of the selected pair (here: at the canvas pixel the point is drawn at)
+    highlights its whole track and says the costs of its links, checked against the links."""
+    from explorer.views.tracks3d import pick_chain
+    win = window
+    series = open_particles(qtbot, win, tmp_path)
+    view = win.tracks_view
+    win.tabs.setCurrentWidget(view)
+    require_gl(view)
+    win.solver_panel.select_algorithm("knn")
+    run = win.start_run()
+    wait_run(qtbot, run)
+    view.frame_slider.setValue(2)
+    view.refresh(force=True)
+    links = [np.asarray(l).reshape(-1, 2) for l in run.track.links]
+    t, i = 2, int(links[2][0, 0])  # a point of frame 2 linked on to frame 3
+    transform = view.view3d.scene.node_transform(view.canvas.scene)
+    mapped = transform.map(series.frames[t][i][None, :])
+    pos = mapped[0, :2] / mapped[0, 3]
+    assert view.pick_at(pos) == (t, i)
+    chain = pick_chain(links, t, i)
+    assert (t, i) in chain and [f for f, _ in chain] == list(range(chain[0][0], chain[-1][0] + 1))
+    j = int(links[2][0, 1])
+    cost = float(np.linalg.norm(series.frames[3][j] - series.frames[2][i]))
+    assert f"picked point {i} of frame 2" in view.info.text() and f"link to frame 3: cost {cost:.6g}" in view.info.text()
+    assert view.picked_point.visible and view.picked_track.visible
+    assert_real_content(view.render_image()[..., :3], "3D render with a picked track")
+    assert view.pick_at((-500, -500)) is None and not view.picked_point.visible  # far from every point
+    view.frame_slider.setValue(3)  # another pair: the pick is cleared
+    assert view.picked is None and "picked" not in view.info.text()
+
+
+def test_pick_chain_follows_links_both_ways():
+    from explorer.views.tracks3d import pick_chain
+    links = [np.array([[0, 1], [1, 0]]), np.array([[0, 2]]), np.zeros((0, 2), dtype=int)]
+    assert pick_chain(links, 1, 0) == [(0, 1), (1, 0), (2, 2)]
+    assert pick_chain(links, 2, 2) == [(0, 1), (1, 0), (2, 2)]
+    assert pick_chain(links, 1, 1) == [(0, 0), (1, 1)]
+    assert pick_chain(links, 3, 0) == [(3, 0)]

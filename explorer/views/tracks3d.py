@@ -33,6 +33,7 @@ MAX_POINTS = 400_000  # beyond this the "all frames" cloud is subsampled (llvmpi
 MAX_FRAME_POINTS = 200_000  # a selected frame beyond this is drawn subsampled (the view says so)
 MAX_TRAIL_SEGMENTS = 400_000  # trail links drawn at most; beyond, every k-th link of each frame pair
 PLAY_FPS = 30         # frame pairs a second when playing (the spin box changes it)
+PICK_PIXELS = 8       # a click picks the nearest point of the selected pair within this many pixels
 GL_ATTEMPTS = 3       # an OpenGL context that fails to come up is tried again this many times in all
 FOV = 40.0
 FIT_MARGIN = 1.06     # room around the bounding sphere (tick labels included) when the camera is fitted
@@ -81,6 +82,27 @@ def link_correctness(ids, t: int, links: np.ndarray) -> np.ndarray | None:
 def track_links(track) -> list[np.ndarray]:
     links = getattr(track, "links", None) or []
     return [np.asarray(l, dtype=np.int64).reshape(-1, 2) for l in links]
+
+
+def pick_chain(links: list[np.ndarray], t: int, i: int) -> list[tuple[int, int]]:
+    """The track through point i of frame t, as (frame, index) in frame order, from the links of
+    each frame pair (links[t]: (k, 2) pairs of frame t and frame t + 1)."""
+    chain = [(t, i)]
+    frame, index = t, i
+    while frame > 0 and frame - 1 < len(links):  # back
+        at = np.flatnonzero(links[frame - 1][:, 1] == index)
+        if not at.size:
+            break
+        frame, index = frame - 1, int(links[frame - 1][at[0], 0])
+        chain.insert(0, (frame, index))
+    frame, index = t, i
+    while frame < len(links):  # forward
+        at = np.flatnonzero(links[frame][:, 0] == index)
+        if not at.size:
+            break
+        frame, index = frame + 1, int(links[frame][at[0], 1])
+        chain.append((frame, index))
+    return chain
 
 
 def nice_ticks(lo: float, hi: float, target: int = 5) -> np.ndarray:
@@ -184,6 +206,9 @@ class Tracks3DView(View):
         self._cloud = None  # (series, points drawn, their frames, points in all, step): made once per series
         self._link_table = None  # (track, the links table): made once per track
         self._drawn: dict = {}  # what the cloud and the trails were last sent to GL for
+        self.picked: tuple[int, int] | None = None  # (frame, index) of the picked point
+        self.pick_info = ""
+        self.info_text = ""
         self._update_message()
 
     # ---- GL ---------------------------------------------------------------------------------
@@ -212,6 +237,10 @@ class Tracks3DView(View):
         self.links = scene.visuals.Line(parent=self.view3d.scene, connect="segments", width=3.0)
         self.frame_a = scene.visuals.Markers(parent=self.view3d.scene)
         self.frame_b = scene.visuals.Markers(parent=self.view3d.scene)
+        self.picked_track = scene.visuals.Line(parent=self.view3d.scene, connect="strip", width=4.0)
+        self.picked_point = scene.visuals.Markers(parent=self.view3d.scene)
+        self.picked_track.visible = self.picked_point.visible = False
+        self.canvas.events.mouse_release.connect(self._on_release)
         self.box = scene.visuals.Line(parent=self.view3d.scene, connect="segments")
         self.ticks = scene.visuals.Line(parent=self.view3d.scene, connect="segments")
         self.tick_labels = scene.visuals.Text(parent=self.view3d.scene, font_size=7, anchor_x="center",
@@ -225,7 +254,8 @@ class Tracks3DView(View):
         self.legend_bar = scene.visuals.Image(np.zeros((1, 2, 4), np.float32), parent=self.canvas.scene)
         # the selected pair is drawn over the cloud (the same points are in both): no depth test, drawn last
         self.cloud.set_gl_state("translucent", depth_test=True)
-        for order, visual in enumerate((self.trails, self.frame_a, self.frame_b, self.links), start=1):
+        for order, visual in enumerate((self.trails, self.frame_a, self.frame_b, self.links, self.picked_track,
+                                        self.picked_point), start=1):
             visual.set_gl_state("translucent", depth_test=False)
             visual.order = order
         for order, visual in enumerate((self.legend_bar, self.legend_marks, self.legend_text), start=10):
@@ -310,6 +340,72 @@ class Tracks3DView(View):
             return
         self.session.set_frame_pair((self.session.frame_pair + 1) % pairs)
 
+    # ---- picking ----------------------------------------------------------------------------
+    def _on_release(self, event) -> None:
+        press = getattr(event, "press_event", None)
+        if event.button != 1 or press is None or np.hypot(*(np.asarray(event.pos) - press.pos)) > 3:
+            return  # a drag turns the camera; a click picks
+        self.pick_at(event.pos)
+
+    def pick_at(self, pos) -> tuple[int, int] | None:
+        """Pick the point of the selected frame pair nearest to canvas pixel ``pos`` (within
+        PICK_PIXELS): highlight its track and say its link costs. Returns (frame, index) or None."""
+        if not self.has_content():
+            return None
+        series = self.session.problem
+        pair = min(self.session.frame_pair, max(series.n_frames - 2, 0))
+        best = None
+        transform = self.view3d.scene.node_transform(self.canvas.scene)
+        for t in (pair, pair + 1)[:series.n_frames]:
+            pts = series.frames[t]
+            if not pts.size:
+                continue
+            mapped = transform.map(pts)
+            xy = mapped[:, :2] / mapped[:, 3:4]
+            gap = np.hypot(xy[:, 0] - pos[0], xy[:, 1] - pos[1])
+            i = int(np.argmin(gap))
+            if gap[i] <= PICK_PIXELS and (best is None or gap[i] < best[0]):
+                best = (float(gap[i]), t, i)
+        if best is None:
+            self.picked_track.visible = self.picked_point.visible = False
+            self.picked = None
+            self.canvas.update()
+            return None
+        _, t, i = best
+        self.picked = (t, i)
+        self._show_pick(series, t, i)
+        return t, i
+
+    def _show_pick(self, series, t: int, i: int) -> None:
+        run = self.current_track()
+        links = track_links(run.track) if run is not None else []
+        chain = pick_chain(links, t, i)
+        where = np.array([series.frames[f][k] for f, k in chain])
+        self.picked_point.set_data(series.frames[t][i][None, :], face_color=(1, 1, 1, 1), size=14,
+                                   edge_width=2.5, edge_color=(0.8, 0.1, 0.6, 1))
+        self.picked_point.visible = True
+        if len(chain) > 1:
+            self.picked_track.set_data(pos=where, color=(0.8, 0.1, 0.6, 1.0))
+        self.picked_track.visible = len(chain) > 1
+        here = chain.index((t, i))
+        parts = [f"picked point {i} of frame {t}"]
+        if series.ids is not None:
+            parts[0] += f" (id {int(series.ids[t][i])})"
+        if len(chain) > 1:
+            parts.append(f"its track: {len(chain)} points, frames {chain[0][0]} to {chain[-1][0]}")
+        for step, name in ((-1, "from"), (1, "to")):
+            if 0 <= here + step < len(chain):
+                f, k = chain[here + step]
+                cost = float(np.linalg.norm(series.frames[f][k] - series.frames[t][i]))
+                parts.append(f"link {name} frame {f}: cost {cost:.6g}")
+        if run is None:
+            parts.append("Run to track it")
+        elif len(chain) == 1:
+            parts.append("not linked to either neighbouring frame")
+        self.pick_info = " · ".join(parts)
+        self.info.setText(f"{self.info_text}\n{self.pick_info}")
+        self.canvas.update()
+
     # ---- drawing ----------------------------------------------------------------------------
     def _all_points(self, series):
         """(points drawn, their frames, points in all, step) of the all-frames cloud, made once per
@@ -392,14 +488,17 @@ class Tracks3DView(View):
         if thinned:  # said, not hidden: a subsample is drawn so that the view stays interactive
             counts += f" (drawn subsampled: {'; '.join(thinned)})"
         if run is None and n_frames < 2:  # nothing to link: no promise of a run (the Solver panel says why)
-            self.info.setText(f"{counts} · tracking needs at least two frames.")
+            self.info_text = f"{counts} · tracking needs at least two frames."
         elif run is None:
-            self.info.setText(f"{counts} · Run to track them (blue: frame {pair}, orange: frame {pair + 1}).")
+            self.info_text = f"{counts} · Run to track them (blue: frame {pair}, orange: frame {pair + 1})."
         else:
             acc = getattr(run.track, "accuracy", None)
             acc_text = f", accuracy {acc:.1%}" if isinstance(acc, (float, int)) and np.isfinite(acc) else ""
-            self.info.setText(f"{counts} · tracked by {run.label}{acc_text}"
-                              f" · blue: frame {pair}, orange: frame {pair + 1}")
+            self.info_text = (f"{counts} · tracked by {run.label}{acc_text}"
+                              f" · blue: frame {pair}, orange: frame {pair + 1} · click a point for its track")
+        self.info.setText(self.info_text)
+        self.picked, self.pick_info = None, ""  # a pick belongs to the pair it was made on
+        self.picked_track.visible = self.picked_point.visible = False
         if refit:
             self.fit_camera()
         self.canvas.update()
