@@ -156,7 +156,7 @@ def _row_potentials(row_ptr, col_ind, cost, col_of_row, v):
     return u
 
 
-def solve_sparse(row_ptr, col_ind, cost, n: int, m: int, tel=None, where: str = ""):
+def solve_sparse(row_ptr, col_ind, cost, n: int, m: int, tel=None, where: str = "", row_word: str = "row"):
     """(row_match, col_match, u, v) of the minimum-cost assignment of every row (n <= m) on CSR
     costs; InfeasibleError when none exists."""
     col_of_row = np.full(n, -1, dtype=np.int64)
@@ -176,8 +176,8 @@ def solve_sparse(row_ptr, col_ind, cost, n: int, m: int, tel=None, where: str = 
         stuck, stamp = _augment_rows(row_ptr, col_ind, cost, rows, col_of_row, row_of_col, v, dist, pred, seen,
                                      settled, settled_list, heap_key, heap_col, stamp)
         if stuck >= 0:
-            raise InfeasibleError(f"{where}no complete assignment exists: row {int(rows[stuck])} has no "
-                                  "augmenting path to a free column")
+            raise InfeasibleError(f"{where}no complete assignment exists: {row_word} {int(rows[stuck])} has no "
+                                  "augmenting path to a free partner")
         if tel is not None and tel.enabled:
             tel.iteration(chunk, "augment", active=int(free.size - start - rows.size))
             tel.check_cancel()
@@ -190,7 +190,7 @@ def run(problem: SparseCosts, backend: str, tel) -> Solution:
     where = f"{problem.source}: " if problem.source else ""
     if n > m:  # solved transposed: its rows are the problem's columns
         csc = problem.to_sparse().tocsc()
-        col_match, row_match, v, u = solve_sparse(csc.indptr, csc.indices, csc.data, m, n, tel, where)
+        col_match, row_match, v, u = solve_sparse(csc.indptr, csc.indices, csc.data, m, n, tel, where, "column")
         value = float(np.sum(v) + np.sum(u[col_match]))
     else:
         row_match, col_match, u, v = solve_sparse(problem.row_ptr, problem.col_ind, problem.cost, n, m, tel, where)
