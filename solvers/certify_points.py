@@ -100,6 +100,8 @@ def _finite(values, size: int):
     return a if a.shape == (size,) and np.all(np.isfinite(a)) else None
 
 
+# The cell walk below repeats knn's (points_exact._scan_broken) on purpose: the certificate calls no
+# solver code; both share only the grid and its geometry (solvers.point_grid), tested against brute force.
 @njit(cache=True, parallel=True)
 def _scan_rows(a, b, a3, u, v, v_max, low, size, slop, shape, start, points, cell_max, delta, scale, checked):
     """Per row i: the largest u_i + v_j - d_ij (plus its rounding allowance) over the pairs that may

@@ -235,12 +235,8 @@ def test_nice_ticks_and_camera_fit_formula():
     assert fit_scale_factor(1.0, 90.0, margin=1.0) == pytest.approx(2 * np.sqrt(2))
 
 
-def test_play_steps_through_the_pairs_and_subsampling_is_said(window, qtbot, tmp_path, monkeypatch):
-    """Play advances one frame pair per timer tick (driven here by calling the step, not by waiting),
-    wrapping after the last; a series larger than the drawing limits is drawn subsampled, and the
-    info line says how."""
-    from explorer.views import tracks3d
-    win = window
+def tracked_with_knn(qtbot, win, tmp_path):
+    """(series, the 3D view shown, the finished knn run) for the generated particles."""
     series = open_particles(qtbot, win, tmp_path)
     view = win.tracks_view
     win.tabs.setCurrentWidget(view)
@@ -249,6 +245,16 @@ def test_play_steps_through_the_pairs_and_subsampling_is_said(window, qtbot, tmp
     run = win.start_run()
     wait_run(qtbot, run)
     assert run.status == "finished", run.error
+    return series, view, run
+
+
+def test_play_steps_through_the_pairs_and_subsampling_is_said(window, qtbot, tmp_path, monkeypatch):
+    """Play advances one frame pair per timer tick (driven here by calling the step, not by waiting),
+    wrapping after the last; a series larger than the drawing limits is drawn subsampled, and the
+    info line says how."""
+    from explorer.views import tracks3d
+    win = window
+    series, view, run = tracked_with_knn(qtbot, win, tmp_path)
     pairs = series.n_frames - 1
     seen = []
     for _ in range(pairs + 1):
@@ -282,14 +288,7 @@ def test_picking_a_point_shows_its_track_and_link_costs(window, qtbot, tmp_path)
     """A click on a point of the selected pair (here: at the canvas pixel the point is drawn at)
     highlights its whole track and says the costs of its links, checked against the links."""
     from explorer.views.tracks3d import pick_chain
-    win = window
-    series = open_particles(qtbot, win, tmp_path)
-    view = win.tracks_view
-    win.tabs.setCurrentWidget(view)
-    require_gl(view)
-    win.solver_panel.select_algorithm("knn")
-    run = win.start_run()
-    wait_run(qtbot, run)
+    series, view, run = tracked_with_knn(qtbot, window, tmp_path)
     view.frame_slider.setValue(2)
     view.refresh(force=True)
     links = [np.asarray(l).reshape(-1, 2) for l in run.track.links]
