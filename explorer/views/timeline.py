@@ -95,10 +95,6 @@ class Timeline(QtWidgets.QWidget):
             self.speed_combo.setItemData(self.speed_combo.count() - 1, SPEED_TIPS.get(value, text),
                                          QtCore.Qt.ItemDataRole.ToolTipRole)
         self.position_label = ElidedLabel("no run")
-        # room for a typical position whole ("report 46 of 46 · 6.41 ms"), so that the window's
-        # layout leaves the timeline that much at 1024 pixels wide; longer ones end in "…"
-        self.position_label.setMinimumWidth(self.position_label.fontMetrics().horizontalAdvance(
-            "report 46 of 46 · 6.41 ms") + 8)
         layout.addWidget(QtWidgets.QLabel("Run"))
         layout.addWidget(self.run_combo, 2)
         layout.addWidget(self.play_button)
