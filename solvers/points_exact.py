@@ -104,13 +104,15 @@ def run(problem: EuclideanCosts, backend: str, tel, k: int = 8, max_rounds: int 
             break
         found = candidates.broken_pairs(unsure, u, v, slack)
         left = found[0].size
+        if left == 0:  # no pair breaks the duals: proven (the certificate checks it again)
+            break
         if (candidates.count + left) * DENSE_SHARE >= n * m and n * m <= min(DENSE_DISTANCES, max_pairs):
             # the pairs approach all of them (points far from their partners): solve densely
             value, row_match, col_match, u, v = _solve_dense(problem)
             wanted[:] = m
             left = 0
             break
-        if left == 0 or rounds >= max_rounds:
+        if rounds >= max_rounds:
             break
         if candidates.count + left > max_pairs:  # memory follows the pairs: stop; the certificate says what holds
             stopped = f"adding the {left:,} pairs that break the duals would hold more than {max_pairs:,} pairs"
