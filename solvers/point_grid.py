@@ -31,7 +31,6 @@ class Grid:
     shape: np.ndarray      # (3,) cells along each axis
     start: np.ndarray      # (cells + 1,) CSR of the points of each cell
     points: np.ndarray     # point indices, cell by cell
-    coords: np.ndarray     # (m, 3) the points, padded to three coordinates
     slop: float            # absolute rounding of cell bounds and of a point's cell (see box_distance)
 
 
@@ -66,7 +65,7 @@ def build(points: np.ndarray) -> Grid:
     start = np.zeros(int(np.prod(shape)) + 1, dtype=np.int64)
     np.cumsum(np.bincount(cells, minlength=start.size - 1), out=start[1:])
     slop = 8 * EPS * (float(np.abs(coords).max(initial=0.0)) + float(np.abs(low).max()) + float(size) * shape.max())
-    return Grid(low, float(size), shape.astype(np.int64), start, order.astype(np.int64), coords, slop)
+    return Grid(low, float(size), shape.astype(np.int64), start, order.astype(np.int64), slop)
 
 
 def _cell_of(coords, low, size, shape) -> np.ndarray:

@@ -176,10 +176,10 @@ class _Candidates:
         grid = self.grid
         args = (self.a, self.b, self.a3, rows, u, v, float(v.max()), slack, grid.low, grid.size, grid.slop, grid.shape,
                 grid.start, grid.points, point_grid.cell_maxima(grid, v))
-        counts = np.zeros(rows.size + 1, dtype=np.int64)
+        counts = np.zeros(rows.size, dtype=np.int64)
         _scan_broken(*args, counts, np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1), False)
         offsets = np.zeros(rows.size + 1, dtype=np.int64)
-        np.cumsum(counts[:-1], out=offsets[1:])
+        np.cumsum(counts, out=offsets[1:])
         total = int(offsets[-1])
         out_rows, out_cols, out_d = np.empty(total, np.int64), np.empty(total, np.int64), np.empty(total)
         if total:

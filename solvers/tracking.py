@@ -61,7 +61,7 @@ import math
 import numpy as np
 
 from .errors import Cancelled, InputError
-from .problems import CostMatrix, EuclideanCosts, PointSeries, SparseCosts
+from .problems import CostMatrix, EuclideanCosts, PointSeries, SparseCosts, point_distances
 from .result import TrackResult
 from .solving import solve_named
 
@@ -99,7 +99,7 @@ def pairs_within(a: np.ndarray, b: np.ndarray, max_distance: float) -> tuple[np.
     from scipy.spatial import cKDTree
     found = cKDTree(a).sparse_distance_matrix(cKDTree(b), max_distance * (1 + GATE_MARGIN), output_type="ndarray")
     rows, cols = found["i"].astype(np.int64), found["j"].astype(np.int64)
-    dist = EuclideanCosts(a, b).distances(rows, cols)
+    dist = point_distances(a, b, rows, cols)
     keep = dist <= max_distance
     rows, cols, dist = rows[keep], cols[keep], dist[keep]
     order = np.lexsort((cols, rows))
