@@ -84,6 +84,11 @@ def track_links(track) -> list[np.ndarray]:
     return [np.asarray(l, dtype=np.int64).reshape(-1, 2) for l in links]
 
 
+def thinning(count: int, limit: int) -> int:
+    """k such that every k-th of ``count`` items is at most ``limit`` of them (1: draw them all)."""
+    return max(1, -(-count // limit))
+
+
 def pick_chain(links: list[np.ndarray], t: int, i: int) -> list[tuple[int, int]]:
     """The track through point i of frame t, as (frame, index) in frame order, from the links of
     each frame pair (links[t]: (k, 2) pairs of frame t and frame t + 1)."""
@@ -204,10 +209,10 @@ class Tracks3DView(View):
         self.color_mode.currentIndexChanged.connect(lambda *_: self.refresh(force=True))
         self.reset_camera.clicked.connect(self.fit_camera)
         self.play.toggled.connect(self._set_playing)
-        self.fps.valueChanged.connect(lambda *_: self.play_timer.setInterval(round(1000 / self.fps.value())))
-        self.play_timer.setInterval(round(1000 / self.fps.value()))
+        self.fps.valueChanged.connect(self._pace)
+        self._pace()
         self.play_timer.timeout.connect(self.advance)
-        self._cloud = None  # (series, points drawn, their frames, points in all, step): made once per series
+        self._cloud = None  # (series, points drawn, their frames, points in all, step, bounds): once per series
         self._link_table = None  # (track, the links table): made once per track
         self._drawn: dict = {}  # what the cloud and the trails were last sent to GL for
         self.picked: tuple[int, int] | None = None  # (frame, index) of the picked point
@@ -335,6 +340,9 @@ class Tracks3DView(View):
         else:
             self.play_timer.stop()
 
+    def _pace(self, *_) -> None:
+        self.play_timer.setInterval(round(1000 / self.fps.value()))
+
     def advance(self) -> None:
         """The next frame pair (after the last, the first again): one step of Play."""
         problem = self.session.problem
@@ -412,11 +420,11 @@ class Tracks3DView(View):
 
     # ---- drawing ----------------------------------------------------------------------------
     def _all_points(self, series):
-        """(points drawn, their frames, points in all, step) of the all-frames cloud, made once per
-        series: every step-th point, at most about MAX_POINTS."""
+        """(points drawn, their frames, points in all, step, bounds) of the all-frames cloud, made once
+        per series: every step-th point, at most about MAX_POINTS."""
         if self._cloud is None or self._cloud[0] is not series:
             total = sum(f.shape[0] for f in series.frames)
-            step = max(1, -(-total // MAX_POINTS))
+            step = thinning(total, MAX_POINTS)
             frame_of = np.repeat(np.arange(series.n_frames), [f.shape[0] for f in series.frames])
             points = np.concatenate(series.frames) if total else np.zeros((0, 3))
             self._cloud = (series, points[::step], frame_of[::step], total, step,
@@ -471,7 +479,7 @@ class Tracks3DView(View):
         b = frames[pair + 1] if n_frames > 1 else np.zeros((0, 3))
         # rings, not discs: a link between two of them (often a few pixels long) shows through
         for markers, pts, color in ((self.frame_a, a, FRAME_A_COLOR), (self.frame_b, b, FRAME_B_COLOR)):
-            every = max(1, -(-pts.shape[0] // MAX_FRAME_POINTS))
+            every = thinning(pts.shape[0], MAX_FRAME_POINTS)
             if pts.size:
                 markers.set_data(pts[::every], face_color=(*color[:3], 0.15), size=8, edge_width=1.6,
                                  edge_color=color)
@@ -612,7 +620,7 @@ class Tracks3DView(View):
         # the selected pair is among its trail (drawn over it): with a reach past both ends, the
         # trail is the same for every pair, and is sent to GL once while playing
         trail = [t for t in usable if abs(t - pair) <= reach]
-        step = max(1, -(-sum(links[t].shape[0] for t in trail) // MAX_TRAIL_SEGMENTS))
+        step = thinning(sum(links[t].shape[0] for t in trail), MAX_TRAIL_SEGMENTS)
         key = (id(track), tuple(trail), step, self.color_mode.currentData())
         if self.show_trails.isChecked() and trail:
             if self._drawn.get("trails") != key or track is None:
