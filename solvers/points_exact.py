@@ -28,7 +28,7 @@ from numba import njit, prange
 from .errors import InfeasibleError, InputError
 from . import point_grid
 from .point_grid import box_distance, cell_span, pair_distance
-from .problems import DENSE_DISTANCES, EuclideanCosts, kd_workers
+from .problems import DENSE_DISTANCES, EuclideanCosts
 from .registry import Algorithm, Option
 from .result import Solution
 
@@ -36,6 +36,7 @@ EPS = np.finfo(np.float64).eps
 # candidates on 1/DENSE_SHARE of all pairs: the dense solve is as quick (between 8000 unrelated
 # points, 4.6M candidates took 8.4 s on 2 cores, the 64M dense pairs 22 s)
 DENSE_SHARE = 4
+PARALLEL_QUERIES = 4096  # kd-tree queries from this many points run on all cores (threads cost more below)
 MAX_PAIRS = 1 << 26  # candidate pairs held at most (about 1.5 GB with their costs and the solver's copies)
 
 ALGORITHMS = [
@@ -154,7 +155,8 @@ class _Candidates:
         grow = wanted > self.have
         for count in np.unique(wanted[grow]):
             rows = np.flatnonzero(grow & (wanted == count))
-            dist, idx = self.tree.query(self.a[rows], k=int(count), workers=kd_workers(rows.size))
+            workers = -1 if rows.size >= PARALLEL_QUERIES else 1
+            dist, idx = self.tree.query(self.a[rows], k=int(count), workers=workers)
             dist, idx = dist.reshape(rows.size, -1), idx.reshape(rows.size, -1)
             old = self.blocks.get(int(count))
             if old is not None:

@@ -588,14 +588,6 @@ MAX_COORDINATE = 1e150  # squared differences of larger coordinates overflow flo
 DENSE_DISTANCES = 1 << 27  # distances a dense solver may have materialised (1 GiB of float64)
 
 
-PARALLEL_QUERIES = 4096  # kd-tree queries from this many points run on all cores (threads cost more below)
-
-
-def kd_workers(queries: int) -> int:
-    """scipy cKDTree's ``workers`` for this many query points."""
-    return -1 if queries >= PARALLEL_QUERIES else 1
-
-
 def point_distances(a: np.ndarray, b: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
     """Euclidean distances of the pairs (a[rows[k]], b[cols[k]]), summed in coordinate order as
     scipy's cdist does, so a dense solve and a pairwise check see the same costs."""
