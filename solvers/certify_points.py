@@ -23,6 +23,7 @@ import numpy as np
 from numba import njit, prange
 
 from . import point_grid
+from .certify import _as_match, _check_mates
 from .exact import float_sum, float_sum_up
 from .point_grid import box_distance, cell_span, pair_distance
 from .problems import EuclideanCosts, point_distances
@@ -35,15 +36,22 @@ TOLERANCE = 16 * EPS          # the gap allowed for rounding, relative to the ma
 
 def certify_euclidean(problem: EuclideanCosts, solution: Solution) -> Certificate:
     n, m = problem.shape
-    a, b, rows, cols = problem.a, problem.b, solution.row_match, solution.col_match
+    invalid = "the solution holds no assignment" if solution.row_match is None or solution.col_match is None else ""
+    rows = cols = None
+    if not invalid:  # the assignment certificate's own checks (solvers.certify), in the problem's orientation
+        rows, invalid = _as_match(solution.row_match, n, m, "row_match")
+    if not invalid:
+        cols, invalid = _check_mates(rows, solution.col_match, m)
+    if not invalid and np.count_nonzero(rows >= 0) < min(n, m):
+        invalid = f"incomplete assignment: {int(np.count_nonzero(rows >= 0))} of {min(n, m)} pairs"
+    if invalid:
+        return Certificate("dual-potentials", False, False, details=invalid, reason=invalid)
+    a, b = problem.a, problem.b
     duals = solution.duals or {}
     u, v = duals.get("u"), duals.get("v")
     if n > m:  # the same LP with the sides swapped
         a, b, rows, cols, u, v = b, a, cols, rows, v, u
         n, m = m, n
-    problem_invalid = _matching_problem(rows, cols, n, m)
-    if problem_invalid:
-        return Certificate("dual-potentials", False, False, details=problem_invalid, reason=problem_invalid)
     matched = point_distances(a, b, np.arange(n), rows) if n else np.zeros(0)
     value = float_sum(matched)
     witness = {"value": value}
@@ -71,26 +79,6 @@ def certify_euclidean(problem: EuclideanCosts, solution: Solution) -> Certificat
         details = f"not proven for every pair of points: {infeasible}; {checks}"
         reason = f"not proven: {infeasible}"
     return Certificate("dual-potentials", True, optimal, max(gap, 0.0), tolerance, details, witness, 0.0, reason)
-
-
-def _matching_problem(rows, cols, n: int, m: int) -> str:
-    """Why (row_match, col_match) is not an assignment of every one of the n points to distinct
-    points of the m, or ""."""
-    if rows is None or cols is None:
-        return "the solution holds no assignment"
-    rows, cols = np.asarray(rows), np.asarray(cols)
-    if rows.shape != (n,) or cols.shape != (m,):
-        return "the assignment's arrays do not fit the point sets"
-    if n and (rows.min() < 0 or rows.max() >= m):
-        unmatched = int(np.flatnonzero((rows < 0) | (rows >= m))[0])
-        return f"point {unmatched} of the smaller set is not assigned"
-    if n and np.bincount(rows, minlength=m).max() > 1:
-        return "two points are assigned the same partner"
-    expected = np.full(m, -1, dtype=np.int64)
-    expected[rows] = np.arange(n)
-    if not np.array_equal(expected, cols):
-        return "the two directions of the assignment disagree"
-    return ""
 
 
 def _finite(values, size: int):

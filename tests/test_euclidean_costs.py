@@ -112,11 +112,12 @@ def test_tampered_duals_prove_no_more_than_they_may():
 def test_the_certificate_refuses_what_is_not_an_assignment():
     problem = EuclideanCosts.from_points(np.zeros((3, 3)), np.eye(3))
     duals = {"u": np.zeros(3), "v": np.zeros(3)}
-    cases = {
-        "not assigned": (np.array([0, 1, -1]), np.array([0, 1, -1])),
-        "same partner": (np.array([0, 0, 1]), np.array([0, 2, -1])),
-        "disagree": (np.array([0, 1, 2]), np.array([1, 0, 2])),
-        "do not fit": (np.array([0, 1]), np.array([0, 1, -1])),
+    cases = {  # the assignment certificate's own messages (solvers.certify checks these)
+        "incomplete assignment: 2 of 3": (np.array([0, 1, -1]), np.array([0, 1, -1])),
+        "column 0 is matched to rows 0 and 1": (np.array([0, 0, 1]), np.array([0, 2, -1])),
+        "but row_match says column 0": (np.array([0, 1, 2]), np.array([1, 0, 2])),
+        "row_match has shape (2,)": (np.array([0, 1]), np.array([0, 1, -1])),
+        "non-integer": (np.array([0.5, 1, 2]), np.array([0, 1, 2])),
     }
     for words, (rows, cols) in cases.items():
         cert = certify(problem, Solution(0.0, 1, rows, cols, duals=duals))
