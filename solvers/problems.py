@@ -599,15 +599,13 @@ def point_distances(a: np.ndarray, b: np.ndarray, rows: np.ndarray, cols: np.nda
 
 
 def _points(values, name: str, source: str | None) -> np.ndarray:
-    """``values`` as frozen float64 points (one per row), or an InputError naming ``name``: the
-    shape, a type that is not a real number, NaN or inf, or coordinates past MAX_COORDINATE."""
     raw = np.asarray(values)
-    if raw.ndim != 2 or raw.shape[1] < 1 or (raw.size and raw.dtype.kind not in "iuf"):
+    if raw.ndim != 2 or raw.shape[1] < 1 or (raw.size and raw.dtype.kind not in "biuf"):
         raise InputError(f"{name} must be an array of points, one per row (n x 3), not "
                          f"{'shape ' + str(raw.shape) if raw.ndim != 2 else 'of ' + _dtype_words(raw.dtype)}", source)
     a = np.ascontiguousarray(raw, dtype=np.float64)
     if not np.all(np.isfinite(a)):
-        raise InputError(f"{name} holds a coordinate that is not a finite number (NaN or infinite)", source)
+        raise InputError(f"{name} holds a coordinate that is not a finite number", source)
     if a.size and float(np.abs(a).max()) > MAX_COORDINATE:
         raise InputError(f"{name} holds a coordinate beyond {MAX_COORDINATE:g} in size, where squared "
                          "distances overflow: rescale the points", source)
@@ -682,10 +680,15 @@ class PointSeries:
                     source: str | None = None) -> "PointSeries":
         out = []
         for t, f in enumerate(frames):
-            a = _points(f, f"frame {t}", source)  # the checks of EuclideanCosts, which tracks the frames
-            if a.shape[1] != 3:
+            a = np.asarray(f)
+            if a.ndim != 2 or a.shape[1] != 3:
                 raise InputError(f"frame {t} must be an (n, 3) array, got shape {a.shape}", source)
-            out.append(a)
+            if a.size and not np.issubdtype(a.dtype, np.number):
+                raise InputError(f"frame {t} holds non-numeric values", source)
+            a = a.astype(np.float64, copy=False)
+            if not np.all(np.isfinite(a)):
+                raise InputError(f"frame {t} holds NaN or infinite coordinates", source)
+            out.append(_frozen(a))
         if not out:
             raise InputError("a point series needs at least one frame", source)
         id_out = None

@@ -195,18 +195,3 @@ def test_points_are_frozen_and_distances_match_cdist():
     assert not problem.a.flags.writeable
     rows, cols = np.meshgrid(np.arange(20), np.arange(15), indexing="ij")
     assert np.array_equal(problem.distances(rows.ravel(), cols.ravel()).reshape(20, 15), cdist(a, b))
-
-
-@pytest.mark.parametrize("frame, words", [
-    (np.full((4, 3), 1e200), "rescale the points"),
-    (np.zeros((4, 2)), "(n, 3) array, got shape (4, 2)"),
-    (np.array([[0.0, np.nan, 1.0]]), "not a finite number"),
-    (np.array([[1 + 2j, 0, 0]]), "array of points"),
-])
-def test_a_series_frame_is_checked_as_point_sets_are(frame, words):
-    """A point series' frames get EuclideanCosts' checks (tracking solves them as such): one line
-    naming the frame, not an "infeasible" error from distances that overflowed."""
-    with pytest.raises(InputError) as info:
-        solvers.PointSeries.from_frames([np.zeros((4, 3)), frame], source="clouds.npz")
-    text = str(info.value)
-    assert words in text and "frame 1" in text and "clouds.npz" in text and "\n" not in text
