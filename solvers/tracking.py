@@ -61,7 +61,7 @@ import math
 import numpy as np
 
 from .errors import Cancelled, InputError
-from .problems import CostMatrix, EuclideanCosts, PointSeries, SparseCosts, point_distances
+from .problems import MAX_COORDINATE, CostMatrix, EuclideanCosts, PointSeries, SparseCosts, point_distances
 from .result import TrackResult
 from .solving import solve_named
 
@@ -322,9 +322,14 @@ def _solve_all(pairs: list[_Pair], gate, unit: str, algorithm, backend, observer
 
 
 def check_trackable(series: PointSeries) -> None:
-    """Tracking links consecutive frames: a series of one frame has nothing to link (an InputError)."""
+    """Tracking links consecutive frames: a series of one frame has nothing to link, and distances
+    between coordinates past MAX_COORDINATE overflow (an InputError each; storing them is fine)."""
     if series.n_frames < 2:
         raise InputError("a point series needs at least two frames to track; it holds one", series.source)
+    for t, frame in enumerate(series.frames):
+        if frame.size and float(np.abs(frame).max()) > MAX_COORDINATE:
+            raise InputError(f"frame {t} holds a coordinate beyond {MAX_COORDINATE:g} in size, where squared "
+                             "distances overflow: rescale the points", series.source)
 
 
 def track(series: PointSeries, algorithm: str = "knn", backend: str = "auto", observer=None,

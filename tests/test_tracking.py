@@ -466,3 +466,15 @@ def test_seconds_are_the_algorithms_own_not_certifying(monkeypatch):
     assert result.summary["solves"] == 3 and clock.now > 300  # certified, on the slow clock
     assert 0 < result.summary["seconds"] < 1
     assert all(0 < s["seconds"] < 1 and s["seconds"] == s["solve_seconds"] for s in result.frame_stats)
+
+
+def test_coordinates_whose_distances_overflow_are_refused_in_one_line():
+    """A series may store any finite coordinates, but tracking computes distances: past 1e150 they
+    overflow, and the user gets one line naming the frame, not an "infeasible" assignment."""
+    rng = np.random.default_rng(0)
+    series = PointSeries.from_frames([rng.random((30, 3)), rng.random((30, 3)) * 1e200], source="far.npz")
+    for algorithm in ("knn", "lsa"):
+        with pytest.raises(InputError) as info:
+            solvers.track(series, algorithm, backend="cpu")
+        text = str(info.value)
+        assert "frame 1" in text and "rescale the points" in text and "far.npz" in text and "\n" not in text
