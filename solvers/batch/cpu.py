@@ -1,0 +1,117 @@
+"""The CPU batch backend: every item a dense shortest augmenting path assignment, items spread over
+the cores (numba ``prange`` over items; one item is one thread's work, so small items cost no
+synchronisation at all).
+
+Per item (oriented rows <= cols), each row in turn is augmented by a Dijkstra search over the
+columns on reduced costs c_ij - u_i - v_j, then the duals are updated so the path's edges become
+tight (Jonker & Volgenant 1987; the same search as scipy's linear_sum_assignment, Crouse 2016).
+Among columns of equal distance a free one is preferred: the search then ends sooner. Forbidden
+pairs (+inf) are never tight; a search that finds no finite distance to a free column proves that
+the item's rows cannot all be assigned (infeasible). Duals: u_i + v_j <= c_ij, equality on the
+assigned pairs; a column's v only decreases, and only once it is reached, and a free column is
+reached last with zero change, so unassigned columns keep v_j = 0 and the others v_j <= 0 (the
+rectangular LP's conditions).
+
+Exactness: integer costs (|c| <= 2^53 and sums below it) are solved exactly: every distance and
+dual is an integer. Real costs at any scale: no epsilon is added anywhere; ties are decided by
+the float comparisons alone, as scipy's. Costs stay in their own type (float32 or float64) and
+are read as float64.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from .packing import INFEASIBLE, SOLVED, PackedBatch, PackedSolution
+
+
+@njit(cache=True)
+def _solve_item(costs, base, n, m, row_to_col, u, v, ro, co):
+    """Item with entries costs[base: base + n*m] (n <= m); writes row_to_col[ro: ro+n], u[ro: ro+n],
+    v[co: co+m]. Returns (status, shortest-path steps)."""
+    col_to_row = np.full(m, -1, dtype=np.int64)
+    shortest = np.empty(m, dtype=np.float64)
+    path = np.empty(m, dtype=np.int64)
+    remaining = np.empty(m, dtype=np.int64)
+    steps = 0
+    for k in range(n):
+        row_to_col[ro + k] = -1
+        u[ro + k] = 0.0
+    for j in range(m):
+        v[co + j] = 0.0
+    for cur in range(n):
+        for j in range(m):
+            shortest[j] = np.inf
+            remaining[j] = m - 1 - j  # scanned from the last column: scipy's order, same ties
+        n_remaining = m
+        min_val = 0.0
+        i = cur
+        sink = -1
+        while sink == -1:
+            steps += 1
+            row = base + i * m
+            ui = u[ro + i]
+            index = -1
+            lowest = np.inf
+            for it in range(n_remaining):
+                j = remaining[it]
+                r = min_val + (np.float64(costs[row + j]) - ui - v[co + j])
+                if r < shortest[j]:
+                    path[j] = i
+                    shortest[j] = r
+                d = shortest[j]
+                if d < lowest or (d == lowest and col_to_row[j] == -1):
+                    lowest = d
+                    index = it
+            if lowest == np.inf:  # no free column at a finite distance: Hall's condition fails
+                return INFEASIBLE, steps
+            min_val = lowest
+            j = remaining[index]
+            if col_to_row[j] == -1:
+                sink = j
+            else:
+                i = col_to_row[j]
+            n_remaining -= 1
+            remaining[index] = remaining[n_remaining]
+            remaining[n_remaining] = j  # settled columns gather at the end of ``remaining``
+        # duals: settled columns (and the rows matched to them, and cur) move by min_val - distance
+        u[ro + cur] += min_val
+        for it in range(n_remaining, m):
+            j = remaining[it]
+            delta = min_val - shortest[j]
+            v[co + j] -= delta
+            if j != sink:
+                u[ro + col_to_row[j]] += delta
+        j = sink  # flip the path
+        while True:
+            i = path[j]
+            col_to_row[j] = i
+            nxt = row_to_col[ro + i]
+            row_to_col[ro + i] = j
+            j = nxt
+            if i == cur:
+                break
+    return SOLVED, steps
+
+
+@njit(cache=True, parallel=True)
+def _solve_all(costs, offsets, rows, cols, row_offsets, col_offsets, row_to_col, u, v, iterations, status):
+    for b in prange(rows.size):
+        s, steps = _solve_item(costs, offsets[b], rows[b], cols[b], row_to_col, u, v, row_offsets[b],
+                               col_offsets[b])
+        status[b] = s
+        iterations[b] = steps
+
+
+def solve_packed(packed: PackedBatch) -> PackedSolution:
+    """Solve every item of ``packed`` on the CPU cores (the backend ``cpu``)."""
+    count = packed.size
+    row_to_col = np.empty(int(packed.row_offsets[-1]), dtype=np.int64)
+    u = np.empty(int(packed.row_offsets[-1]), dtype=np.float64)
+    v = np.empty(int(packed.col_offsets[-1]), dtype=np.float64)
+    iterations = np.zeros(count, dtype=np.int64)
+    status = np.zeros(count, dtype=np.int8)
+    if count:
+        _solve_all(packed.costs, packed.offsets, packed.rows, packed.cols, packed.row_offsets,
+                   packed.col_offsets, row_to_col, u, v, iterations, status)
+    return PackedSolution(row_to_col, u, v, iterations, status)

@@ -1,0 +1,212 @@
+"""What ``solve_batch`` accepts, checked in one pass, and packed into the one layout every backend reads.
+
+Accepted batches:
+
+* a 3-D array (B, n, m) (numpy, or anything ``np.asarray`` reads: nested lists, a CPU torch tensor
+  through DLPack): a *regular* batch of B problems of n x m;
+* a list or tuple of 2-D arrays of any shapes: a *ragged* batch;
+* an array on an NVIDIA GPU (``__cuda_array_interface__``, or ``__dlpack__`` on a CUDA device: CuPy,
+  PyTorch): solved there by the cuda backend without a host copy (``device_input``); on any other
+  backend one line says that device arrays need the cuda backend.
+
+Costs are real numbers; +inf forbids a pair. NaN, -inf, text, complex numbers, booleans are refused
+in one line naming the item (``InputError``). Integer costs become float64 and must stay within
++-2^53 (beyond it float64 cannot hold them exactly, so they are refused rather than rounded).
+float32 batches stay float32 (half the memory traffic; the solvers compute in float64), anything
+else becomes float64. An item with no rows or no columns is legal (nothing to assign).
+
+The packed layout (``solvers.batch.packing.PackedBatch``, the contract with the backends): one flat array of costs,
+each item row-major and *oriented* so that rows <= cols (an item with more rows than columns is
+stored transposed), with the offsets of its entries, rows and columns. Solvers then only ever
+assign every row of an item; results are turned back to each item's own orientation in
+``solvers.batch.result``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InputError
+from ..io_util import EMPTY_ALLOWANCE, check_allocation
+from ..problems import EXACT_INTEGER, FLOAT_MAX
+from .packing import PackedBatch
+
+KDL_CUDA, KDL_CUDA_MANAGED = 2, 13  # DLPack device types of memory on an NVIDIA GPU
+
+
+@dataclass(frozen=True, eq=False)
+class BatchInput:
+    """A validated batch: the packed problems and how the caller laid them out.
+
+    regular: given as one (B, n, m) array (results come back as arrays), else a list;
+    shapes: (B, 2) int64, each item's shape as given; float32: the costs stay float32."""
+    packed: PackedBatch
+    regular: bool
+    shapes: np.ndarray
+
+
+# ---------------------------------------------------------------------------------------------
+# device arrays
+
+def device_input(data) -> bool:
+    """Whether ``data`` lives on an NVIDIA GPU (CUDA array interface, or DLPack on a CUDA device).
+    A CPU DLPack object (a CPU torch tensor) is not: numpy reads it in place."""
+    if hasattr(data, "__cuda_array_interface__"):
+        return True
+    probe = getattr(data, "__dlpack_device__", None)
+    if probe is None:
+        return False
+    try:
+        device_type = int(probe()[0])
+    except Exception:  # a broken probe is not a GPU
+        return False
+    return device_type in (KDL_CUDA, KDL_CUDA_MANAGED)
+
+
+def host_array(data) -> np.ndarray:
+    """``data`` as a numpy array, in place where it can be (numpy, CPU DLPack objects such as CPU
+    torch tensors, anything with ``__array__``); nested lists are read by np.asarray."""
+    if isinstance(data, np.ndarray):
+        return data
+    if hasattr(data, "__dlpack__") and hasattr(data, "__dlpack_device__"):
+        try:
+            return np.from_dlpack(data)
+        except (TypeError, BufferError, RuntimeError, ValueError):
+            pass  # e.g. a read-only or unusual tensor: the ordinary conversion below
+    try:
+        return np.asarray(data)
+    except (ValueError, TypeError) as e:  # ragged nested lists, objects numpy cannot read
+        raise InputError(f"the batch cannot be read as an array of numbers ({e})") from None
+
+
+# ---------------------------------------------------------------------------------------------
+# validation and packing
+
+def _dtype_words(dtype: np.dtype) -> str:
+    kinds = {"c": "complex numbers", "U": "text", "S": "bytes", "O": "Python objects", "M": "dates",
+             "m": "time spans", "V": "records", "b": "true/false values"}
+    return kinds.get(dtype.kind, f"values of type {dtype.name}")
+
+
+def _check_dtype(a: np.ndarray, where: str) -> None:
+    if a.size and a.dtype.kind not in "iuf":
+        raise InputError(f"{where}: costs must be real numbers, got {_dtype_words(a.dtype)}")
+
+
+def _check_integers(a: np.ndarray, where: str, first_item: int) -> None:
+    """Integers beyond +-2^53 are refused: float64 would round them (judged before conversion)."""
+    if a.size == 0 or a.dtype.kind not in "iu" or a.dtype.itemsize < 8:
+        return
+    too_big = (a > EXACT_INTEGER) if a.dtype.kind == "u" else (a > EXACT_INTEGER) | (a < -EXACT_INTEGER)
+    if too_big.any():
+        at = tuple(int(i) for i in np.argwhere(too_big)[0])
+        item = first_item + at[0] if a.ndim == 3 else first_item
+        pos = at[1:] if a.ndim == 3 else at
+        raise InputError(f"item {item}: integer cost {int(a[at])} at row {pos[0]}, column {pos[1]} cannot be held "
+                         f"exactly in float64: integer costs must stay within +-2^53 ({EXACT_INTEGER})")
+
+
+def _float_dtype(dtypes) -> np.dtype:
+    return np.dtype(np.float32) if dtypes and all(d == np.float32 for d in dtypes) else np.dtype(np.float64)
+
+
+def _oriented_flat(a: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """The entries of one 2-D item (or a (B, n, m) stack), rows <= cols, row-major, as ``dtype``;
+    a view when nothing needs changing."""
+    if a.shape[-2] > a.shape[-1]:
+        a = np.swapaxes(a, -1, -2)
+    return np.ascontiguousarray(a, dtype=dtype).reshape(-1)
+
+
+def _packed(flat: np.ndarray, shapes: np.ndarray) -> PackedBatch:
+    transposed = shapes[:, 0] > shapes[:, 1]
+    rows = np.minimum(shapes[:, 0], shapes[:, 1]).astype(np.int64)
+    cols = np.maximum(shapes[:, 0], shapes[:, 1]).astype(np.int64)
+
+    def prefix(x):
+        out = np.zeros(x.size + 1, dtype=np.int64)
+        np.cumsum(x, out=out[1:])
+        return out
+    return PackedBatch(flat, prefix(rows * cols), rows, cols, transposed, prefix(rows), prefix(cols))
+
+
+def _check_sizes(shapes: np.ndarray, itemsize: int) -> None:
+    """Memory follows the data present: entries need memory anyway (refused past half of physical
+    memory), and the rows and columns of empty items, which hold nothing, are bounded."""
+    entries = int((shapes[:, 0] * shapes[:, 1]).sum()) if shapes.size else 0
+    check_allocation(entries * itemsize, "the batch's costs")
+    lines = int(shapes.sum()) if shapes.size else 0
+    if lines > 2 * entries + EMPTY_ALLOWANCE:
+        empty = np.flatnonzero((shapes[:, 0] == 0) | (shapes[:, 1] == 0)) if shapes.size else []
+        which = f" (item {int(empty[0])} is {shapes[empty[0], 0]:,} x {shapes[empty[0], 1]:,})" if len(empty) else ""
+        raise InputError(f"the batch declares {lines:,} rows and columns but holds only {entries:,} costs{which}; "
+                         f"more than {EMPTY_ALLOWANCE:,} rows and columns with no costs are refused")
+
+
+def prepare_batch(costs) -> BatchInput:
+    """Validate and pack a host batch (see the module docstring); InputError names the bad item."""
+    if isinstance(costs, (list, tuple)):
+        return _prepare_ragged(costs)
+    if device_input(costs):
+        raise InputError("a GPU array was passed where host data was expected")  # api routes these first
+    a = host_array(costs)
+    if a.ndim != 3:
+        raise InputError(f"a batch must be a 3-D array (problems x rows x columns) or a list of 2-D matrices, "
+                         f"got an array of shape {a.shape}")
+    _check_dtype(a, "the batch")
+    b, n, m = a.shape
+    shapes = np.tile(np.array([n, m], dtype=np.int64), (b, 1))
+    dtype = _float_dtype([a.dtype])
+    _check_sizes(shapes, dtype.itemsize)
+    _check_integers(a, "the batch", 0)
+    packed = _packed(_oriented_flat(a, dtype), shapes)
+    _check_values(packed)
+    return BatchInput(packed, True, shapes)
+
+
+def _prepare_ragged(items) -> BatchInput:
+    arrays = []
+    for b, item in enumerate(items):
+        if device_input(item):
+            raise InputError(f"item {b} is a GPU array: pass a GPU batch as one 3-D array to the cuda backend")
+        try:
+            a = host_array(item)
+        except InputError as e:
+            raise InputError(f"item {b}: {e.message}") from None
+        if a.ndim != 2:
+            raise InputError(f"item {b} must be a 2-D matrix, got an array of shape {a.shape}")
+        _check_dtype(a, f"item {b}")
+        arrays.append(a)
+    shapes = np.array([a.shape for a in arrays], dtype=np.int64).reshape(-1, 2)
+    dtype = _float_dtype([a.dtype for a in arrays])
+    _check_sizes(shapes, dtype.itemsize)
+    for b, a in enumerate(arrays):
+        _check_integers(a, f"item {b}", b)
+    packed = _packed(np.concatenate([_oriented_flat(a, dtype) for a in arrays]) if arrays
+                     else np.empty(0, dtype=dtype), shapes)
+    _check_values(packed)
+    return BatchInput(packed, False, shapes)
+
+
+def _check_values(packed: PackedBatch) -> None:
+    """One compiled pass over the costs, items in parallel: NaN, -inf and magnitudes whose sums could
+    overflow are refused, naming the first bad item and entry (in the item's own orientation)."""
+    from .scan import scan_items
+    bad, where, biggest = scan_items(packed.costs, packed.offsets)
+    found = np.flatnonzero(bad)
+    if found.size:
+        b = int(found[0])
+        k = int(where[b])
+        i, j = divmod(k, int(packed.cols[b]))
+        if packed.transposed[b]:
+            i, j = j, i
+        what = "NaN" if bad[b] == 1 else "-inf"
+        raise InputError(f"item {b}: the cost at row {i}, column {j} is {what} (use +inf to forbid a pair)")
+    shapes_sum = packed.rows + packed.cols
+    limits = FLOAT_MAX / (16.0 * np.maximum(shapes_sum, 1))  # problems.cost_limit, per item
+    over = np.flatnonzero(biggest > limits)
+    if over.size:
+        b = int(over[0])
+        raise InputError(f"item {b}: costs up to {biggest[b]:.3g} can overflow float64 sums in a problem of its "
+                         f"size: keep |cost| at or below {limits[b]:.3g}")

@@ -1,0 +1,58 @@
+"""The contract between ``solve_batch`` and its backends: a batch packed into flat arrays
+(``PackedBatch``) goes in, a ``PackedSolution`` comes out.
+
+A backend is a function ``solve_packed(packed: PackedBatch) -> PackedSolution``, named in
+``solvers.batch.api.BATCH_BACKENDS``. Every item is oriented rows <= cols, and a backend assigns
+every row of every item (or reports the item infeasible). Duals are those of the rectangular
+assignment LP: u_i + v_j <= c_ij on allowed pairs, equality on assigned pairs, v_j <= 0, and
+v_j = 0 on columns left unassigned (for a square item v is free), as solvers.assignment.hungarian.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+SOLVED, INFEASIBLE = 0, 1  # PackedSolution.status
+
+
+@dataclass(frozen=True, eq=False)
+class PackedBatch:
+    """B assignment problems in one flat array, each oriented rows <= cols.
+
+    costs: 1-D float64 (float32 when the input was float32); item b is
+        ``costs[offsets[b]:offsets[b+1]].reshape(rows[b], cols[b])``, row-major.
+    offsets: int64 (B+1,); rows, cols: int64 (B,) oriented sizes (rows <= cols); transposed: bool
+    (B,), the item was given with more rows than columns and is stored as its transpose;
+    row_offsets, col_offsets: int64 (B+1,), prefix sums of rows and cols: where an item's entries
+    start in flat per-row and per-column arrays.
+    """
+    costs: np.ndarray
+    offsets: np.ndarray
+    rows: np.ndarray
+    cols: np.ndarray
+    transposed: np.ndarray
+    row_offsets: np.ndarray
+    col_offsets: np.ndarray
+
+    @property
+    def size(self) -> int:
+        """B, the number of problems."""
+        return int(self.rows.size)
+
+
+@dataclass(frozen=True, eq=False)
+class PackedSolution:
+    """What a backend returns, in the packed (oriented) layout.
+
+    row_to_col: int64, length sum(rows), indexed by row_offsets: each row's column within its item
+        (-1 only in an infeasible item); u: float64 by row_offsets; v: float64 by col_offsets;
+    iterations: int64 (B,), the backend's own count of steps (the CPU: shortest-path steps, one
+        column settled each); status: int8 (B,), SOLVED (0) or INFEASIBLE (1: the +inf pairs leave
+        no assignment of every row).
+    """
+    row_to_col: np.ndarray
+    u: np.ndarray
+    v: np.ndarray
+    iterations: np.ndarray
+    status: np.ndarray
