@@ -48,6 +48,11 @@ data: no floor at 1) for the rounding that dual steps accumulate. Returned duals
 original problem: u_i + v_j <= c_ij on allowed pairs, equality on assigned pairs, and, for
 rectangular problems, potentials <= 0 on the larger side and 0 on its unassigned vertices.
 
+Points (EuclideanCosts) are solved from the points: one kernel fills the distance matrix in target
+memory from the two uploaded point sets (``point_costs``), so the n x m distances are never made
+on the host or sent over the bus; the value is recomputed from the points for the assigned pairs,
+and the certificate is the point certificate (solvers.certify_points).
+
 Files: this module declares the algorithm and prepares the problem (it imports no numba); the
 host loop is ``hungarian_device.HungarianDevice``, run through ``solvers.targets.launcher_for``;
 the steps' bodies, cpu loops and cuda kernels are in ``hungarian_kernels``, the cooperative loop in
@@ -64,13 +69,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import Cancelled, InfeasibleError
-from ..problems import CostMatrix
+from ..problems import CostMatrix, EuclideanCosts
 from ..registry import Algorithm, Option
 from ..result import Solution
 
 ALGORITHMS = [
     Algorithm(
-        name="hungarian", problem_kinds=("assignment",), accepts=(CostMatrix,), backends=("cpu", "cuda", "cudasim"),
+        name="hungarian", problem_kinds=("assignment",), accepts=(CostMatrix, EuclideanCosts), backends=("cpu", "cuda", "cudasim"),
         runner="solvers.assignment.hungarian:run",
         options=(Option("variant", "tree", ("classical", "tree"),
                         "classical: zero-slack CSR + O(n^2) dual update; tree: alternating tree, O(n) dual update"),
@@ -158,6 +163,10 @@ class CostView:
     @property
     def costs(self) -> np.ndarray:
         return self.original.T if self.transposed else self.original
+
+    def pair_costs(self, rows, cols) -> np.ndarray:
+        """The costs of the view's pairs (rows[k], cols[k])."""
+        return self.costs[rows, cols]
 
     # the auction's names: it pads the view to n x n with n - n_real dummy persons
     @property
@@ -259,21 +268,31 @@ def original_solution(view: CostView, row_to_col: np.ndarray, u: np.ndarray, v: 
     assigned = match >= 0
     back[match[assigned]] = np.flatnonzero(assigned)
     rows = np.flatnonzero(assigned)
-    costs = view.costs
-    value = float(costs[rows, match[rows]].sum()) if rows.size else 0.0
+    value = float(view.pair_costs(rows, match[rows]).sum()) if rows.size else 0.0
     if view.transposed:
         return back, match, v, u, value
     return match, back, u, v, value
 
 
-def run(problem: CostMatrix, backend: str, tel, variant: str = "tree", device_loop: str = "on") -> Solution:
+def run(problem: CostMatrix | EuclideanCosts, backend: str, tel, variant: str = "tree",
+        device_loop: str = "on") -> Solution:
     if min(problem.shape) == 0:
         return empty_solution(problem)
     from ..targets import launcher_for
     from .hungarian_device import HungarianDevice
-    view = cost_view(problem)
     launcher = launcher_for(backend)
-    C, upload_seconds = device_costs(launcher, view, compact_integers=True)
+    if isinstance(problem, EuclideanCosts):  # points: the distances are made on the target, never uploaded
+        from .point_costs import fill_distances, point_view
+        view = point_view(problem)
+        _DEVICE.clear()  # free the last cached matrix before filling this one
+        start = time.perf_counter()
+        C = fill_distances(launcher, view, problem.source)
+        launcher.synchronize()
+        preparation = {"distance_seconds": time.perf_counter() - start}
+    else:
+        view = cost_view(problem)
+        C, upload_seconds = device_costs(launcher, view, compact_integers=True)
+        preparation = {"upload_seconds": upload_seconds}
     fused = launcher.device and variant == "tree" and device_loop == "on"
     loop_note = "cooperative kernel" if fused else "host"
     with launcher.session(view.n_cols):
@@ -293,8 +312,9 @@ def run(problem: CostMatrix, backend: str, tel, variant: str = "tree", device_lo
         Ar, u, v = launcher.read(solver.Ar), launcher.read(solver.u), launcher.read(solver.v)
     row_match, col_match, u, v, value = original_solution(view, Ar, u, v)
     stats = dict(solver.stats, loop=loop_note, launches=launcher.launches, readbacks=launcher.readbacks,
-                 upload_seconds=upload_seconds, paths_per_iteration=solver.paths_per_iteration,
+                 **preparation, paths_per_iteration=solver.paths_per_iteration,
                  tolerance=solver.tol)
     return Solution(value=value, iterations=iterations, row_match=row_match, col_match=col_match,
                     duals={"u": u, "v": v}, epsilon=0.0, stats=stats,
-                    device_costs=C if launcher.device else None)  # the certificate checks the duals there
+                    # the certificate checks a matrix's duals on its device copy (points: from the points)
+                    device_costs=C if launcher.device and isinstance(view, CostView) else None)

@@ -129,7 +129,7 @@ class HungarianDevice:
         tel = self.tel
         u, v, Ar = self.L.read(self.u), self.L.read(self.v), self.L.read(self.Ar)
         rows = np.flatnonzero(Ar >= 0)
-        primal = float(self.view.costs[rows, Ar[rows]].sum()) if rows.size else 0.0
+        primal = float(self.view.pair_costs(rows, Ar[rows]).sum()) if rows.size else 0.0
         dual = float(u.sum() + v.sum())
         tel.iteration(self.step, "augment", active=self.n_rows - matched, value=primal, paths=paths,
                       assigned=matched, dual_objective=dual, primal_cost=primal, round=it, **extra)

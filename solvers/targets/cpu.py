@@ -54,6 +54,9 @@ class CpuLauncher:
     def empty(self, n: int, dtype) -> np.ndarray:
         return np.empty(n, dtype=dtype)
 
+    def empty_matrix(self, rows: int, cols: int, dtype) -> np.ndarray:
+        return np.empty((int(rows), int(cols)), dtype=dtype)
+
     def full(self, n: int, value, dtype) -> np.ndarray:
         return np.full(n, value, dtype=dtype)
 

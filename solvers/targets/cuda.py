@@ -81,6 +81,9 @@ class CudaLauncher:
     def empty(self, n: int, dtype):
         return cuda.device_array(int(n), dtype=dtype)
 
+    def empty_matrix(self, rows: int, cols: int, dtype):
+        return cuda.device_array((int(rows), int(cols)), dtype=dtype)
+
     def full(self, n: int, value, dtype):
         return cuda.to_device(np.full(int(n), value, dtype=dtype))
 
