@@ -1,0 +1,327 @@
+"""GPU kernels for batches of small linear assignment problems: one thread block per item.
+
+``SOLVE``: a shortest augmenting path solver (Jonker-Volgenant's augmentation, the algorithm of
+scipy's ``linear_sum_assignment``, Crouse 2016) run by one block per item, grid-stride over the
+items, so a whole batch is one launch with no host round trip. An item is a dense row-major
+matrix of n rows <= m columns (the host orients it), read from a flat ``costs`` array at
+``offsets[b]``; forbidden pairs are +inf. Rows are augmented in order 0..n-1; for each one a
+Dijkstra search over the columns runs in the block:
+
+* each thread owns the columns j = t, t + blockDim, ... and keeps their shortest distance, predecessor
+  row, visited flag, potential v_j and assigned row in shared memory (global scratch, laid out by
+  ``col_offsets``, for an item wider than ``SMEM_COLS``): only the owner touches a column's entries
+  during a search, so a search step needs one barrier;
+* a step relaxes the owned columns from the row just reached (coalesced loads of that cost row),
+  then takes a block-wide argmin over unvisited columns with the key (distance, free column first,
+  lowest index): shuffles inside a warp and one shared-memory exchange between warps (double
+  buffered by step parity: one ``syncthreads`` per step), or, under the simulator (no shuffles), a
+  shared-memory tree. Every thread gets the same winner, so all branch alike and the run is
+  deterministic;
+* the search stops at a free column; the visited columns' potentials drop by (d_min - d_j), their
+  rows' rise by the same, the root row's by d_min; thread 0 flips the path.
+
+Duals are float64 for float32 costs too. Potentials start at 0 and only visited (then assigned)
+columns are lowered, so v <= 0 and v_j = 0 on columns never assigned: the rectangular LP's dual
+(``solvers.assignment.hungarian``'s docstring). A search whose minimum distance is +inf proves the
+rows cannot all be assigned (no augmenting path through allowed pairs): status 1, the item stops
+there. ``iterations`` counts search steps (columns scanned), the work measure of this method.
+
+``CERTIFY``: an independent check, one block per item, sharing nothing with ``SOLVE`` beyond the
+target layer: per item the largest violation of dual feasibility (c_ij - u_i - v_j >= 0 on finite
+pairs), complementary slackness (equality on assigned pairs, v_j = 0 on unassigned columns) and
+the sign (v_j <= 0); the assignment's value and the dual objective as float64 sums; a magnitude
+scale (largest |c|, |u|, |v|) for the host's tolerance; and whether the assignment is valid
+(every row one column in range, on a finite pair, no column twice).
+
+No cpu loops here: the batch's cpu backend (``solvers.batch.cpu``) runs its own per-item solver.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import float64, int32
+from numba.extending import register_jitable
+
+from ..targets.cuda_jit import cuda_kernel
+from ..targets.geometry import WARP_SIZE
+from ..targets.kernel import BLOCK_PER_ITEM, Kernel
+
+cuda = None  # numba.cuda, bound when the first kernel here is built (solvers.targets.cuda_jit)
+
+BLOCK = 128          # threads per item on a GPU (a multiple of the warp; <= TREE_BLOCK)
+SIM_BLOCK = 8        # threads per item under the simulator (a power of two)
+TREE_BLOCK = 128     # largest block the shared-memory tree reductions take
+SMEM_COLS = 512      # items with at most this many columns keep their column state in shared memory
+MAX_WARPS = 32
+FULL_MASK = 0xFFFFFFFF
+SOLVED, INFEASIBLE = 0, 1
+
+
+# ---------------------------------------------------------------------------------------------
+# the solver
+
+@register_jitable
+def _better(val, key, other_val, other_key):
+    return other_val < val or (other_val == val and other_key < key)
+
+
+@register_jitable
+def block_argmin(val, key, red_val, red_key, parity, use_shuffle):
+    """The block's minimum (val, key) in lexicographic order, returned to every thread."""
+    t = cuda.threadIdx.x
+    nt = cuda.blockDim.x
+    if use_shuffle:
+        off = WARP_SIZE // 2
+        while off > 0:
+            other_val = cuda.shfl_down_sync(FULL_MASK, val, off)
+            other_key = cuda.shfl_down_sync(FULL_MASK, key, off)
+            if _better(val, key, other_val, other_key):
+                val = other_val
+                key = other_key
+            off //= 2
+        slot = parity * MAX_WARPS
+        if t % WARP_SIZE == 0:
+            red_val[slot + t // WARP_SIZE] = val
+            red_key[slot + t // WARP_SIZE] = key
+        cuda.syncthreads()  # the other parity's slots are free again: one barrier per step
+        val = red_val[slot]
+        key = red_key[slot]
+        for w in range(1, (nt + WARP_SIZE - 1) // WARP_SIZE):
+            if _better(val, key, red_val[slot + w], red_key[slot + w]):
+                val = red_val[slot + w]
+                key = red_key[slot + w]
+        return val, key
+    red_val[t] = val
+    red_key[t] = key
+    cuda.syncthreads()
+    s = nt // 2
+    while s > 0:
+        if t < s and _better(red_val[t], red_key[t], red_val[t + s], red_key[t + s]):
+            red_val[t] = red_val[t + s]
+            red_key[t] = red_key[t + s]
+        cuda.syncthreads()
+        s //= 2
+    val = red_val[0]
+    key = red_key[0]
+    cuda.syncthreads()
+    return val, key
+
+
+@register_jitable
+def solve_item(C, base, n, m, r0, row_to_col, u, vv, dist, path, r4c, seen, so, red_val, red_key, use_shuffle):
+    """Shortest augmenting paths for one item (every thread of the block calls it). Column state
+    lives at ``so + j`` of ``vv`` (potentials), ``dist``, ``path``, ``r4c`` (assigned row) and
+    ``seen`` (visited); rows at ``r0 + i`` of ``u`` and ``row_to_col``. Returns (steps, status)."""
+    t = cuda.threadIdx.x
+    nt = cuda.blockDim.x
+    for j in range(t, m, nt):
+        k = so + j
+        vv[k] = 0.0
+        dist[k] = np.inf
+        r4c[k] = -1
+        seen[k] = 0
+    for i in range(t, n, nt):
+        u[r0 + i] = 0.0
+        row_to_col[r0 + i] = -1
+    cuda.syncthreads()
+    steps = 0
+    parity = 0
+    status = SOLVED
+    for cur in range(n):
+        i = cur
+        minv = 0.0
+        sink = -1
+        while sink < 0:
+            ui = u[r0 + i]
+            row = base + i * m
+            low = np.inf
+            low_key = 2 * m
+            for j in range(t, m, nt):
+                k = so + j
+                if seen[k] == 0:
+                    r = minv + C[row + j] - ui - vv[k]
+                    d = dist[k]
+                    if r < d:
+                        d = r
+                        dist[k] = r
+                        path[k] = i
+                    key = j if r4c[k] < 0 else j + m
+                    if d < low or (d == low and key < low_key):
+                        low = d
+                        low_key = key
+            low, low_key = block_argmin(low, np.int32(low_key), red_val, red_key, parity, use_shuffle)
+            parity = 1 - parity
+            steps += 1
+            if low == np.inf:
+                status = INFEASIBLE
+                break
+            minv = low
+            j = low_key if low_key < m else low_key - m
+            if j % nt == t:
+                seen[so + j] = 1
+            if low_key < m:
+                sink = j
+            else:
+                i = r4c[so + j]
+        if status != SOLVED:
+            break
+        for j in range(t, m, nt):  # duals of the visited columns and their rows; reset for the next row
+            k = so + j
+            if seen[k] != 0:
+                if j != sink:
+                    delta = minv - dist[k]
+                    u[r0 + r4c[k]] += delta
+                    vv[k] -= delta
+                seen[k] = 0
+            dist[k] = np.inf
+        if t == 0:
+            u[r0 + cur] += minv
+        cuda.syncthreads()
+        if t == 0:  # flip the path
+            j = sink
+            while True:
+                i = path[so + j]
+                r4c[so + j] = i
+                nxt = row_to_col[r0 + i]
+                row_to_col[r0 + i] = j
+                j = nxt
+                if i == cur:
+                    break
+        cuda.syncthreads()
+    return steps, status
+
+
+@cuda_kernel
+def solve_batch_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, row_to_col, u, v, iterations, status,
+                     g_dist, g_path, g_r4c, g_seen, use_shuffle):
+    """One block per item (grid-stride over the batch). ``g_*``: global column scratch laid out by
+    ``col_offsets``, used only by items wider than SMEM_COLS (one unused element otherwise)."""
+    sh_dist = cuda.shared.array(SMEM_COLS, float64)
+    sh_v = cuda.shared.array(SMEM_COLS, float64)
+    sh_path = cuda.shared.array(SMEM_COLS, int32)
+    sh_r4c = cuda.shared.array(SMEM_COLS, int32)
+    sh_seen = cuda.shared.array(SMEM_COLS, int32)
+    red_val = cuda.shared.array(TREE_BLOCK, float64)
+    red_key = cuda.shared.array(TREE_BLOCK, int32)
+    t = cuda.threadIdx.x
+    for b in range(cuda.blockIdx.x, rows.shape[0], cuda.gridDim.x):
+        n = rows[b]
+        m = cols[b]
+        r0 = row_offsets[b]
+        c0 = col_offsets[b]
+        if m <= SMEM_COLS:
+            steps, state = solve_item(costs, offsets[b], n, m, r0, row_to_col, u, sh_v, sh_dist, sh_path, sh_r4c,
+                                      sh_seen, 0, red_val, red_key, use_shuffle)
+            for j in range(t, m, cuda.blockDim.x):  # each thread copies the columns it owns
+                v[c0 + j] = sh_v[j]
+        else:
+            steps, state = solve_item(costs, offsets[b], n, m, r0, row_to_col, u, v, g_dist, g_path, g_r4c,
+                                      g_seen, c0, red_val, red_key, use_shuffle)
+        if t == 0:
+            iterations[b] = steps
+            status[b] = state
+        cuda.syncthreads()  # the next item reuses the shared arrays
+
+
+SOLVE = Kernel("batch_solve", None, solve_batch_cuda, BLOCK_PER_ITEM, threads=BLOCK, sim_threads=SIM_BLOCK)
+
+
+# ---------------------------------------------------------------------------------------------
+# the certificate (independent of the solver above)
+
+@cuda_kernel
+def certify_batch_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, row_to_col, u, v, taken,
+                       violation, value, dual, scale, valid):
+    """One block per item: per-thread partial results over rows, columns and all entries, then a
+    shared-memory tree (fixed order: the same sums every run). ``taken``: int32 zeros, one per
+    column of the batch (left zeroed again)."""
+    sh_viol = cuda.shared.array(TREE_BLOCK, float64)
+    sh_val = cuda.shared.array(TREE_BLOCK, float64)
+    sh_dual = cuda.shared.array(TREE_BLOCK, float64)
+    sh_scale = cuda.shared.array(TREE_BLOCK, float64)
+    sh_ok = cuda.shared.array(TREE_BLOCK, int32)
+    t = cuda.threadIdx.x
+    nt = cuda.blockDim.x
+    for b in range(cuda.blockIdx.x, rows.shape[0], cuda.gridDim.x):
+        n = rows[b]
+        m = cols[b]
+        base = offsets[b]
+        r0 = row_offsets[b]
+        c0 = col_offsets[b]
+        worst = 0.0
+        total = 0.0
+        objective = 0.0
+        big = 0.0
+        ok = 1
+        for i in range(t, n, nt):  # rows: the assignment, its value, equality on assigned pairs
+            ui = u[r0 + i]
+            objective += ui
+            if abs(ui) < np.inf:
+                big = max(big, abs(ui))
+            else:
+                worst = np.inf
+            j = row_to_col[r0 + i]
+            if j < 0 or j >= m:
+                ok = 0
+                continue
+            c = costs[base + i * m + j]
+            if not abs(c) < np.inf:
+                ok = 0
+                continue
+            total += c
+            gap = abs(c - ui - v[c0 + j])
+            if not gap <= worst:
+                worst = gap
+            cuda.atomic.add(taken, c0 + j, 1)
+        cuda.syncthreads()
+        for j in range(t, m, nt):  # columns: no column twice, v_j <= 0, v_j = 0 when unassigned
+            vj = v[c0 + j]
+            objective += vj
+            if abs(vj) < np.inf:
+                big = max(big, abs(vj))
+            else:
+                worst = np.inf
+            times = taken[c0 + j]
+            taken[c0 + j] = 0
+            if times > 1:
+                ok = 0
+            if vj > worst:
+                worst = vj
+            if times == 0 and abs(vj) > worst:
+                worst = abs(vj)
+        for k in range(t, n * m, nt):  # every finite pair: c_ij - u_i - v_j >= 0
+            c = costs[base + k]
+            if abs(c) < np.inf:
+                big = max(big, abs(c))
+                i = k // m
+                short = u[r0 + i] + v[c0 + k - i * m] - c
+                if not short <= worst:
+                    worst = short
+        sh_viol[t] = worst
+        sh_val[t] = total
+        sh_dual[t] = objective
+        sh_scale[t] = big
+        sh_ok[t] = ok
+        cuda.syncthreads()
+        s = nt // 2
+        while s > 0:
+            if t < s:
+                if not sh_viol[t + s] <= sh_viol[t]:
+                    sh_viol[t] = sh_viol[t + s]
+                sh_val[t] += sh_val[t + s]
+                sh_dual[t] += sh_dual[t + s]
+                sh_scale[t] = max(sh_scale[t], sh_scale[t + s])
+                sh_ok[t] = min(sh_ok[t], sh_ok[t + s])
+            cuda.syncthreads()
+            s //= 2
+        if t == 0:
+            violation[b] = sh_viol[0]
+            value[b] = sh_val[0]
+            dual[b] = sh_dual[0]
+            scale[b] = sh_scale[0]
+            valid[b] = sh_ok[0]
+        cuda.syncthreads()
+
+
+CERTIFY = Kernel("batch_certify", None, certify_batch_cuda, BLOCK_PER_ITEM, threads=BLOCK, sim_threads=SIM_BLOCK)
+
+KERNELS = (SOLVE, CERTIFY)
