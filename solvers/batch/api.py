@@ -1,0 +1,110 @@
+"""``solve_batch``: B assignment problems in one call, every one certified.
+
+    import numpy as np, solvers
+    costs = np.random.default_rng(0).random((1000, 64, 64))
+    r = solvers.solve_batch(costs)            # the fastest backend here ("auto")
+    r.values, r.assignments, r.certified, r.summary()
+
+Backends are looked up in one table, ``BATCH_BACKENDS`` ({name: "module:function"}, imported when
+first used); each takes a packing.PackedBatch and returns a packing.PackedSolution. "auto" is cuda
+when an NVIDIA GPU is usable (solvers.targets.cuda_available) and the GPU backend is installed,
+else cpu. The certificate (certify_batch) runs on the host over all items in parallel, or, when
+the backend module offers ``certify_packed`` and the costs stay on its GPU, there.
+
+Device arrays (``__cuda_array_interface__``, or ``__dlpack__`` on a CUDA device: CuPy, PyTorch)
+need the cuda backend: its module's ``prepare_device(costs)`` packs them without a host copy and
+its results stay on that device. Where no cuda backend is usable, one line says so
+(BackendUnavailable); CPU arrays of any library that numpy reads in place (CPU torch tensors
+through DLPack) are solved on the host without a copy.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import time
+
+from ..errors import BackendUnavailable, InputError
+
+BATCH_BACKENDS = {
+    "cpu": "solvers.batch.cpu:solve_packed",
+    "cuda": "solvers.batch.device:solve_packed_cuda",
+    "cudasim": "solvers.batch.device:solve_packed_cudasim",
+}
+ALGORITHMS = ("hungarian",)  # shortest augmenting paths with dual potentials on every backend
+
+
+def _load(spec: str, backend: str):
+    module_name, _, name = spec.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as e:
+        if e.name != module_name:
+            raise
+        raise BackendUnavailable(f"backend {backend} for batches is not installed here "
+                                 f"({module_name} is missing); use backend='cpu'") from None
+    return getattr(module, name), module
+
+
+def resolve_backend(backend: str) -> str:
+    """The backend that runs: ``backend`` itself, or for "auto" cuda when a GPU is usable and the
+    GPU backend is installed, else cpu."""
+    if not isinstance(backend, str) or (backend != "auto" and backend not in BATCH_BACKENDS):
+        raise InputError(f"backend must be one of auto, {', '.join(BATCH_BACKENDS)}, not {backend!r}")
+    if backend == "auto":
+        from ..targets import cuda_available
+        if cuda_available() and importlib.util.find_spec(BATCH_BACKENDS["cuda"].partition(":")[0]) is not None:
+            return "cuda"
+        return "cpu"
+    if backend == "cuda":
+        from ..targets import cuda_available
+        if not cuda_available():
+            raise BackendUnavailable("backend cuda: no usable NVIDIA GPU in this process")
+    return backend
+
+
+def solve_batch(costs, algorithm: str = "hungarian", backend: str = "auto"):
+    """Solve and certify every problem of a batch; see solvers.batch.inputs for what ``costs`` may
+    be (a (B, n, m) array, a list of 2-D matrices, a GPU array) and BatchResult for the answer."""
+    if algorithm not in ALGORITHMS:
+        raise InputError(f"algorithm for batches must be one of {', '.join(ALGORITHMS)}, not {algorithm!r}")
+    from .inputs import device_input, prepare_batch
+    started = time.perf_counter()
+    on_device = not isinstance(costs, (list, tuple)) and device_input(costs)
+    name = resolve_backend(backend)
+    solve_packed, module = _load(BATCH_BACKENDS[name], name)
+    if on_device:
+        prepare = getattr(module, "prepare_device", None)
+        if name == "cpu" or prepare is None:
+            raise BackendUnavailable("device arrays need the cuda backend; none is usable here "
+                                     "(pass a numpy array, or run where an NVIDIA GPU is)")
+        batch = prepare(costs)
+    else:
+        batch = prepare_batch(costs)
+    packed_at = time.perf_counter()
+    solution = solve_packed(batch.packed)
+    solved_at = time.perf_counter()
+    certify_there = getattr(module, "certify_packed", None) if name != "cpu" else None
+    if certify_there is not None:
+        checked = certify_there(batch.packed, solution)
+    else:
+        from .certify_batch import certify_packed
+        checked = certify_packed(_on_host(batch.packed), solution)
+    certified_at = time.perf_counter()
+    from .result import unpack
+    seconds = {"pack": packed_at - started, "solve": solved_at - packed_at, "certify": certified_at - solved_at}
+    result = unpack(batch, solution, checked, name, seconds)
+    seconds["total"] = time.perf_counter() - started
+    if on_device:
+        to_device = getattr(module, "result_to_device", None)
+        if to_device is not None:  # assignments back on the caller's device
+            result = to_device(result, costs)
+    return result
+
+
+def _on_host(packed):
+    """``packed`` with its costs on the host (a GPU backend may have left them on the device)."""
+    costs = packed.costs
+    if hasattr(costs, "copy_to_host"):
+        import dataclasses
+        return dataclasses.replace(packed, costs=costs.copy_to_host())
+    return packed

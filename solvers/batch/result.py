@@ -1,0 +1,136 @@
+"""BatchResult: the answers of a batch, each item in its own orientation, with its certificate."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .certify_batch import INFEASIBLE_PROVEN, PROVEN, explain
+
+
+@dataclass(eq=False)
+class BatchResult:
+    """Per item b: ``values[b]`` (the assignment's cost; nan when infeasible), ``assignments[b]``
+    (the column of each row, -1 for a row left unassigned when the item has more rows than
+    columns), duals ``u[b]`` (rows) and ``v[b]`` (columns), ``iterations[b]``, ``certified[b]`` and
+    ``status[b]`` (plain words: "certified optimal", "infeasible: ...", or "not certified: why").
+
+    A regular batch (one (B, n, m) array) gives (B, n) / (B, m) arrays, a ragged batch lists of
+    arrays. ``infeasible[b]``: the allowed pairs cannot assign every row (nor every column, for a
+    tall item), confirmed by the certificate. ``gaps``: the proven bound on value - optimum (nan
+    where none was computed), ``tolerances`` the allowance it was held to. ``seconds``: ``pack``
+    (validation and packing), ``solve``, ``certify`` and ``total``; ``backend`` where it ran."""
+    values: np.ndarray
+    assignments: object
+    u: object
+    v: object
+    iterations: np.ndarray
+    certified: np.ndarray
+    infeasible: np.ndarray
+    status: list
+    gaps: np.ndarray
+    tolerances: np.ndarray
+    backend: str
+    seconds: dict = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return int(self.values.size)
+
+    @property
+    def all_certified(self) -> bool:
+        """Every item proven: optimal, or infeasible."""
+        return bool(np.all(self.certified | self.infeasible))
+
+    def summary(self) -> dict:
+        """A short plain-language account: counts, total cost, times."""
+        count = len(self)
+        optimal = int(self.certified.sum())
+        infeasible = int(self.infeasible.sum())
+        failed = count - optimal - infeasible
+        parts = [f"{count} problems: {optimal} certified optimal"]
+        if infeasible:
+            parts.append(f"{infeasible} infeasible")
+        if failed:
+            first = int(np.flatnonzero(~(self.certified | self.infeasible))[0])
+            parts.append(f"{failed} not certified (first: item {first}, {self.status[first]})")
+        text = ", ".join(parts) + f"; solved on {self.backend} in {self.seconds.get('solve', 0.0):.3g} s, " \
+                                  f"certified in {self.seconds.get('certify', 0.0):.3g} s"
+        finite = self.values[np.isfinite(self.values)]
+        return {"problems": count, "certified": optimal, "infeasible": infeasible, "not_certified": failed,
+                "total_cost": float(finite.sum()) if finite.size else 0.0, "backend": self.backend,
+                "seconds": dict(self.seconds), "text": text}
+
+    def __str__(self) -> str:
+        return self.summary()["text"]
+
+
+def _split(flat: np.ndarray, offsets: np.ndarray) -> list:
+    return np.split(flat, offsets[1:-1]) if offsets.size > 1 else []
+
+
+def unpack(batch, solution, checked, backend: str, seconds: dict) -> BatchResult:
+    """The BatchResult of a PackedSolution and its certificate (certify_batch.certify_packed), each
+    item turned back to its own orientation."""
+    packed = batch.packed
+    count = packed.size
+    row_to_col = np.asarray(solution.row_to_col, dtype=np.int64)
+    u_flat = np.asarray(solution.u, dtype=np.float64)
+    v_flat = np.asarray(solution.v, dtype=np.float64)
+    shapes = batch.shapes
+    n_orig = shapes[:, 0] if count else np.zeros(0, dtype=np.int64)
+    m_orig = shapes[:, 1] if count else np.zeros(0, dtype=np.int64)
+    # original row offsets and the answer in original rows: a transposed item's oriented rows are
+    # its columns, and oriented column c of oriented row r means original row c -> column r
+    orig_row_off = np.zeros(count + 1, dtype=np.int64)
+    np.cumsum(n_orig, out=orig_row_off[1:])
+    orig_col_off = np.zeros(count + 1, dtype=np.int64)
+    np.cumsum(m_orig, out=orig_col_off[1:])
+    assign = np.full(int(orig_row_off[-1]), -1, dtype=np.int64)
+    u_out = np.empty(int(orig_row_off[-1]))
+    v_out = np.empty(int(orig_col_off[-1]))
+    item_of_row = np.repeat(np.arange(count), packed.rows)
+    local_row = np.arange(row_to_col.size) - packed.row_offsets[item_of_row]
+    flipped = packed.transposed[item_of_row]
+    plain = ~flipped
+    assign[(orig_row_off[item_of_row] + local_row)[plain]] = row_to_col[plain]
+    ok = flipped & (row_to_col >= 0)
+    assign[(orig_row_off[item_of_row] + row_to_col)[ok]] = local_row[ok]
+    item_of_col = np.repeat(np.arange(count), packed.cols)
+    is_t_row = packed.transposed[item_of_row]
+    is_t_col = packed.transposed[item_of_col]
+    # u: original rows = oriented rows (plain) or oriented columns (transposed); likewise v
+    u_out_pos_plain = orig_row_off[item_of_row] + local_row
+    local_col = np.arange(v_flat.size) - packed.col_offsets[item_of_col]
+    u_out[u_out_pos_plain[~is_t_row]] = u_flat[~is_t_row]
+    u_out[(orig_row_off[item_of_col] + local_col)[is_t_col]] = v_flat[is_t_col]
+    v_out[(orig_col_off[item_of_col] + local_col)[~is_t_col]] = v_flat[~is_t_col]
+    v_out[(orig_col_off[item_of_row] + local_row)[is_t_row]] = u_flat[is_t_row]
+
+    reason = checked["reason"]
+    certified = reason == PROVEN
+    infeasible = reason == INFEASIBLE_PROVEN
+    values = checked["value"].copy()  # recomputed by the certificate; nan where no assignment was checked
+    values[infeasible] = np.nan
+    status = []
+    for b in range(count):
+        code = int(reason[b])
+        if code == PROVEN:
+            status.append("certified optimal")
+            continue
+        i, j = int(checked["at_row"][b]), int(checked["at_col"][b])
+        if packed.transposed[b] and code != INFEASIBLE_PROVEN:
+            i, j = j, i
+        text = explain(code, i, j, float(checked["gap"][b]), float(checked["tol"][b]))
+        if code == INFEASIBLE_PROVEN and packed.transposed[b]:
+            text = text.replace("of the rows", "of the columns")
+        status.append(text if code == INFEASIBLE_PROVEN else f"not certified: {text}")
+    if batch.regular:
+        n = int(shapes[0, 0]) if count else 0
+        m = int(shapes[0, 1]) if count else 0
+        assignments = assign.reshape(count, n)
+        u_items, v_items = u_out.reshape(count, n), v_out.reshape(count, m)
+    else:
+        assignments = _split(assign, orig_row_off)
+        u_items, v_items = _split(u_out, orig_row_off), _split(v_out, orig_col_off)
+    return BatchResult(values, assignments, u_items, v_items, np.asarray(solution.iterations, dtype=np.int64),
+                       certified, infeasible, status, checked["gap"], checked["tol"], backend, seconds)
