@@ -8,7 +8,8 @@ by row_offsets), ``v`` (float64, by col_offsets), ``iterations`` (int64 per item
 ``status`` (int8 per item: 0 solved, 1 infeasible). ``solve_packed_device`` is the same on arrays
 already on the GPU (anything with ``__cuda_array_interface__``: a numba device array, a torch or
 CuPy tensor), returning device arrays, so a batch made on the device is never copied to the host.
-``certify_packed_device`` checks a solution on the device in one launch (``device_kernels.CERTIFY``).
+``certify_packed_device`` checks a solution on the device in one launch (``device_kernels.CERTIFY``;
+``certify_solution`` is the same for host arrays, with host arrays back).
 
 The kernels (``device_kernels``) run one block per item; they are launched through the project's
 launcher (``solvers.targets.launcher_for``: Kernel shape BLOCK_PER_ITEM, the block size of the
@@ -51,7 +52,7 @@ class DeviceCertificate:
 
 @dataclass
 class _PackedSolution:
-    """Stand-in for ``solvers.batch.result.PackedSolution`` while that module is absent."""
+    """Stand-in for ``solvers.batch.packing.PackedSolution`` where that module is absent."""
 
     row_to_col: np.ndarray
     u: np.ndarray
@@ -62,7 +63,7 @@ class _PackedSolution:
 
 def _solution_class():
     try:
-        from .result import PackedSolution
+        from .packing import PackedSolution
     except ImportError:
         return _PackedSolution
     return PackedSolution
@@ -209,8 +210,10 @@ def _dual_array(launcher, array):
     return launcher.upload(np.asarray(array), np.float64)
 
 
-def certify_packed(packed, solution, backend: str = "cuda") -> DeviceCertificate:
-    """``certify_packed_device`` for a host batch and solution; host (numpy) arrays back."""
+def certify_solution(packed, solution, backend: str = "cuda") -> DeviceCertificate:
+    """``certify_packed_device`` for a packed batch and a solution; host (numpy) arrays back. (Not
+    named ``certify_packed``: that name, on a backend module, is the host's hook for a certificate in
+    ``certify_batch``'s format, with its tolerance rules applied.)"""
     launcher = _launcher(backend)
     cert = certify_packed_device(packed.costs, packed.offsets, packed.rows, packed.cols, packed.row_offsets,
                                  packed.col_offsets, solution.row_to_col, solution.u, solution.v, launcher=launcher)

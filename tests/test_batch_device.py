@@ -1,0 +1,287 @@
+"""The GPU batch kernels (solvers.batch.device, device_kernels): under numba's CUDA simulator on tiny
+items (one simulator process for the whole module: square, wide, tall via the transposed packing,
+integer ties, float32, forbidden pairs, an infeasible item, an item wider than the shared-memory
+limit), every value equal to scipy's, every answer passing the device certificate, the certificate
+refusing tampered duals and assignments, and repeated runs identical; on a real GPU (skipped
+without one) 1000 items of 64 x 64 and device-resident inputs against scipy."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from scipy.optimize import linear_sum_assignment
+
+from conftest import _run_cudasim
+from solvers.targets import cuda_available
+
+# shared by the simulator child and the GPU tests: packing and the cases (seeded)
+HELPERS = r'''
+import numpy as np
+from types import SimpleNamespace
+from scipy.optimize import linear_sum_assignment
+
+
+def pack(mats, dtype=np.float64):
+    flat, rows, cols, transposed = [], [], [], []
+    for M in mats:
+        M = np.asarray(M, dtype=np.float64)
+        tall = M.shape[0] > M.shape[1]
+        if tall:
+            M = M.T
+        flat.append(np.ascontiguousarray(M, dtype=dtype).ravel())
+        rows.append(M.shape[0])
+        cols.append(M.shape[1])
+        transposed.append(tall)
+    sizes = [f.size for f in flat]
+    prefix = lambda a: np.concatenate([[0], np.cumsum(a)]).astype(np.int64)
+    return SimpleNamespace(costs=np.concatenate(flat), offsets=prefix(sizes), rows=np.array(rows, np.int64),
+                           cols=np.array(cols, np.int64), transposed=np.array(transposed),
+                           row_offsets=prefix(rows), col_offsets=prefix(cols))
+
+
+def scipy_value(M):
+    """scipy's optimum (None when infeasible)."""
+    try:
+        r, c = linear_sum_assignment(M)
+    except ValueError:
+        return None
+    value = float(np.asarray(M, dtype=np.float64)[r, c].sum())
+    return value if np.isfinite(value) else None
+
+
+def item_value(packed, sol, b):
+    n, m = int(packed.rows[b]), int(packed.cols[b])
+    C = packed.costs[packed.offsets[b]:packed.offsets[b + 1]].reshape(n, m).astype(np.float64)
+    cols = sol.row_to_col[packed.row_offsets[b]:packed.row_offsets[b] + n]
+    return float(C[np.arange(n), cols].sum())
+
+
+def cases():
+    rng = np.random.default_rng(15)
+    mats = [rng.random((5, 5)), rng.random((6, 6)) * 100 - 50, rng.random((4, 7)), rng.random((3, 8)),
+            rng.random((7, 4)), rng.random((8, 5)),                            # tall: stored transposed
+            rng.integers(0, 3, (6, 6)).astype(float), rng.integers(0, 2, (5, 8)).astype(float),  # ties
+            rng.integers(0, 3, (8, 6)).astype(float), np.zeros((4, 4)),
+            rng.integers(-5, 5, (1, 1)).astype(float), rng.random((1, 6))]
+    forbidden = rng.random((6, 6))
+    forbidden[rng.random((6, 6)) < 0.35] = np.inf
+    perm = rng.permutation(6)
+    forbidden[0, (perm[0] + 1) % 6] = np.inf
+    forbidden[np.arange(6), perm] = rng.random(6)                     # still feasible
+    mats.append(forbidden)
+    wide_forbidden = rng.integers(0, 9, (4, 9)).astype(float)
+    wide_forbidden[rng.random((4, 9)) < 0.4] = np.inf
+    wide_forbidden[np.arange(4), [1, 3, 5, 7]] = 4.0
+    mats.append(wide_forbidden)
+    infeasible = rng.random((4, 5))
+    infeasible[:2, :] = np.inf
+    infeasible[:2, 2] = 1.0                                           # two rows, one column
+    mats.append(infeasible)
+    mats.append(rng.random((3, 6)))                                   # after the infeasible one
+    return mats
+'''
+
+SIM_CODE = HELPERS + r'''
+import json
+from solvers.batch import device_kernels as K
+from solvers.batch.device import certify_solution, solve_packed_cudasim
+
+out = {}
+mats = cases()
+packed = pack(mats)
+first = solve_packed_cudasim(packed)
+runs = [solve_packed_cudasim(packed) for _ in range(2)]
+out["identical"] = all(np.array_equal(getattr(first, f), getattr(r, f), equal_nan=True)
+                       for r in runs for f in ("row_to_col", "u", "v", "iterations", "status"))
+out["status"] = first.status.tolist()
+out["iterations"] = first.iterations.tolist()
+out["values"] = [item_value(packed, first, b) if first.status[b] == 0 else None for b in range(len(mats))]
+out["scipy"] = [scipy_value(M) for M in mats]
+out["v_max"] = [float(first.v[packed.col_offsets[b]:packed.col_offsets[b + 1]].max()) for b in range(len(mats))]
+cert = certify_solution(packed, first, backend="cudasim")
+out["cert"] = {k: getattr(cert, k).tolist() for k in ("violation", "value", "dual", "scale", "valid")}
+
+# float32 costs (values of float32 entries, duals in float64)
+rng = np.random.default_rng(7)
+mats32 = [rng.random((5, 6)).astype(np.float32), rng.random((6, 4)).astype(np.float32),
+          (rng.random((5, 5)) * 1000).astype(np.float32)]
+p32 = pack(mats32, np.float32)
+s32 = solve_packed_cudasim(p32)
+out["f32"] = {"dtype": str(p32.costs.dtype), "status": s32.status.tolist(),
+              "values": [item_value(p32, s32, b) for b in range(3)],
+              "scipy": [scipy_value(M.astype(np.float64)) for M in mats32],
+              "violation": certify_solution(p32, s32, backend="cudasim").violation.tolist()}
+
+# wider than the shared-memory limit: the global-scratch path
+wide = [rng.random((3, K.SMEM_COLS + 9)), rng.integers(0, 4, (2, K.SMEM_COLS + 1)).astype(float)]
+pw = pack(wide)
+sw = solve_packed_cudasim(pw)
+cw = certify_solution(pw, sw, backend="cudasim")
+out["wide"] = {"status": sw.status.tolist(), "values": [item_value(pw, sw, b) for b in range(2)],
+               "scipy": [scipy_value(M) for M in wide], "violation": cw.violation.tolist(),
+               "valid": cw.valid.tolist()}
+
+# tampering: each change must be seen by the certificate, on its item only
+def tampered(change):
+    sol = type(first)(**{f: getattr(first, f).copy() for f in ("row_to_col", "u", "v", "iterations", "status")})
+    change(sol)
+    c = certify_solution(packed, sol, backend="cudasim")
+    return {"violation": c.violation.tolist(), "valid": c.valid.tolist()}
+
+ro, co = packed.row_offsets, packed.col_offsets
+def raise_u(s): s.u[ro[0]] += 0.25                            # item 0: u_0 + v_j > c_0j somewhere
+def swap(s): s.row_to_col[ro[1]], s.row_to_col[ro[1] + 1] = s.row_to_col[ro[1] + 1], s.row_to_col[ro[1]]
+def twice(s): s.row_to_col[ro[2] + 1] = s.row_to_col[ro[2]]   # item 2: one column twice
+def free_v(s):                                              # item 3 (3 x 8): an unassigned column's v
+    taken = set(s.row_to_col[ro[3]:ro[4]].tolist())
+    j = min(set(range(8)) - taken)
+    s.v[co[3] + j] = -0.5
+def positive_v(s):                                          # square item 0: the same u + v, max v = 0.125
+    shift = 0.125 - s.v[co[0]:co[1]].max()
+    s.v[co[0]:co[1]] += shift
+    s.u[ro[0]:ro[1]] -= shift
+def out_of_range(s): s.row_to_col[ro[7]] = 8                  # item 7 (5 x 8)
+def forbidden_pair(s):                                      # item 12: a row onto a +inf pair
+    M = packed.costs[packed.offsets[12]:packed.offsets[13]].reshape(6, 6)
+    s.row_to_col[ro[12]] = int(np.flatnonzero(np.isinf(M[0]))[0])
+out["tamper"] = {f.__name__: tampered(f) for f in (raise_u, swap, twice, free_v, positive_v, out_of_range,
+                                                    forbidden_pair)}
+print("RESULT " + json.dumps(out))
+'''
+
+
+@pytest.fixture(scope="module")
+def sim():
+    text = _run_cudasim(SIM_CODE, timeout=600)
+    line = [x for x in text.splitlines() if x.startswith("RESULT ")][-1]
+    return json.loads(line[len("RESULT "):])
+
+
+def test_values_equal_scipy_on_every_item(sim):
+    for b, (mine, ref) in enumerate(zip(sim["values"], sim["scipy"])):
+        if ref is None:
+            assert sim["status"][b] == 1, b
+            continue
+        assert sim["status"][b] == 0, b
+        assert mine == pytest.approx(ref, rel=1e-12, abs=1e-12), (b, mine, ref)
+    assert sim["status"].count(1) == 1 and sim["status"][-2] == 1  # exactly the infeasible item
+    assert sim["status"][-1] == 0  # the item after it is solved as usual
+
+
+def test_integer_ties_are_exact(sim):
+    for b in (6, 7, 8, 9, 10, 13):
+        assert sim["values"][b] == sim["scipy"][b], b
+
+
+def test_duals_are_certified(sim):
+    cert = sim["cert"]
+    for b, state in enumerate(sim["status"]):
+        if state != 0:
+            assert cert["valid"][b] == 0  # an infeasible item leaves rows unassigned
+            continue
+        assert cert["valid"][b] == 1, b
+        assert cert["violation"][b] <= 1e-12 * max(1.0, cert["scale"][b]), (b, cert["violation"][b])
+        assert cert["value"][b] == pytest.approx(sim["values"][b], rel=1e-12, abs=1e-12)
+        assert cert["dual"][b] == pytest.approx(cert["value"][b], rel=1e-9, abs=1e-9)  # no gap
+        assert sim["v_max"][b] <= 0.0  # the rectangular LP's sign, square items too
+
+
+def test_float32_costs(sim):
+    f32 = sim["f32"]
+    assert f32["dtype"] == "float32" and f32["status"] == [0, 0, 0]
+    for mine, ref in zip(f32["values"], f32["scipy"]):
+        assert mine == pytest.approx(ref, rel=1e-12)
+    assert max(f32["violation"]) <= 1e-9
+
+
+def test_items_wider_than_shared_memory(sim):
+    wide = sim["wide"]
+    assert wide["status"] == [0, 0] and wide["valid"] == [1, 1]
+    assert wide["values"][0] == pytest.approx(wide["scipy"][0], rel=1e-12)
+    assert wide["values"][1] == wide["scipy"][1]
+    assert max(wide["violation"]) <= 1e-12
+
+
+def test_repeated_runs_identical(sim):
+    assert sim["identical"]
+    assert all(it > 0 for it, rows in zip(sim["iterations"], sim["values"]) if rows is not None)
+
+
+def test_certificate_refuses_tampering(sim):
+    base = sim["cert"]
+    t = sim["tamper"]
+    assert t["raise_u"]["violation"][0] >= 0.25 - 1e-12
+    assert t["swap"]["violation"][1] > 1e-6 and t["swap"]["valid"][1] == 1
+    assert t["twice"]["valid"][2] == 0
+    assert t["free_v"]["violation"][3] >= 0.5
+    assert t["positive_v"]["violation"][0] >= 0.125 - 1e-12
+    assert t["out_of_range"]["valid"][7] == 0
+    assert t["forbidden_pair"]["valid"][12] == 0
+    for name, item in (("raise_u", 0), ("swap", 1), ("twice", 2), ("free_v", 3), ("positive_v", 0)):
+        others = [b for b in range(len(base["valid"])) if b != item]
+        assert [t[name]["valid"][b] for b in others] == [base["valid"][b] for b in others], name
+        assert [t[name]["violation"][b] for b in others] == [base["violation"][b] for b in others], name
+
+
+# ---------------------------------------------------------------------------------------------
+# a real GPU
+
+gpu = pytest.mark.skipif(not cuda_available(), reason="needs an NVIDIA GPU (solvers.targets.cuda_available)")
+
+
+def _helpers():
+    space: dict = {}
+    exec(HELPERS, space)
+    return space
+
+
+@gpu
+def test_gpu_1000_items_64x64_match_scipy():
+    from solvers.batch.device import certify_solution, solve_packed_cuda
+    h = _helpers()
+    rng = np.random.default_rng(64)
+    mats = [rng.random((64, 64)) for _ in range(600)] + \
+           [rng.integers(0, 10, (64, 64)).astype(float) for _ in range(200)] + \
+           [rng.random((48, 64)) for _ in range(100)] + [rng.random((64, 40)) for _ in range(100)]
+    packed = h["pack"](mats)
+    sol = solve_packed_cuda(packed)
+    assert (sol.status == 0).all()
+    for b, M in enumerate(mats):
+        assert h["item_value"](packed, sol, b) == pytest.approx(h["scipy_value"](M), rel=1e-12, abs=1e-12), b
+    cert = certify_solution(packed, sol)
+    assert (cert.valid == 1).all()
+    assert (cert.violation <= 1e-12 * np.maximum(1.0, cert.scale)).all()
+    again = solve_packed_cuda(packed)
+    assert np.array_equal(again.row_to_col, sol.row_to_col) and np.array_equal(again.u, sol.u)
+
+
+@gpu
+def test_gpu_cases_and_device_resident_costs():
+    from numba import cuda
+
+    from solvers.batch.device import certify_packed_device, solve_packed_cuda, solve_packed_device
+    h = _helpers()
+    mats = h["cases"]()
+    packed = h["pack"](mats)
+    sol = solve_packed_cuda(packed)
+    for b, M in enumerate(mats):
+        ref = h["scipy_value"](M)
+        assert sol.status[b] == (1 if ref is None else 0), b
+        if ref is not None:
+            assert h["item_value"](packed, sol, b) == pytest.approx(ref, rel=1e-12, abs=1e-12), b
+    rng = np.random.default_rng(5)
+    mats32 = [rng.random((100, 300)).astype(np.float32) for _ in range(50)]
+    p32 = h["pack"](mats32, np.float32)
+    costs = cuda.to_device(p32.costs)
+    out = solve_packed_device(costs, p32.offsets, p32.rows, p32.cols, p32.row_offsets, p32.col_offsets)
+    cert = certify_packed_device(costs, p32.offsets, p32.rows, p32.cols, p32.row_offsets, p32.col_offsets,
+                                 out.row_to_col, out.u, out.v)
+    r2c = out.row_to_col.copy_to_host()
+    assert (out.status.copy_to_host() == 0).all() and (cert.valid.copy_to_host() == 1).all()
+    assert (cert.violation.copy_to_host() <= 1e-9).all()
+    for b, M in enumerate(mats32):
+        cols = r2c[p32.row_offsets[b]:p32.row_offsets[b + 1]]
+        value = float(M.astype(np.float64)[np.arange(100), cols].sum())
+        r, c = linear_sum_assignment(M.astype(np.float64))
+        assert value == pytest.approx(float(M.astype(np.float64)[r, c].sum()), rel=1e-12), b
