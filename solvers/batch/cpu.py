@@ -26,6 +26,95 @@ from .packing import INFEASIBLE, SOLVED, PackedBatch, PackedSolution
 
 
 @njit(cache=True)
+def _column_reduction(costs, base, n, row_to_col, col_to_row, v, ro, co):
+    """A square item's start: v_j = min_i c_ij (u = 0 keeps every reduced cost >= 0), and each column
+    whose minimum lies on a row still free is assigned to it (a tight pair). The searches then start
+    from duals that already price most columns, and only the rows left free are augmented.
+    Columns with no allowed entry keep v_j = 0 (the item is then infeasible; the search says so)."""
+    for j in range(n):
+        best = np.inf
+        arg = -1
+        for i in range(n):
+            c = np.float64(costs[base + i * n + j])
+            if c < best:
+                best = c
+                arg = i
+        if arg < 0:
+            continue
+        v[co + j] = best
+        if row_to_col[ro + arg] == -1:
+            row_to_col[ro + arg] = j
+            col_to_row[j] = arg
+
+
+@njit(cache=True)
+def _augmenting_row_reduction(costs, base, n, row_to_col, col_to_row, u, v, ro, co, free):
+    """Jonker & Volgenant's augmenting row reduction (two passes), square items: a free row takes the
+    column of its least reduced cost c_ij - v_j, lowering that v_j until the row's second least
+    ties with it, so it stays the row's minimum and gets less attractive to every other row (their
+    reduced costs only grow: every assigned row keeps its minimum, tight); the row it displaces is
+    free again and bids next. Each pass is bounded (float steps could be tiny), and rows still free
+    afterwards are left to the searches. Returns the rows scanned."""
+    n_free = 0
+    for i in range(n):
+        if row_to_col[ro + i] == -1:
+            free[n_free] = i
+            n_free += 1
+    scans = 0
+    for _ in range(2):
+        k = 0
+        previous = n_free
+        n_free = 0
+        budget = 4 * n
+        while k < previous and budget > 0:
+            budget -= 1
+            i = free[k]
+            k += 1
+            scans += 1
+            row = base + i * n
+            u1 = np.inf
+            u2 = np.inf
+            j1 = -1
+            j2 = -1
+            for j in range(n):
+                h = np.float64(costs[row + j]) - v[co + j]
+                if h < u2:
+                    if h >= u1:
+                        u2 = h
+                        j2 = j
+                    else:
+                        u2 = u1
+                        j2 = j1
+                        u1 = h
+                        j1 = j
+            if j1 < 0:  # a row with no allowed column: the search will prove the item infeasible
+                continue
+            i0 = col_to_row[j1]
+            lowered = u1 < u2 and u2 < np.inf
+            if lowered:
+                v[co + j1] -= u2 - u1
+            elif i0 >= 0 and j2 >= 0:
+                j1 = j2
+                i0 = col_to_row[j2]
+            row_to_col[ro + i] = j1
+            col_to_row[j1] = i
+            u[ro + i] = np.float64(costs[row + j1]) - v[co + j1]
+            if i0 >= 0:
+                row_to_col[ro + i0] = -1
+                if lowered:
+                    k -= 1
+                    free[k] = i0
+                else:
+                    free[n_free] = i0
+                    n_free += 1
+        while k < previous:  # the budget ran out: the rows not reached stay free for the searches
+            free[n_free] = free[k]
+            n_free += 1
+            k += 1
+    return scans
+
+
+@njit(cache=True)
 def _solve_item(costs, base, n, m, row_to_col, u, v, ro, co):
     """Item with entries costs[base: base + n*m] (n <= m); writes row_to_col[ro: ro+n], u[ro: ro+n],
     v[co: co+m]. Returns (status, shortest-path steps)."""
@@ -39,7 +128,12 @@ def _solve_item(costs, base, n, m, row_to_col, u, v, ro, co):
         u[ro + k] = 0.0
     for j in range(m):
         v[co + j] = 0.0
+    if n == m and n > 0:
+        _column_reduction(costs, base, n, row_to_col, col_to_row, v, ro, co)
+        steps += _augmenting_row_reduction(costs, base, n, row_to_col, col_to_row, u, v, ro, co, remaining)
     for cur in range(n):
+        if row_to_col[ro + cur] >= 0:
+            continue
         for j in range(m):
             shortest[j] = np.inf
             remaining[j] = m - 1 - j  # scanned from the last column: scipy's order, same ties
