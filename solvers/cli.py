@@ -181,6 +181,9 @@ TRACKING_OPTIONS = ("max_distance",)  # `solve` on a point series: options of so
 def _cmd_solve(args) -> int:
     from .targets import configure_numba
     configure_numba(args.backend)  # before anything below can import numba
+    from .formats.batch import batch_layout
+    if batch_layout(args.path):  # a 3-D .npy or an .npz of matrices: a batch of assignment problems
+        return _cmd_solve_batch(args)
     from . import registry
     algo = registry.get(args.algo) if args.algo else None
     if args.backend == "cuda" or (args.backend == "auto" and (algo is None or "cuda" in algo.backends)):
@@ -229,6 +232,81 @@ def _cmd_solve(args) -> int:
             print(f"{key:<12}{value}")
     if failure:
         print(f"{PROG}: {args.path}: {failure}", file=sys.stderr)
+        return EXIT_NOT_CERTIFIED
+    return EXIT_OK
+
+
+def _cmd_solve_batch(args) -> int:
+    """`solve` on a batch file: every item solved and certified by solvers.solve_batch. Exit 0 when
+    every item is certified (optimal, or proven infeasible), 1 when any is not, 2 on bad input."""
+    from .batch.api import ALGORITHMS, solve_batch
+    from .formats.batch import read_batch, save_batch_result
+    from .formats.results import written_as
+    from .io_util import check_output_name
+    import numpy as np
+    path = str(args.path)
+    if args.algo is not None and args.algo not in ALGORITHMS:
+        raise UsageError(f"{path}: a batch is solved by {', '.join(ALGORITHMS)}, not {args.algo}")
+    if args.opt or args.problem not in (None, "assignment"):
+        raise UsageError(f"{path}: a batch of assignment problems takes no --opt or --problem")
+    if args.out:
+        if _same_file(args.out, path):
+            raise InputError("--out names the input file; give the result another name so the input is kept",
+                             str(args.out))
+        if written_as(args.out) not in (".csv", ".json"):
+            raise InputError("batch results are written as .csv or .json; give --out one of those names",
+                             str(args.out))
+        check_output_name(args.out)
+    start = time.perf_counter()
+    data = read_batch(path)
+    load_seconds = time.perf_counter() - start
+    regular = not isinstance(data, list)
+    dtype = np.float32 if (data.dtype if regular else (data[0].dtype if data else None)) == np.float32 else np.float64
+    start = time.perf_counter()
+    try:
+        solve_batch(np.zeros((1, 2, 3), dtype=dtype), backend=args.backend)  # compile or load, untimed
+        compile_seconds = time.perf_counter() - start
+        result = solve_batch(data, backend=args.backend)
+    except InputError as exc:
+        raise InputError(exc.message, path) from None
+    except BackendUnavailable as exc:
+        raise UsageError(f"{path}: {exc}") from None
+    if args.out:
+        save_batch_result(result, args.out, data)
+    summary = result.summary()
+    if regular:
+        what = f"{len(result):,} assignment problems of {data.shape[1]:,} x {data.shape[2]:,}"
+    else:
+        what = f"{len(result):,} assignment problems of different sizes"
+    failed = summary["not_certified"]
+    certified = f"{summary['certified']:,} of {len(result):,} optimal"
+    if summary["infeasible"]:
+        certified += f", {summary['infeasible']:,} proven infeasible"
+    if failed:
+        certified += f", {failed:,} NOT certified"
+    rows = [("file", path), ("problem", f"a batch of {what}"), ("loaded", duration(load_seconds)),
+            ("algorithm", f"hungarian (batch) on {result.backend}"),
+            ("prepared", f"{duration(compile_seconds)} (not counted in the solve time)"),
+            ("value", f"{_number(summary['total_cost'])} (the sum over the items)"),
+            ("certified", certified),
+            ("solve time", duration(result.seconds["solve"])),
+            ("certify", duration(result.seconds["certify"])),
+            ("iterations", f"{int(result.iterations.sum()):,}")]
+    record = dict(summary, path=path, load_seconds=load_seconds, compile_seconds=compile_seconds,
+                  algorithm="hungarian", iterations=int(result.iterations.sum()))
+    record.pop("text")
+    if args.out:
+        record["out"] = str(args.out)
+        rows.append(("written", str(args.out)))
+    if args.json:
+        print(json.dumps(jsonable(record)))
+    else:
+        for key, value in rows:
+            print(f"{key:<12}{value}")
+    if failed:
+        first = int(np.flatnonzero(~(result.certified | result.infeasible))[0])
+        print(f"{PROG}: {path}: {failed:,} items are NOT certified (first: item {first}, {result.status[first]})",
+              file=sys.stderr)
         return EXIT_NOT_CERTIFIED
     return EXIT_OK
 
@@ -462,7 +540,9 @@ def _gen_parser(kind: str | None, kinds: dict) -> _Parser:
     listing = "\n".join(f"  {name:<20} {entry.summary}".rstrip() for name, entry in kinds.items())
     parser = _Parser(prog=prog, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False,
                      description="Write a seeded synthetic problem.",
-                     epilog=None if kind else f"kinds:\n{listing}\n\n`{PROG} gen KIND --help` lists its parameters.")
+                     epilog=None if kind else f"kinds:\n{listing}\n  {BATCH_KIND:<20} a batch of dense "
+                                              f"assignment problems (.npy, or ragged .npz)\n\n"
+                                              f"`{PROG} gen KIND --help` lists its parameters.")
     if kind is None:
         parser.add_argument("kind", metavar="KIND", choices=list(kinds), help="one of the kinds listed below")
         return parser
@@ -479,11 +559,51 @@ def _gen_parser(kind: str | None, kinds: dict) -> _Parser:
     return parser
 
 
+BATCH_KIND = "dense-lap-batch"
+
+
+def _cmd_gen_batch(argv: list[str]) -> int:
+    """`gen dense-lap-batch`: a batch of dense assignment problems as .npy (one (B, n, m) array) or,
+    ragged (--max-n), as .npz (one matrix per item)."""
+    from .formats.batch import save_batch
+    from .generators.batches import dense_lap_batch
+    parser = _Parser(prog=f"{PROG} gen {BATCH_KIND}", allow_abbrev=False,
+                     description="Write a seeded batch of dense assignment problems, costs uniform in [0, k*n] "
+                                 "(solve it with `matchscope solve FILE`).")
+    parser.add_argument("--batch", required=True, type=_converter("batch", int), help="number of problems")
+    parser.add_argument("--n", required=True, type=_converter("n", int), help="rows of each problem")
+    parser.add_argument("--m", type=_converter("m", int), help="columns of each problem (default n)")
+    parser.add_argument("--max-n", dest="max_n", type=_converter("max_n", int),
+                        help="ragged: square problems of sizes drawn from n..MAX_N (written as .npz)")
+    parser.add_argument("--k", type=_converter("k", float), default=1.0, help="costs up to k*n (default 1)")
+    parser.add_argument("--integer", type=_converter("integer", bool), default=True,
+                        help="integer costs (default true)")
+    parser.add_argument("--float32", type=_converter("float32", bool), default=False,
+                        help="store the costs as float32 (default false)")
+    parser.add_argument("--seed", type=_converter("seed", int), default=0, help="random seed (default 0)")
+    parser.add_argument("--out", required=True, metavar="PATH", help="file to write: .npy, or .npz")
+    params = vars(parser.parse_args(argv))
+    out = params.pop("out")
+    if params["max_n"] is not None and params["m"] is not None:
+        raise UsageError(f"{PROG} gen {BATCH_KIND}: --m and --max-n do not go together (ragged items are square)")
+    batch = dense_lap_batch(**params)
+    save_batch(batch, out)
+    if isinstance(batch, list):
+        print(f"wrote {out}: a batch of {len(batch):,} square assignment problems of "
+              f"{params['n']:,} to {params['max_n']:,} rows")
+    else:
+        print(f"wrote {out}: a batch of {batch.shape[0]:,} assignment problems of {batch.shape[1]:,} x "
+              f"{batch.shape[2]:,}")
+    return EXIT_OK
+
+
 def _cmd_gen(argv: list[str]) -> int:
     from .generators import KINDS, generate
     from .api import save
 
     kind = argv[0] if argv and not argv[0].startswith("-") else None
+    if kind == BATCH_KIND:
+        return _cmd_gen_batch(argv[1:])
     if kind not in KINDS:
         _gen_parser(None, KINDS).parse_args(argv)  # prints help, or raises the usage error naming the kinds
         raise UsageError(f"{PROG} gen: give a KIND first (see {PROG} gen --help)")
