@@ -40,10 +40,12 @@ class BatchInput:
     """A validated batch: the packed problems and how the caller laid them out.
 
     regular: given as one (B, n, m) array (results come back as arrays), else a list;
-    shapes: (B, 2) int64, each item's shape as given; float32: the costs stay float32."""
+    shapes: (B, 2) int64, each item's shape as given; item_shape: (n, m) of a regular batch (also
+    when B is 0), else None."""
     packed: PackedBatch
     regular: bool
     shapes: np.ndarray
+    item_shape: tuple | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -162,7 +164,7 @@ def prepare_batch(costs) -> BatchInput:
     _check_integers(a, "the batch", 0)
     packed = _packed(_oriented_flat(a, dtype), shapes)
     _check_values(packed)
-    return BatchInput(packed, True, shapes)
+    return BatchInput(packed, True, shapes, (n, m))
 
 
 def _prepare_ragged(items) -> BatchInput:

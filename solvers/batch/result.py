@@ -125,8 +125,7 @@ def unpack(batch, solution, checked, backend: str, seconds: dict) -> BatchResult
             text = text.replace("of the rows", "of the columns")
         status.append(text if code == INFEASIBLE_PROVEN else f"not certified: {text}")
     if batch.regular:
-        n = int(shapes[0, 0]) if count else 0
-        m = int(shapes[0, 1]) if count else 0
+        n, m = batch.item_shape
         assignments = assign.reshape(count, n)
         u_items, v_items = u_out.reshape(count, n), v_out.reshape(count, m)
     else:

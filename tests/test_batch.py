@@ -1,0 +1,331 @@
+"""solve_batch (issue 15), host side: answers against scipy on every item, the certificate refusing
+tampered answers, hostile inputs, device-array detection, the CLI and the batch generator.
+
+Every expected value comes from scipy.optimize.linear_sum_assignment item by item.
+"""
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.optimize import linear_sum_assignment
+
+import solvers
+from solvers.batch.certify_batch import PROVEN, certify_packed
+from solvers.batch.cpu import solve_packed
+from solvers.batch.inputs import device_input, prepare_batch
+from solvers.batch.packing import PackedSolution
+from solvers.cli import main
+from solvers.errors import BackendUnavailable, InputError
+
+
+def scipy_value(costs):
+    """scipy's optimal value, or None when scipy finds the item infeasible."""
+    costs = np.asarray(costs, dtype=np.float64)
+    try:
+        rows, cols = linear_sum_assignment(costs)
+    except ValueError:
+        return None
+    return float(costs[rows, cols].sum())
+
+
+def check_against_scipy(items, result):
+    """Every item: scipy's value (exact for integers, to rounding for reals), a valid assignment of
+    that value in the item's own orientation, and a certificate."""
+    for b, costs in enumerate(items):
+        costs = np.asarray(costs, dtype=np.float64)
+        expected = scipy_value(costs)
+        if expected is None:
+            assert result.infeasible[b] and not result.certified[b], (b, result.status[b])
+            continue
+        assert result.certified[b], (b, result.status[b])
+        assignment = np.asarray(result.assignments[b])
+        assert assignment.shape == (costs.shape[0],)
+        rows = np.flatnonzero(assignment >= 0)
+        assert rows.size == min(costs.shape)
+        assert np.unique(assignment[rows]).size == rows.size
+        got = float(costs[rows, assignment[rows]].sum())
+        finite = costs[np.isfinite(costs)]
+        if np.all(finite == np.round(finite)) and np.all(np.abs(finite) < 2**40):  # small integers: exact
+            assert got == expected == result.values[b], b
+        else:
+            assert got == pytest.approx(expected, rel=1e-12, abs=0), b
+            assert result.values[b] == pytest.approx(expected, rel=1e-12, abs=0), b
+
+
+@pytest.mark.parametrize("shape", [(40, 12, 12), (40, 9, 15), (40, 15, 9), (5, 1, 30), (5, 30, 1), (3, 1, 1)])
+@pytest.mark.parametrize("kind", ["integer-ties", "real", "float32"])
+def test_regular_batches_match_scipy(shape, kind):
+    rng = np.random.default_rng(hash((shape, kind)) % 2**32)
+    if kind == "integer-ties":
+        costs = rng.integers(0, 3, shape).astype(np.int64)  # many ties
+    elif kind == "real":
+        costs = rng.random(shape) * 100 - 50
+    else:
+        costs = rng.random(shape).astype(np.float32)
+    result = solvers.solve_batch(costs, backend="cpu")
+    assert result.backend == "cpu" and result.all_certified
+    assert isinstance(result.assignments, np.ndarray) and result.assignments.shape == shape[:2]
+    assert result.u.shape == shape[:2] and result.v.shape == (shape[0], shape[2])
+    check_against_scipy(list(costs), result)
+
+
+def test_ragged_batch_with_forbidden_pairs_and_infeasible_items():
+    rng = np.random.default_rng(7)
+    items = []
+    for b in range(300):
+        n, m = (int(x) for x in rng.integers(0, 9, 2))
+        a = rng.integers(0, 5, (n, m)).astype(float) if b % 2 else rng.random((n, m))
+        if b % 3 == 0:
+            a[rng.random(a.shape) < 0.5] = np.inf
+        items.append(a)
+    items.append(np.array([[1.0, np.inf], [2.0, np.inf]]))  # a column nobody may take: infeasible
+    items.append(np.full((3, 2), np.inf))
+    result = solvers.solve_batch(items, backend="cpu")
+    assert isinstance(result.assignments, list) and len(result.assignments) == len(items)
+    assert result.infeasible[-1] and result.infeasible[-2]
+    assert "infeasible" in result.status[-1]
+    check_against_scipy(items, result)
+    assert result.all_certified
+
+
+@pytest.mark.parametrize("scale", [1e-20, 1e300])
+def test_extreme_scales(scale):
+    rng = np.random.default_rng(3)
+    costs = rng.random((30, 10, 14)) * scale
+    result = solvers.solve_batch(costs, backend="cpu")
+    check_against_scipy(list(costs), result)
+    assert np.all(np.abs(result.gaps) <= result.tolerances)
+
+
+def test_zero_size_items_and_empty_batch():
+    result = solvers.solve_batch([np.zeros((0, 5)), np.zeros((4, 0)), np.zeros((0, 0)), np.ones((1, 1))],
+                                 backend="cpu")
+    assert result.all_certified and list(result.values) == [0.0, 0.0, 0.0, 1.0]
+    assert result.assignments[1].tolist() == [-1, -1, -1, -1]
+    empty = solvers.solve_batch(np.zeros((0, 3, 3)), backend="cpu")
+    assert len(empty) == 0 and empty.assignments.shape == (0, 3)
+    assert "0 problems" in empty.summary()["text"]
+
+
+def test_duals_follow_the_rectangular_lp_in_the_original_orientation():
+    rng = np.random.default_rng(5)
+    costs = rng.random((20, 11, 6))  # tall: solved transposed, given back as given
+    result = solvers.solve_batch(costs, backend="cpu")
+    for b in range(20):
+        u, v = result.u[b], result.v[b]
+        assert np.all(u[:, None] + v[None, :] <= costs[b] + 1e-12)
+        rows = np.flatnonzero(result.assignments[b] >= 0)
+        assert np.allclose(u[rows] + v[result.assignments[b][rows]], costs[b][rows, result.assignments[b][rows]])
+        assert np.all(u <= 1e-12) and np.all(np.abs(u[result.assignments[b] < 0]) <= 1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 7), st.integers(1, 7), st.sampled_from([0.0, 0.3]))
+def test_random_items_match_scipy(seed, n, m, forbidden):
+    rng = np.random.default_rng(seed)
+    costs = rng.integers(-3, 4, (8, n, m)).astype(float)
+    costs[rng.random(costs.shape) < forbidden] = np.inf
+    check_against_scipy(list(costs), solvers.solve_batch(costs, backend="cpu"))
+
+
+# ---------------------------------------------------------------------------------------------
+# the certificate refuses wrong answers
+
+
+def _solved(costs):
+    batch = prepare_batch(costs)
+    return batch.packed, solve_packed(batch.packed)
+
+
+def _tampered(solution, **changes):
+    fields = {k: np.array(getattr(solution, k)) for k in ("row_to_col", "u", "v", "iterations", "status")}
+    fields.update(changes)
+    return PackedSolution(**fields)
+
+
+def test_certificate_accepts_the_solver_and_refuses_tampering():
+    rng = np.random.default_rng(11)
+    packed, solution = _solved(rng.random((4, 6, 9)))
+    assert np.all(certify_packed(packed, solution)["reason"] == PROVEN)
+    wrong_u = np.array(solution.u)
+    wrong_u[0] += 0.5  # item 0, row 0: breaks feasibility
+    assert certify_packed(packed, _tampered(solution, u=wrong_u))["reason"][0] not in (PROVEN,)
+    lowered = np.array(solution.u)
+    lowered[6] -= 0.25  # item 1: feasible but loose, so not tight
+    assert certify_packed(packed, _tampered(solution, u=lowered))["reason"][1] != PROVEN
+    swapped = np.array(solution.row_to_col)
+    swapped[12], swapped[13] = swapped[13], swapped[12]  # item 2: another assignment, duals kept
+    assert certify_packed(packed, _tampered(solution, row_to_col=swapped))["reason"][2] != PROVEN
+    twice = np.array(solution.row_to_col)
+    twice[19] = twice[18]  # item 3: a column used twice
+    checked = certify_packed(packed, _tampered(solution, row_to_col=twice))
+    assert checked["reason"][3] == 2 and list(checked["reason"][:3]) == [PROVEN] * 3
+    lying = np.array(solution.status)
+    lying[0] = 1  # claims infeasible while a complete assignment exists
+    assert certify_packed(packed, _tampered(solution, status=lying))["reason"][0] == 9
+
+
+def test_certificate_refuses_a_suboptimal_assignment_with_consistent_looking_duals():
+    costs = np.array([[[1.0, 2.0], [2.0, 1.0]]])
+    packed, solution = _solved(costs)
+    bad = _tampered(solution, row_to_col=np.array([1, 0]), u=np.array([2.0, 2.0]), v=np.array([0.0, 0.0]))
+    checked = certify_packed(packed, bad)
+    assert checked["reason"][0] != PROVEN
+
+
+# ---------------------------------------------------------------------------------------------
+# hostile inputs: one line, naming the item
+
+
+@pytest.mark.parametrize("data, words", [
+    (np.zeros((3, 3)), "3-D"),
+    (np.zeros((2, 2, 2, 2)), "3-D"),
+    ([np.zeros((2, 2)), np.zeros(3)], "item 1 must be a 2-D"),
+    ([np.zeros((2, 2)), np.array([["a", "b"]])], "item 1: costs must be real numbers, got text"),
+    (np.array([[[1 + 1j]]]), "complex"),
+    (np.ones((2, 2, 2), dtype=bool), "true/false"),
+    ([np.ones((2, 2)), np.array([[0.0, np.nan]])], "item 1: the cost at row 0, column 1 is NaN"),
+    ([np.ones((2, 2)), np.ones((2, 2)), np.array([[0.0], [-np.inf]])], "item 2: the cost at row 1, column 0 is -inf"),
+    ([np.array([[2**60, 0]])], "item 0: integer cost"),
+    ([np.array([[1e307, 0]])], "item 0: costs up to"),
+    ([np.zeros((0, 10**9))], "no costs are refused"),
+    ([[1, 2], [3, 4]], "item 0 must be a 2-D"),
+])
+def test_hostile_inputs_are_one_line(data, words):
+    with pytest.raises(InputError) as caught:
+        solvers.solve_batch(data, backend="cpu")
+    text = str(caught.value)
+    assert words in text and "\n" not in text
+
+
+def test_bad_algorithm_and_backend():
+    with pytest.raises(InputError, match="hungarian"):
+        solvers.solve_batch(np.zeros((1, 2, 2)), algorithm="auction")
+    with pytest.raises(InputError, match="backend"):
+        solvers.solve_batch(np.zeros((1, 2, 2)), backend="tpu")
+
+
+# ---------------------------------------------------------------------------------------------
+# device arrays and DLPack
+
+
+class FakeCudaArray:
+    """What CuPy / numba device arrays expose; nothing here can read it."""
+    __cuda_array_interface__ = {"shape": (2, 3, 3), "typestr": "<f4", "data": (0, False), "version": 3}
+
+
+class FakeCpuDlpack:
+    """A CPU tensor's DLPack face (what a CPU torch tensor shows numpy)."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __dlpack__(self, **kwargs):
+        return self.array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+
+class FakeCudaDlpack:
+    def __dlpack_device__(self):
+        return (2, 0)  # kDLCUDA
+
+
+def test_device_inputs_are_recognised_and_need_the_cuda_backend():
+    assert device_input(FakeCudaArray()) and device_input(FakeCudaDlpack())
+    assert not device_input(np.zeros((1, 2, 2))) and not device_input(FakeCpuDlpack(np.zeros((1, 2, 2))))
+    for fake in (FakeCudaArray(), FakeCudaDlpack()):
+        with pytest.raises(BackendUnavailable, match="device arrays need the cuda backend") as caught:
+            solvers.solve_batch(fake, backend="cpu")
+        assert "\n" not in str(caught.value)
+
+
+def test_cpu_dlpack_is_read_in_place():
+    costs = np.random.default_rng(2).random((5, 4, 6))
+    batch = prepare_batch(FakeCpuDlpack(costs))
+    assert np.shares_memory(batch.packed.costs, costs)  # wide float64: no copy at all
+    check_against_scipy(list(costs), solvers.solve_batch(FakeCpuDlpack(costs), backend="cpu"))
+
+
+def test_cuda_request_without_a_gpu_is_one_line():
+    from solvers.targets import cuda_available
+    if cuda_available():
+        pytest.skip("a GPU is usable here")
+    with pytest.raises(BackendUnavailable) as caught:
+        solvers.solve_batch(np.zeros((1, 2, 2)), backend="cuda")
+    assert "\n" not in str(caught.value)
+    assert solvers.solve_batch(np.zeros((1, 2, 2)), backend="auto").backend == "cpu"
+
+
+# ---------------------------------------------------------------------------------------------
+# command line
+
+
+def test_cli_solves_a_3d_npy_and_writes_one_line_per_item_row(tmp_path, capsys):
+    path, out = tmp_path / "batch.npy", tmp_path / "x.csv"
+    assert main(["gen", "dense-lap-batch", "--batch", "12", "--n", "6", "--m", "4", "--seed", "3",
+                 "--out", str(path)]) == 0
+    costs = np.load(path, allow_pickle=False)
+    assert costs.shape == (12, 6, 4)
+    assert main(["solve", str(path), "--out", str(out)]) == 0
+    assert "12 of 12 optimal" in capsys.readouterr().out
+    with open(out) as f:
+        lines = list(csv.DictReader(f))
+    assert len(lines) == 12 * 6 and list(lines[0]) == ["item", "row", "col", "cost"]
+    for b in range(12):
+        mine = [r for r in lines if int(r["item"]) == b]
+        total = sum(float(r["cost"]) for r in mine if int(r["col"]) >= 0)
+        assert total == scipy_value(costs[b])
+        assert sum(int(r["col"]) < 0 for r in mine) == 2  # tall items: two rows left unassigned
+
+
+def test_cli_solves_a_ragged_npz_with_json(tmp_path, capsys):
+    path, out = tmp_path / "ragged.npz", tmp_path / "x.json"
+    assert main(["gen", "dense-lap-batch", "--batch", "9", "--n", "1", "--max-n", "7", "--integer", "false",
+                 "--out", str(path)]) == 0
+    capsys.readouterr()
+    assert main(["solve", str(path), "--json", "--out", str(out)]) == 0
+    record = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert record["certified"] == 9 and record["problems"] == 9
+    saved = json.loads(out.read_text())
+    with np.load(path, allow_pickle=False) as archive:
+        items = [archive[f"arr_{b}"] for b in range(9)]
+    for b, item in enumerate(saved["items"]):
+        assert item["value"] == pytest.approx(scipy_value(items[b]), rel=1e-12)
+
+
+def test_cli_refuses_corrupt_batch_files_in_one_line(tmp_path, capsys):
+    path = tmp_path / "batch.npy"
+    np.save(path, np.random.default_rng(0).random((5, 3, 3)))
+    truncated = tmp_path / "truncated.npy"
+    truncated.write_bytes(path.read_bytes()[:-20])
+    nan = tmp_path / "nan.npy"
+    bad = np.ones((3, 2, 2))
+    bad[2, 1, 0] = np.nan
+    np.save(nan, bad)
+    npz = tmp_path / "broken.npz"
+    npz.write_bytes(b"PK\x03\x04 not really an archive")
+    np.savez(tmp_path / "flat.npz", np.ones((2, 2)), np.ones(3))
+    for name, words in [(truncated, "truncated"), (nan, "item 2: the cost at row 1, column 0 is NaN"),
+                        (npz, "npz"), (tmp_path / "flat.npz", "item 1")]:
+        capsys.readouterr()
+        assert main(["solve", str(name)]) == 2, name
+        err = capsys.readouterr().err.strip()
+        assert err.count("\n") == 0 and words in err and str(name) in err, err
+    assert main(["solve", str(path), "--out", str(tmp_path / "x.mtx")]) == 2
+    assert main(["solve", str(path), "--algo", "auction"]) == 2
+
+
+def test_gen_dense_lap_batch_is_seeded():
+    from solvers.generators.batches import dense_lap_batch
+    a = dense_lap_batch(3, 4, 5, seed=1)
+    assert a.shape == (3, 4, 5) and np.array_equal(a, dense_lap_batch(3, 4, 5, seed=1))
+    assert np.all(a == np.round(a)) and a.max() <= 4
+    ragged = dense_lap_batch(5, 2, max_n=6, float32=True, integer=False)
+    assert all(x.dtype == np.float32 and 2 <= x.shape[0] == x.shape[1] <= 6 for x in ragged)
