@@ -3,7 +3,8 @@
 Minimum total Euclidean distance between point sets a (n x d) and b (m x d), n <= m (a taller
 problem is solved transposed): each point of a is matched to a distinct point of b.
 
-1. Candidates: each point of a keeps its k nearest points of b (scipy's cKDTree), with their
+1. Candidates: each point of a keeps its k nearest points of b (found on the grid of b's points,
+   solvers.point_neighbours; scipy's cKDTree for long lists and points far from b), with their
    distances as costs: a sparse problem of n * k pairs.
 2. It is solved by shortest augmenting paths (solvers.assignment.sparse_sap_solver, whose searches
    cost what they explore), which gives dual potentials u, v with u_i + v_j <= d_ij on every
@@ -26,7 +27,7 @@ import numpy as np
 from numba import njit, prange
 
 from .errors import InfeasibleError, InputError
-from . import point_grid
+from . import point_grid, point_neighbours
 from .point_grid import box_distance, cell_span, pair_distance
 from .problems import DENSE_DISTANCES, EuclideanCosts
 from .registry import Algorithm, Option
@@ -37,6 +38,7 @@ EPS = np.finfo(np.float64).eps
 # points, 4.6M candidates took 8.4 s on 2 cores, the 64M dense pairs 22 s)
 DENSE_SHARE = 4
 PARALLEL_QUERIES = 4096  # kd-tree queries from this many points run on all cores (threads cost more below)
+GRID_NEIGHBOURS = 64  # lists up to this long are found on the grid (a few rings of cells), longer by the kd-tree
 MAX_PAIRS = 1 << 26  # candidate pairs held at most (about 1.5 GB with their costs and the solver's copies)
 
 ALGORITHMS = [
@@ -135,8 +137,7 @@ class _Candidates:
     equal length; ``radius``: the distance to the last), plus pairs added because they broke the duals."""
 
     def __init__(self, a: np.ndarray, b: np.ndarray):
-        from scipy.spatial import cKDTree
-        self.a, self.b, self.tree = a, b, cKDTree(b, balanced_tree=False)  # quicker to build, as quick to ask
+        self.a, self.b, self._tree = a, b, None
         self.grid, self.a3 = point_grid.build(b), point_grid.padded(a)
         self.have = np.zeros(a.shape[0], dtype=np.int64)
         self.blocks: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # k: (rows, cols, distances)
@@ -155,9 +156,7 @@ class _Candidates:
         grow = wanted > self.have
         for count in np.unique(wanted[grow]):
             rows = np.flatnonzero(grow & (wanted == count))
-            workers = -1 if rows.size >= PARALLEL_QUERIES else 1
-            dist, idx = self.tree.query(self.a[rows], k=int(count), workers=workers)
-            dist, idx = dist.reshape(rows.size, -1), idx.reshape(rows.size, -1)
+            dist, idx = self._nearest(rows, int(count))
             old = self.blocks.get(int(count))
             if old is not None:
                 rows, idx, dist = (np.concatenate([old[0], rows]), np.concatenate([old[1], idx]),
@@ -170,6 +169,23 @@ class _Candidates:
             if not keep.all():
                 self.blocks[count] = (rows[keep], idx[keep], dist[keep])
         self.have = np.maximum(self.have, wanted)
+
+    def _nearest(self, rows: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+        """The ``count`` nearest points of b to each of a[rows] (distances, indices), nearest first."""
+        if count <= GRID_NEIGHBOURS:
+            dist, idx, done = point_neighbours.nearest(self.grid, self.a, self.b, self.a3, rows, count)
+            left = np.flatnonzero(~done)
+        else:
+            dist, idx = np.empty((rows.size, count)), np.empty((rows.size, count), dtype=np.int64)
+            left = np.arange(rows.size)
+        if left.size:  # long lists, and points the grid's rings did not settle
+            if self._tree is None:
+                from scipy.spatial import cKDTree
+                self._tree = cKDTree(self.b, balanced_tree=False)  # quicker to build, as quick to ask
+            workers = -1 if left.size >= PARALLEL_QUERIES else 1
+            far_dist, far_idx = self._tree.query(self.a[rows[left]], k=count, workers=workers)
+            dist[left], idx[left] = far_dist.reshape(left.size, -1), far_idx.reshape(left.size, -1)
+        return dist, idx
 
     def broken_pairs(self, rows: np.ndarray, u, v, slack) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(rows, cols, distances) of the pairs of ``rows`` with u_i + v_j > d_ij + slack_i, found on

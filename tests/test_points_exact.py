@@ -135,3 +135,40 @@ def test_the_pairs_that_break_the_duals_are_all_found():
         assert sorted(zip(found[0].tolist(), found[1].tolist())) == sorted(
             zip(expected_rows[keep].tolist(), expected_cols[keep].tolist())), trial
         assert np.array_equal(found[2], d[found[0], found[1]])
+
+
+def test_the_grid_finds_the_k_nearest_as_brute_force_does():
+    """point_neighbours against every distance: the k-th distance is exact (ties may pick either
+    point), every point listed is that near, nothing nearer is left out, and a point the rings
+    cannot settle says so (the kd-tree answers it). Flat, line-shaped, duplicate, far-off and
+    extreme-scale sets, 1 to 3 coordinates."""
+    from solvers import point_grid
+    from solvers.point_neighbours import nearest
+    rng = np.random.default_rng(33)
+    for trial in range(60):
+        dims = 1 + trial % 3
+        n, m = int(rng.integers(1, 60)), int(rng.integers(1, 300))
+        scale = 10.0 ** float(rng.choice([-30, 0, 5, 140]))
+        a, b = rng.random((n, dims)) * scale, rng.random((m, dims)) * scale
+        if trial % 5 == 1:
+            b[:, -1] = 0.0  # flat (or, in one dimension, all equal)
+        if trial % 5 == 2:
+            b = np.repeat(b[: max(1, m // 4)], 4, axis=0)  # duplicates: tied distances
+        if trial % 5 == 3:
+            a = a + 3 * scale  # far from b: the rings give up
+        k = int(rng.integers(1, min(b.shape[0], 20) + 1))
+        grid = point_grid.build(b)
+        dist, idx, done = nearest(grid, a, b, point_grid.padded(a), np.arange(n), k)
+        d = cdist(a, b)
+        kth = np.sort(d, axis=1)[:, k - 1]
+        for i in np.flatnonzero(done):
+            assert np.array_equal(dist[i], d[i, idx[i]]), trial  # pair_distance's values, bit for bit
+            assert len(set(idx[i].tolist())) == k and np.all(np.diff(dist[i]) >= 0), trial
+            assert dist[i, -1] == kth[i], trial
+            assert np.count_nonzero(d[i] < dist[i, -1]) <= k - 1, trial  # nothing nearer left out
+        if trial % 5 in (0, 4) and m >= 30:
+            assert done.mean() > 0.5, trial  # the grid settles most queries among points spread alike
+    # and through the solver: a far-off set still gets its exact answer from the kd-tree
+    a = rng.random((40, 3)) + 100.0
+    b = rng.random((60, 3))
+    assert solvers.match_points(a, b).value == pytest.approx(scipy_value(a, b), rel=1e-12)
