@@ -99,6 +99,25 @@ def compare(mine: np.ndarray, ref: np.ndarray, chosen) -> dict:
             "within_1e-12": int(np.sum(rel <= 1e-12)), "max_rel_diff": float(rel.max()) if len(rel) else 0.0}
 
 
+def device_kernels():
+    from solvers.batch import device_kernels as K
+    return K
+
+
+def kernel_resources():
+    """Registers per thread and shared memory per block of each compiled solver kernel."""
+    out = {}
+    K = device_kernels()
+    for name in ("solve_batch_cuda", "solve_warp_cuda", "certify_batch_cuda"):
+        d = getattr(K, name).dispatcher
+        try:
+            out[name] = {"regs": {str(k): v for k, v in d.get_regs_per_thread().items()},
+                         "shared": {str(k): v for k, v in d.get_shared_mem_per_block().items()}}
+        except Exception as exc:  # only informative
+            out[name] = repr(exc)
+    return out
+
+
 def run_case(name, packed, torch_tensor, torch_padded_rows, args, cuda, device):
     B = len(packed.rows)
     print(f"\n## {name}: {B} items", flush=True)
@@ -115,6 +134,9 @@ def run_case(name, packed, torch_tensor, torch_padded_rows, args, cuda, device):
     dev_s, dev_all, out = timed(lambda: device.solve_packed_device(costs_d, *idx), sync, args.repeats)
     row["ours_device_ms"] = dev_s * 1e3
     row["ours_device_all_ms"] = [t * 1e3 for t in dev_all]
+    if int(packed.cols.min()) <= device_kernels().WARP_COLS:  # the other kernel, for the choice by size
+        blk_s, _, _ = timed(lambda: device.solve_packed_device(costs_d, *idx, warp_cols=0), sync, args.repeats)
+        row["ours_block_kernel_only_ms"] = blk_s * 1e3
     host_s, host_all, sol = timed(lambda: device.solve_packed_cuda(packed), sync, max(1, args.repeats // 2))
     row["ours_host_ms"] = host_s * 1e3
     status = out.status.copy_to_host()
@@ -218,17 +240,21 @@ def main(argv=None):
             torch.cuda.empty_cache()
 
     print(f"\n# batch LAP on {meta['device']} ({meta['date']}, commit {meta.get('commit', '?')})\n")
-    print("| case | ours, data on device (ms) | ours, from numpy (ms) | torch-linear-assignment (ms) | "
-          "scipy loop (s) | certify (ms) | values = scipy (ours / torch) | first call (s) |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| case | ours, data on device (ms) | ours, block per item only (ms) | ours, from numpy (ms) | "
+          "torch-linear-assignment (ms) | scipy loop (s) | certify (ms) | values = scipy (ours / torch) | "
+          "first call (s) |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         torch_ms = f"{r['torch_ms']:.2f}" if "torch_ms" in r else "n/a"
         scipy = f"{r['scipy_loop_s']:.2f}" + (" (extrapolated)" if r["scipy_extrapolated"] else "")
         eq = f"{r['ours_vs_scipy']['equal']}/{r['ours_vs_scipy']['checked']}"
         if "torch_vs_scipy" in r:
             eq += f" / {r['torch_vs_scipy']['equal']}/{r['torch_vs_scipy']['checked']}"
-        print(f"| {r['case']} | {r['ours_device_ms']:.2f} | {r['ours_host_ms']:.1f} | {torch_ms} | {scipy} | "
+        blk = f"{r['ours_block_kernel_only_ms']:.2f}" if "ours_block_kernel_only_ms" in r else "same"
+        print(f"| {r['case']} | {r['ours_device_ms']:.2f} | {blk} | {r['ours_host_ms']:.1f} | {torch_ms} | {scipy} | "
               f"{r['certify_ms']:.2f} | {eq} | {r['first_call_s']:.1f} |")
+    meta["kernels"] = kernel_resources()
+    print(json.dumps(meta["kernels"]))
     Path(args.out).write_text(json.dumps({"meta": meta, "cases": rows}, indent=2))
     print(f"\nwrote {args.out}")
 

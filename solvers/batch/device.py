@@ -87,6 +87,10 @@ def _index_array(launcher, array, dtype=np.int64):
     return launcher.upload(np.asarray(array), dtype)
 
 
+def _index_host(device) -> np.ndarray:
+    return device.copy_to_host()
+
+
 def _last(host_or_device, device, batch: int) -> int:
     """The batch's total (the prefix sum's last entry), read from the host array when there is one."""
     if not hasattr(host_or_device, "__cuda_array_interface__"):
@@ -110,9 +114,11 @@ def _costs_array(launcher, costs):
 
 
 def solve_packed_device(costs_device, offsets, rows, cols, row_offsets, col_offsets, *, backend: str = "cuda",
-                        launcher=None) -> DeviceSolution:
+                        launcher=None, warp_cols: int | None = None) -> DeviceSolution:
     """Solve every item of a packed batch whose ``costs`` are (or will be put) on the device.
     ``rows``/``cols`` etc. may be host (numpy) or device arrays; host arrays are small and uploaded.
+    Items of at most ``warp_cols`` columns (default ``device_kernels.WARP_COLS``, never more) are
+    solved one warp each, wider ones one block each (0: every item by a block).
     Returns the target's arrays (not synchronised: a readback or ``cuda.synchronize()`` waits)."""
     from . import device_kernels as K
 
@@ -130,28 +136,40 @@ def solve_packed_device(costs_device, offsets, rows, cols, row_offsets, col_offs
     batch = int(rows_d.shape[0]) if host_rows is None else len(host_rows)
     total_rows = _last(row_offsets, row_off_d, batch)
     total_cols = _last(col_offsets, col_off_d, batch)
-    widest = int(host_cols.max()) if host_cols is not None and len(host_cols) else (K.SMEM_COLS + 1)
-    scratch = total_cols if widest > K.SMEM_COLS else 1  # global column state for wide items only
+    if host_cols is None:
+        host_cols = _index_host(cols_d)
+    narrow = host_cols <= min(K.WARP_COLS, K.WARP_COLS if warp_cols is None else int(warp_cols))
+    widest = int(host_cols.max()) if len(host_cols) else 0
+    scratch = total_cols if widest > K.SMEM_COLS else 1  # global column state for the widest items only
     row_to_col = launcher.empty(max(total_rows, 1), np.int64)
     u = launcher.empty(max(total_rows, 1), np.float64)
     v = launcher.empty(max(total_cols, 1), np.float64)
     iterations = launcher.empty(max(batch, 1), np.int64)
     status = launcher.empty(max(batch, 1), np.int8)
-    g_dist = launcher.empty(scratch, np.float64)
-    g_path = launcher.empty(scratch, np.int32)
-    g_r4c = launcher.empty(scratch, np.int32)
-    g_seen = launcher.empty(scratch, np.int32)
-    use_shuffle = 0 if launcher.simulated else 1
-    launcher.launch(K.SOLVE, batch, costs, offsets_d, rows_d, cols_d, row_off_d, col_off_d, row_to_col, u, v,
-                    iterations, status, g_dist, g_path, g_r4c, g_seen, np.int32(use_shuffle))
+    items = np.arange(batch, dtype=np.int64)
+    wide_items = items[~narrow]
+    narrow_items = items[narrow]
+    if len(wide_items):  # one block per item, launched first: the longest searches start early
+        g_dist = launcher.empty(scratch, np.float64)
+        g_path = launcher.empty(scratch, np.int32)
+        g_r4c = launcher.empty(scratch, np.int32)
+        g_seen = launcher.empty(scratch, np.int32)
+        launcher.launch(K.SOLVE, len(wide_items), costs, offsets_d, rows_d, cols_d, row_off_d, col_off_d,
+                        launcher.upload(wide_items), row_to_col, u, v, iterations, status, g_dist, g_path, g_r4c,
+                        g_seen, np.int32(K.TREE if launcher.simulated else K.BLOCK_MODE))
+    if len(narrow_items):  # one warp per item (under the simulator: one block per item)
+        per_block = 1 if launcher.simulated else K.WARPS_PER_BLOCK
+        launcher.launch(K.SOLVE_WARP, (len(narrow_items) + per_block - 1) // per_block, costs, offsets_d, rows_d,
+                        cols_d, row_off_d, col_off_d, launcher.upload(narrow_items), row_to_col, u, v, iterations,
+                        status, np.int32(K.TREE if launcher.simulated else K.WARP_MODE))
     return DeviceSolution(row_to_col[:total_rows], u[:total_rows], v[:total_cols], iterations[:batch],
                           status[:batch])
 
 
-def _solve_packed(packed, backend: str):
+def _solve_packed(packed, backend: str, **options):
     launcher = _launcher(backend)
     out = solve_packed_device(packed.costs, packed.offsets, packed.rows, packed.cols, packed.row_offsets,
-                              packed.col_offsets, launcher=launcher)
+                              packed.col_offsets, launcher=launcher, **options)
     return _solution_class()(row_to_col=_read(launcher, out.row_to_col, np.int64),
                              u=_read(launcher, out.u, np.float64), v=_read(launcher, out.v, np.float64),
                              iterations=_read(launcher, out.iterations, np.int64),
@@ -164,14 +182,15 @@ def _read(launcher, array, dtype):
     return launcher.read(array)
 
 
-def solve_packed_cuda(packed):
-    """Solve a packed batch on the GPU (costs uploaded from the host)."""
-    return _solve_packed(packed, "cuda")
+def solve_packed_cuda(packed, **options):
+    """Solve a packed batch on the GPU (costs uploaded from the host); ``options`` as for
+    ``solve_packed_device``."""
+    return _solve_packed(packed, "cuda", **options)
 
 
-def solve_packed_cudasim(packed):
+def solve_packed_cudasim(packed, **options):
     """The same kernels under numba's CUDA simulator (a process started with NUMBA_ENABLE_CUDASIM=1)."""
-    return _solve_packed(packed, "cudasim")
+    return _solve_packed(packed, "cudasim", **options)
 
 
 def certify_packed_device(costs_device, offsets, rows, cols, row_offsets, col_offsets, row_to_col, u, v, *,

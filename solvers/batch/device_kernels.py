@@ -51,6 +51,8 @@ BLOCK = 128          # threads per item on a GPU (a multiple of the warp; <= TRE
 SIM_BLOCK = 8        # threads per item under the simulator (a power of two)
 TREE_BLOCK = 128     # largest block the shared-memory tree reductions take
 SMEM_COLS = 512      # items with at most this many columns keep their column state in shared memory
+WARP_COLS = 256      # items with at most this many columns are solved by one warp each (on a GPU)
+WARPS_PER_BLOCK = 4  # warps (items) per block of the warp kernel
 MAX_WARPS = 32
 FULL_MASK = 0xFFFFFFFF
 SOLVED, INFEASIBLE = 0, 1
@@ -59,45 +61,59 @@ SOLVED, INFEASIBLE = 0, 1
 # ---------------------------------------------------------------------------------------------
 # the solver
 
+# how a group of lanes searches together (``mode``)
+TREE = 0    # the simulator: a whole block, shared-memory tree reductions, syncthreads (no shuffles there)
+BLOCK_MODE = 1  # a GPU block: butterflies inside each warp, one shared exchange between warps, syncthreads
+WARP_MODE = 2   # a GPU warp: butterflies only, syncwarp
+
+
 @register_jitable
 def _better(val, key, other_val, other_key):
     return other_val < val or (other_val == val and other_key < key)
 
 
 @register_jitable
-def block_argmin(val, key, red_val, red_key, parity, use_shuffle):
-    """The block's minimum (val, key) in lexicographic order, returned to every thread."""
-    t = cuda.threadIdx.x
-    nt = cuda.blockDim.x
-    if use_shuffle:
+def group_sync(mode):
+    if mode == WARP_MODE:
+        cuda.syncwarp(FULL_MASK)
+    else:
+        cuda.syncthreads()
+
+
+@register_jitable
+def group_argmin(val, key, red_val, red_key, parity, lane, lanes, mode):
+    """The group's minimum (val, key) in lexicographic order, returned to every lane of it."""
+    if mode != TREE:
         off = WARP_SIZE // 2
-        while off > 0:
-            other_val = cuda.shfl_down_sync(FULL_MASK, val, off)
-            other_key = cuda.shfl_down_sync(FULL_MASK, key, off)
+        while off > 0:  # butterfly: every lane ends with the warp's minimum
+            other_val = cuda.shfl_xor_sync(FULL_MASK, val, off)
+            other_key = cuda.shfl_xor_sync(FULL_MASK, key, off)
             if _better(val, key, other_val, other_key):
                 val = other_val
                 key = other_key
             off //= 2
+        if mode == WARP_MODE:
+            return val, key
         slot = parity * MAX_WARPS
-        if t % WARP_SIZE == 0:
-            red_val[slot + t // WARP_SIZE] = val
-            red_key[slot + t // WARP_SIZE] = key
+        if lane % WARP_SIZE == 0:
+            red_val[slot + lane // WARP_SIZE] = val
+            red_key[slot + lane // WARP_SIZE] = key
         cuda.syncthreads()  # the other parity's slots are free again: one barrier per step
         val = red_val[slot]
         key = red_key[slot]
-        for w in range(1, (nt + WARP_SIZE - 1) // WARP_SIZE):
+        for w in range(1, lanes // WARP_SIZE):
             if _better(val, key, red_val[slot + w], red_key[slot + w]):
                 val = red_val[slot + w]
                 key = red_key[slot + w]
         return val, key
-    red_val[t] = val
-    red_key[t] = key
+    red_val[lane] = val
+    red_key[lane] = key
     cuda.syncthreads()
-    s = nt // 2
+    s = lanes // 2
     while s > 0:
-        if t < s and _better(red_val[t], red_key[t], red_val[t + s], red_key[t + s]):
-            red_val[t] = red_val[t + s]
-            red_key[t] = red_key[t + s]
+        if lane < s and _better(red_val[lane], red_key[lane], red_val[lane + s], red_key[lane + s]):
+            red_val[lane] = red_val[lane + s]
+            red_key[lane] = red_key[lane + s]
         cuda.syncthreads()
         s //= 2
     val = red_val[0]
@@ -107,22 +123,22 @@ def block_argmin(val, key, red_val, red_key, parity, use_shuffle):
 
 
 @register_jitable
-def solve_item(C, base, n, m, r0, row_to_col, u, vv, dist, path, r4c, seen, so, red_val, red_key, use_shuffle):
-    """Shortest augmenting paths for one item (every thread of the block calls it). Column state
-    lives at ``so + j`` of ``vv`` (potentials), ``dist``, ``path``, ``r4c`` (assigned row) and
-    ``seen`` (visited); rows at ``r0 + i`` of ``u`` and ``row_to_col``. Returns (steps, status)."""
-    t = cuda.threadIdx.x
-    nt = cuda.blockDim.x
-    for j in range(t, m, nt):
+def solve_item(C, base, n, m, r0, row_to_col, u, vv, dist, path, r4c, seen, so, red_val, red_key, lane, lanes, mode):
+    """Shortest augmenting paths for one item, by a group of ``lanes`` threads (a power of two;
+    every lane calls it). Column state lives at ``so + j`` of ``vv`` (potentials), ``dist``,
+    ``path``, ``r4c`` (assigned row) and ``seen`` (visited); rows at ``r0 + i`` of ``u`` and
+    ``row_to_col``. Returns (steps, status)."""
+    mask = lanes - 1
+    for j in range(lane, m, lanes):
         k = so + j
         vv[k] = 0.0
         dist[k] = np.inf
         r4c[k] = -1
         seen[k] = 0
-    for i in range(t, n, nt):
+    for i in range(lane, n, lanes):
         u[r0 + i] = 0.0
         row_to_col[r0 + i] = -1
-    cuda.syncthreads()
+    group_sync(mode)
     steps = 0
     parity = 0
     status = SOLVED
@@ -135,7 +151,7 @@ def solve_item(C, base, n, m, r0, row_to_col, u, vv, dist, path, r4c, seen, so, 
             row = base + i * m
             low = np.inf
             low_key = 2 * m
-            for j in range(t, m, nt):
+            for j in range(lane, m, lanes):
                 k = so + j
                 if seen[k] == 0:
                     r = minv + C[row + j] - ui - vv[k]
@@ -148,7 +164,7 @@ def solve_item(C, base, n, m, r0, row_to_col, u, vv, dist, path, r4c, seen, so, 
                     if d < low or (d == low and key < low_key):
                         low = d
                         low_key = key
-            low, low_key = block_argmin(low, np.int32(low_key), red_val, red_key, parity, use_shuffle)
+            low, low_key = group_argmin(low, np.int32(low_key), red_val, red_key, parity, lane, lanes, mode)
             parity = 1 - parity
             steps += 1
             if low == np.inf:
@@ -156,7 +172,7 @@ def solve_item(C, base, n, m, r0, row_to_col, u, vv, dist, path, r4c, seen, so, 
                 break
             minv = low
             j = low_key if low_key < m else low_key - m
-            if j % nt == t:
+            if (j & mask) == lane:
                 seen[so + j] = 1
             if low_key < m:
                 sink = j
@@ -164,7 +180,7 @@ def solve_item(C, base, n, m, r0, row_to_col, u, vv, dist, path, r4c, seen, so, 
                 i = r4c[so + j]
         if status != SOLVED:
             break
-        for j in range(t, m, nt):  # duals of the visited columns and their rows; reset for the next row
+        for j in range(lane, m, lanes):  # duals of the visited columns and their rows; reset for the next row
             k = so + j
             if seen[k] != 0:
                 if j != sink:
@@ -173,10 +189,10 @@ def solve_item(C, base, n, m, r0, row_to_col, u, vv, dist, path, r4c, seen, so, 
                     vv[k] -= delta
                 seen[k] = 0
             dist[k] = np.inf
-        if t == 0:
+        if lane == 0:
             u[r0 + cur] += minv
-        cuda.syncthreads()
-        if t == 0:  # flip the path
+        group_sync(mode)
+        if lane == 0:  # flip the path
             j = sink
             while True:
                 i = path[so + j]
@@ -186,15 +202,16 @@ def solve_item(C, base, n, m, r0, row_to_col, u, vv, dist, path, r4c, seen, so, 
                 j = nxt
                 if i == cur:
                     break
-        cuda.syncthreads()
+        group_sync(mode)
     return steps, status
 
 
 @cuda_kernel
-def solve_batch_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, row_to_col, u, v, iterations, status,
-                     g_dist, g_path, g_r4c, g_seen, use_shuffle):
-    """One block per item (grid-stride over the batch). ``g_*``: global column scratch laid out by
-    ``col_offsets``, used only by items wider than SMEM_COLS (one unused element otherwise)."""
+def solve_batch_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, items, row_to_col, u, v, iterations,
+                     status, g_dist, g_path, g_r4c, g_seen, mode):
+    """One block per item of ``items`` (grid-stride). ``g_*``: global column scratch laid out by
+    ``col_offsets``, used only by items wider than SMEM_COLS (one unused element otherwise).
+    ``mode``: BLOCK_MODE on a GPU, TREE under the simulator."""
     sh_dist = cuda.shared.array(SMEM_COLS, float64)
     sh_v = cuda.shared.array(SMEM_COLS, float64)
     sh_path = cuda.shared.array(SMEM_COLS, int32)
@@ -203,26 +220,67 @@ def solve_batch_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, row_t
     red_val = cuda.shared.array(TREE_BLOCK, float64)
     red_key = cuda.shared.array(TREE_BLOCK, int32)
     t = cuda.threadIdx.x
-    for b in range(cuda.blockIdx.x, rows.shape[0], cuda.gridDim.x):
+    nt = cuda.blockDim.x
+    for q in range(cuda.blockIdx.x, items.shape[0], cuda.gridDim.x):
+        b = items[q]
         n = rows[b]
         m = cols[b]
         r0 = row_offsets[b]
         c0 = col_offsets[b]
         if m <= SMEM_COLS:
             steps, state = solve_item(costs, offsets[b], n, m, r0, row_to_col, u, sh_v, sh_dist, sh_path, sh_r4c,
-                                      sh_seen, 0, red_val, red_key, use_shuffle)
-            for j in range(t, m, cuda.blockDim.x):  # each thread copies the columns it owns
+                                      sh_seen, 0, red_val, red_key, t, nt, mode)
+            for j in range(t, m, nt):  # each thread copies the columns it owns
                 v[c0 + j] = sh_v[j]
         else:
             steps, state = solve_item(costs, offsets[b], n, m, r0, row_to_col, u, v, g_dist, g_path, g_r4c,
-                                      g_seen, c0, red_val, red_key, use_shuffle)
+                                      g_seen, c0, red_val, red_key, t, nt, mode)
         if t == 0:
             iterations[b] = steps
             status[b] = state
         cuda.syncthreads()  # the next item reuses the shared arrays
 
 
+@cuda_kernel
+def solve_warp_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, items, row_to_col, u, v, iterations,
+                    status, mode):
+    """One warp per item of ``items`` (at most WARP_COLS columns each), WARPS_PER_BLOCK warps a
+    block, each with its own slice of shared memory and no block-wide barrier; grid-stride over
+    the items. Under the simulator (``mode`` TREE, no shuffles or syncwarp) the whole block is one
+    group and the reductions go through shared memory."""
+    sh_dist = cuda.shared.array(WARPS_PER_BLOCK * WARP_COLS, float64)
+    sh_v = cuda.shared.array(WARPS_PER_BLOCK * WARP_COLS, float64)
+    sh_path = cuda.shared.array(WARPS_PER_BLOCK * WARP_COLS, int32)
+    sh_r4c = cuda.shared.array(WARPS_PER_BLOCK * WARP_COLS, int32)
+    sh_seen = cuda.shared.array(WARPS_PER_BLOCK * WARP_COLS, int32)
+    red_val = cuda.shared.array(TREE_BLOCK, float64)
+    red_key = cuda.shared.array(TREE_BLOCK, int32)
+    t = cuda.threadIdx.x
+    if mode == WARP_MODE:
+        lanes = WARP_SIZE
+    else:
+        lanes = cuda.blockDim.x
+    lane = t % lanes
+    group = t // lanes
+    groups = cuda.blockDim.x // lanes
+    so = group * WARP_COLS
+    for q in range(cuda.blockIdx.x * groups + group, items.shape[0], cuda.gridDim.x * groups):
+        b = items[q]
+        m = cols[b]
+        c0 = col_offsets[b]
+        steps, state = solve_item(costs, offsets[b], rows[b], m, row_offsets[b], row_to_col, u, sh_v, sh_dist,
+                                  sh_path, sh_r4c, sh_seen, so, red_val, red_key, lane, lanes, mode)
+        for j in range(lane, m, lanes):
+            v[c0 + j] = sh_v[so + j]
+        if lane == 0:
+            iterations[b] = steps
+            status[b] = state
+        group_sync(mode)  # the next item reuses the slice
+
+
 SOLVE = Kernel("batch_solve", None, solve_batch_cuda, BLOCK_PER_ITEM, threads=BLOCK, sim_threads=SIM_BLOCK)
+SOLVE_WARP = Kernel("batch_solve_warp", None, solve_warp_cuda, BLOCK_PER_ITEM, threads=WARPS_PER_BLOCK * WARP_SIZE,
+                    sim_threads=SIM_BLOCK)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -324,4 +382,4 @@ def certify_batch_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, row
 
 CERTIFY = Kernel("batch_certify", None, certify_batch_cuda, BLOCK_PER_ITEM, threads=BLOCK, sim_threads=SIM_BLOCK)
 
-KERNELS = (SOLVE, CERTIFY)
+KERNELS = (SOLVE, SOLVE_WARP, CERTIFY)
