@@ -68,8 +68,10 @@ def solve_batch(costs, algorithm: str = "hungarian", backend: str = "auto"):
     if algorithm not in ALGORITHMS:
         raise InputError(f"algorithm for batches must be one of {', '.join(ALGORITHMS)}, not {algorithm!r}")
     from .inputs import device_input, prepare_batch
+    from .problem import AssignmentBatch
     started = time.perf_counter()
-    on_device = not isinstance(costs, (list, tuple)) and device_input(costs)
+    loaded = isinstance(costs, AssignmentBatch)  # checked and packed when it was loaded
+    on_device = not loaded and not isinstance(costs, (list, tuple)) and device_input(costs)
     name = resolve_backend(backend)
     solve_packed, module = _load(BATCH_BACKENDS[name], name)
     if on_device:
@@ -79,7 +81,7 @@ def solve_batch(costs, algorithm: str = "hungarian", backend: str = "auto"):
                                      "(pass a numpy array, or run where an NVIDIA GPU is)")
         batch = prepare(costs)
     else:
-        batch = prepare_batch(costs)
+        batch = costs.batch if loaded else prepare_batch(costs)
     packed_at = time.perf_counter()
     solution = solve_packed(batch.packed)
     solved_at = time.perf_counter()

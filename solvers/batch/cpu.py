@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from .item_clock import ticks, ticks_per_second
 from .packing import INFEASIBLE, SOLVED, PackedBatch, PackedSolution
 
 
@@ -189,12 +190,16 @@ def _solve_item(costs, base, n, m, row_to_col, u, v, ro, co):
 
 
 @njit(cache=True, parallel=True)
-def _solve_all(costs, offsets, rows, cols, row_offsets, col_offsets, row_to_col, u, v, iterations, status):
+def _solve_all(costs, offsets, rows, cols, row_offsets, col_offsets, row_to_col, u, v, iterations, status,
+               item_ticks):
     for b in prange(rows.size):
+        start = ticks()
         s, steps = _solve_item(costs, offsets[b], rows[b], cols[b], row_to_col, u, v, row_offsets[b],
                                col_offsets[b])
+        end = ticks()
         status[b] = s
         iterations[b] = steps
+        item_ticks[b] = end - start if start >= 0 and end >= start else -1
 
 
 def solve_packed(packed: PackedBatch) -> PackedSolution:
@@ -205,7 +210,9 @@ def solve_packed(packed: PackedBatch) -> PackedSolution:
     v = np.empty(int(packed.col_offsets[-1]), dtype=np.float64)
     iterations = np.zeros(count, dtype=np.int64)
     status = np.zeros(count, dtype=np.int8)
+    item_ticks = np.full(count, -1, dtype=np.int64)
     if count:
         _solve_all(packed.costs, packed.offsets, packed.rows, packed.cols, packed.row_offsets,
-                   packed.col_offsets, row_to_col, u, v, iterations, status)
-    return PackedSolution(row_to_col, u, v, iterations, status)
+                   packed.col_offsets, row_to_col, u, v, iterations, status, item_ticks)
+    seconds = np.where(item_ticks >= 0, item_ticks / ticks_per_second(), np.nan)
+    return PackedSolution(row_to_col, u, v, iterations, status, seconds)

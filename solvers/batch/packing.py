@@ -49,10 +49,13 @@ class PackedSolution:
         (-1 only in an infeasible item); u: float64 by row_offsets; v: float64 by col_offsets;
     iterations: int64 (B,), the backend's own count of steps (the CPU: shortest-path steps, one
         column settled each); status: int8 (B,), SOLVED (0) or INFEASIBLE (1: the +inf pairs leave
-        no assignment of every row).
+        no assignment of every row);
+    seconds: float64 (B,), each item's own solve time where the backend measures it (NaN where not),
+        or None.
     """
     row_to_col: np.ndarray
     u: np.ndarray
     v: np.ndarray
     iterations: np.ndarray
     status: np.ndarray
+    seconds: np.ndarray | None = None

@@ -19,7 +19,8 @@ class BatchResult:
     arrays. ``infeasible[b]``: the allowed pairs cannot assign every row (nor every column, for a
     tall item), confirmed by the certificate. ``gaps``: the proven bound on value - optimum (nan
     where none was computed), ``tolerances`` the allowance it was held to. ``seconds``: ``pack``
-    (validation and packing), ``solve``, ``certify`` and ``total``; ``backend`` where it ran."""
+    (validation and packing), ``solve``, ``certify`` and ``total``; ``backend`` where it ran;
+    ``item_seconds[b]``: item b's own solve time, where the backend measures it (NaN where not)."""
     values: np.ndarray
     assignments: object
     u: object
@@ -32,6 +33,7 @@ class BatchResult:
     tolerances: np.ndarray
     backend: str
     seconds: dict = field(default_factory=dict)
+    item_seconds: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.values.size)
@@ -132,4 +134,12 @@ def unpack(batch, solution, checked, backend: str, seconds: dict) -> BatchResult
         assignments = _split(assign, orig_row_off)
         u_items, v_items = _split(u_out, orig_row_off), _split(v_out, orig_col_off)
     return BatchResult(values, assignments, u_items, v_items, np.asarray(solution.iterations, dtype=np.int64),
-                       certified, infeasible, status, checked["gap"], checked["tol"], backend, seconds)
+                       certified, infeasible, status, checked["gap"], checked["tol"], backend, seconds,
+                       _item_seconds(solution, count))
+
+
+def _item_seconds(solution, count: int) -> np.ndarray:
+    measured = getattr(solution, "seconds", None)
+    if measured is None:
+        return np.full(count, np.nan)
+    return np.asarray(measured, dtype=np.float64).reshape(count)

@@ -258,6 +258,12 @@ def load(path, problem: str | None = None, format: str | None = None, **options)
         raise InputError("cannot read file: the name holds a NUL character", name) from None
     if not stat.S_ISREG(found.st_mode):
         raise InputError("not a regular file", name)
+    if problem is None and format is None and not options:
+        from .batch import batch_layout
+        if batch_layout(path):  # a 3-D .npy or an .npz of matrices: a batch of assignment problems
+            from ..batch.problem import AssignmentBatch
+            from .batch import read_batch
+            return AssignmentBatch.from_costs(read_batch(path), source=name)
     fmt = detect(path, problem, format)
     _refuse_options(options, fmt.option_names(), f"{fmt.name} files", name)
     return fmt.read(path, problem=problem, **options)

@@ -1,0 +1,63 @@
+"""AssignmentBatch: a batch of assignment problems as one dataset (what ``solvers.load`` makes of a
+3-D .npy or an .npz of matrices, and what the explorer opens).
+
+It holds the batch validated and packed once (solvers.batch.inputs.BatchInput), so that solving it
+again, on another backend, or one item at a time, repeats no check and no copy.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from ..errors import InputError
+from ..problems import CostMatrix
+from .inputs import BatchInput, prepare_batch
+
+
+@dataclass(frozen=True, eq=False)
+class AssignmentBatch:
+    kind: ClassVar[str] = "batch"
+    batch: BatchInput
+    source: str | None = None
+
+    @classmethod
+    def from_costs(cls, costs, source: str | None = None) -> "AssignmentBatch":
+        """A (B, n, m) array or a list of 2-D matrices, checked as solve_batch checks them."""
+        try:
+            return cls(prepare_batch(costs), source)
+        except InputError as e:
+            raise InputError(e.message, source) from None
+
+    def __len__(self) -> int:
+        return self.batch.packed.size
+
+    @property
+    def shapes(self) -> np.ndarray:
+        """(B, 2): each problem's rows and columns, as given."""
+        return self.batch.shapes
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.batch.packed.costs.dtype
+
+    def item(self, b: int) -> CostMatrix:
+        """Problem ``b`` on its own, in its own orientation (for solving and watching it alone)."""
+        if not 0 <= b < len(self):
+            raise InputError(f"the batch has no item {b} (items 0 to {len(self) - 1})", self.source)
+        packed = self.batch.packed
+        rows, cols = int(packed.rows[b]), int(packed.cols[b])
+        costs = packed.costs[packed.offsets[b]:packed.offsets[b + 1]].reshape(rows, cols).astype(np.float64)
+        return CostMatrix.from_array(costs.T if packed.transposed[b] else costs, source=self.source)
+
+    def describe(self) -> dict:
+        shapes = self.shapes
+        count = len(self)
+        out = {"kind": self.kind, "problems": count, "layout": "regular" if self.batch.regular else "ragged",
+               "costs": "float32" if self.dtype == np.float32 else "float64"}
+        if count:
+            out.update(rows_min=int(shapes[:, 0].min()), rows_max=int(shapes[:, 0].max()),
+                       cols_min=int(shapes[:, 1].min()), cols_max=int(shapes[:, 1].max()),
+                       entries=int(self.batch.packed.costs.size))
+        return out
