@@ -53,6 +53,7 @@ TREE_BLOCK = 128     # largest block the shared-memory tree reductions take
 SMEM_COLS = 512      # items with at most this many columns keep their column state in shared memory
 WARP_COLS = 256      # items with at most this many columns are solved by one warp each (on a GPU)
 WARPS_PER_BLOCK = 4  # warps (items) per block of the warp kernel
+WARP_SHARED = WARPS_PER_BLOCK * WARP_COLS  # its shared column state (a constant: shared arrays need one)
 MAX_WARPS = 32
 FULL_MASK = 0xFFFFFFFF
 SOLVED, INFEASIBLE = 0, 1
@@ -123,6 +124,25 @@ def group_argmin(val, key, red_val, red_key, parity, lane, lanes, mode):
 
 
 @register_jitable
+def relax(j, c, so, m, i, minv, ui, vv, dist, path, r4c, seen, low, low_key):
+    """Column j (cost c from row i) in one search step: its distance through row i, and the
+    lane's running minimum key (distance, free column first, lowest index)."""
+    k = so + j
+    if seen[k] == 0:
+        r = minv + c - ui - vv[k]
+        d = dist[k]
+        if r < d:
+            d = r
+            dist[k] = r
+            path[k] = i
+        key = j if r4c[k] < 0 else j + m
+        if d < low or (d == low and key < low_key):
+            low = d
+            low_key = key
+    return low, low_key
+
+
+@register_jitable
 def solve_item(C, base, n, m, r0, row_to_col, u, vv, dist, path, r4c, seen, so, red_val, red_key, lane, lanes, mode):
     """Shortest augmenting paths for one item, by a group of ``lanes`` threads (a power of two;
     every lane calls it). Column state lives at ``so + j`` of ``vv`` (potentials), ``dist``,
@@ -151,19 +171,23 @@ def solve_item(C, base, n, m, r0, row_to_col, u, vv, dist, path, r4c, seen, so, 
             row = base + i * m
             low = np.inf
             low_key = 2 * m
-            for j in range(lane, m, lanes):
-                k = so + j
-                if seen[k] == 0:
-                    r = minv + C[row + j] - ui - vv[k]
-                    d = dist[k]
-                    if r < d:
-                        d = r
-                        dist[k] = r
-                        path[k] = i
-                    key = j if r4c[k] < 0 else j + m
-                    if d < low or (d == low and key < low_key):
-                        low = d
-                        low_key = key
+            j = lane
+            while j < m:  # four columns at a time: their cost loads are in flight together
+                j1 = j + lanes
+                j2 = j1 + lanes
+                j3 = j2 + lanes
+                c0 = C[row + j]
+                c1 = C[row + j1] if j1 < m else c0
+                c2 = C[row + j2] if j2 < m else c0
+                c3 = C[row + j3] if j3 < m else c0
+                low, low_key = relax(j, c0, so, m, i, minv, ui, vv, dist, path, r4c, seen, low, low_key)
+                if j1 < m:
+                    low, low_key = relax(j1, c1, so, m, i, minv, ui, vv, dist, path, r4c, seen, low, low_key)
+                if j2 < m:
+                    low, low_key = relax(j2, c2, so, m, i, minv, ui, vv, dist, path, r4c, seen, low, low_key)
+                if j3 < m:
+                    low, low_key = relax(j3, c3, so, m, i, minv, ui, vv, dist, path, r4c, seen, low, low_key)
+                j = j3 + lanes
             low, low_key = group_argmin(low, np.int32(low_key), red_val, red_key, parity, lane, lanes, mode)
             parity = 1 - parity
             steps += 1
@@ -248,11 +272,11 @@ def solve_warp_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, items,
     block, each with its own slice of shared memory and no block-wide barrier; grid-stride over
     the items. Under the simulator (``mode`` TREE, no shuffles or syncwarp) the whole block is one
     group and the reductions go through shared memory."""
-    sh_dist = cuda.shared.array(WARPS_PER_BLOCK * WARP_COLS, float64)
-    sh_v = cuda.shared.array(WARPS_PER_BLOCK * WARP_COLS, float64)
-    sh_path = cuda.shared.array(WARPS_PER_BLOCK * WARP_COLS, int32)
-    sh_r4c = cuda.shared.array(WARPS_PER_BLOCK * WARP_COLS, int32)
-    sh_seen = cuda.shared.array(WARPS_PER_BLOCK * WARP_COLS, int32)
+    sh_dist = cuda.shared.array(WARP_SHARED, float64)
+    sh_v = cuda.shared.array(WARP_SHARED, float64)
+    sh_path = cuda.shared.array(WARP_SHARED, int32)
+    sh_r4c = cuda.shared.array(WARP_SHARED, int32)
+    sh_seen = cuda.shared.array(WARP_SHARED, int32)
     red_val = cuda.shared.array(TREE_BLOCK, float64)
     red_key = cuda.shared.array(TREE_BLOCK, int32)
     t = cuda.threadIdx.x
