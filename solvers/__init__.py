@@ -20,6 +20,7 @@ _HOMES = {
     "algorithms": "api", "generate": "api", "load": "api", "save": "api", "solve": "api", "track": "api",
     "match_points": "points_exact",
     "solve_batch": "batch.api", "AssignmentBatch": "batch.problem", "BatchResult": "batch.result",
+    "solve_many": "scale_out.run",
     "BackendUnavailable": "errors", "Cancelled": "errors", "InfeasibleError": "errors", "InputError": "errors",
     "BipartiteGraph": "problems", "CostMatrix": "problems", "FlowNetwork": "problems", "PointSeries": "problems",
     "SparseCosts": "problems", "EuclideanCosts": "problems",

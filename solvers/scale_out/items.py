@@ -1,0 +1,102 @@
+"""What ``solve_many`` is given, sorted into kinds, and how each kind is cut into tasks.
+
+Kinds:
+
+* ``problem``: one solve (a Problem, a cost matrix, a sparse matrix, a networkx graph, or a path
+  that reads as one of those); the file is read where the task runs, so a worker needs to see it.
+* ``batch``: many assignment problems (a 3-D array, a ``Batch`` of matrices, or a batch file: a
+  3-D .npy or an .npz of matrices), cut into chunks of many items, each one ``solve_batch`` call.
+* ``series``: a PointSeries (or a file that reads as points), cut into runs of consecutive frame
+  pairs; run k ends on the frame where run k+1 starts, so the runs' links join into the tracks of
+  the whole series (solvers.scale_out.stitch).
+
+Batch and series files are read here, on the calling machine, since they must be cut up before
+anything is sent out; the chunks travel with the tasks.
+"""
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InputError
+from ..problems import PointSeries
+
+TASKS_PER_WORKER = 4    # chunks per worker: enough to balance uneven chunks, few enough to keep overheads small
+MIN_BATCH_CHUNK = 64    # items per batch chunk at least: one task should outweigh its scheduling (~1 ms)
+MIN_SERIES_RUN = 4      # frame pairs per series run at least
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Marks a list of 2-D cost matrices as one batch item (a 3-D array is one already)."""
+    costs: object
+
+
+@dataclass
+class Item:
+    """One entry of the input: its position, what to call it in reports, its kind and data; a
+    file that could not be read for cutting up has ``error`` (its row reports it)."""
+    index: int
+    label: str
+    kind: str  # "problem" | "batch" | "series"
+    data: object = None
+    error: str | None = None
+
+
+def label_of(index: int, data) -> str:
+    return os.fspath(data) if isinstance(data, (str, os.PathLike)) else f"item {index}"
+
+
+def classify(index: int, data, algorithm: str | None) -> Item:
+    """The Item for one input, reading batch and series files here (see the module docstring)."""
+    label = label_of(index, data)
+    if isinstance(data, PointSeries):
+        return Item(index, label, "series", data)
+    if isinstance(data, Batch):
+        return Item(index, label, "batch", data.costs)
+    if isinstance(data, np.ndarray) and data.ndim == 3:
+        return Item(index, label, "batch", data)
+    if isinstance(data, (str, os.PathLike)):
+        try:
+            return _classify_path(index, label, data, algorithm)
+        except InputError as exc:
+            return Item(index, label, "problem", data, error=str(exc))
+    return Item(index, label, "problem", data)
+
+
+def _classify_path(index: int, label: str, path, algorithm: str | None) -> Item:
+    from ..formats import readings, reading_for
+    from ..formats.batch import batch_layout, read_batch
+    if batch_layout(path):
+        return Item(index, label, "batch", read_batch(path))
+    kinds = readings(path)
+    reading = reading_for(path, algorithm) or (kinds[0] if kinds else None)
+    if reading == "points":
+        from ..formats import load
+        return Item(index, label, "series", load(path, problem="points"))
+    return Item(index, label, "problem", path)
+
+
+def chunk_size(total: int, workers: int, least: int) -> int:
+    """Pieces per task: about TASKS_PER_WORKER tasks per worker, at least ``least`` each. One
+    worker (a run in this process) takes everything in one task."""
+    if workers <= 1:
+        return max(total, 1)
+    return max(least, math.ceil(total / (workers * TASKS_PER_WORKER)))
+
+
+def batch_chunks(costs, workers: int) -> list[tuple[int, object]]:
+    """(first item, chunk) pieces of a batch, in order."""
+    count = len(costs)
+    size = chunk_size(count, workers, MIN_BATCH_CHUNK)
+    return [(start, costs[start:start + size]) for start in range(0, count, size)] or [(0, costs)]
+
+
+def series_runs(n_pairs: int, workers: int) -> list[tuple[int, int]]:
+    """[first pair, end pair) runs of a series' frame pairs; run (a, b) needs frames a..b, so
+    consecutive runs share one frame."""
+    size = chunk_size(n_pairs, workers, MIN_SERIES_RUN)
+    return [(start, min(start + size, n_pairs)) for start in range(0, n_pairs, size)]
