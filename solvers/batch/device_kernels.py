@@ -1,4 +1,5 @@
-"""GPU kernels for batches of small linear assignment problems: one thread block per item.
+"""GPU kernels for batches of small linear assignment problems: one warp (items of up to WARP_COLS
+columns, ``SOLVE_WARP``) or one thread block (wider items, ``SOLVE``) per item, the same search body.
 
 ``SOLVE``: a shortest augmenting path solver (Jonker-Volgenant's augmentation, the algorithm of
 scipy's ``linear_sum_assignment``, Crouse 2016) run by one block per item, grid-stride over the
@@ -8,8 +9,9 @@ matrix of n rows <= m columns (the host orients it), read from a flat ``costs`` 
 Dijkstra search over the columns runs in the block:
 
 * each thread owns the columns j = t, t + blockDim, ... and keeps their shortest distance, predecessor
-  row, visited flag, potential v_j and assigned row in shared memory (global scratch, laid out by
-  ``col_offsets``, for an item wider than ``SMEM_COLS``): only the owner touches a column's entries
+  row, visited flag, potential v_j and assigned row in shared memory, beside the rows' u_i and
+  assigned columns (global scratch and the output arrays, laid out by ``col_offsets`` and
+  ``row_offsets``, for an item wider than ``SMEM_COLS``): only the owner touches a column's entries
   during a search, so a search step needs one barrier;
 * a step relaxes the owned columns from the row just reached (coalesced loads of that cost row),
   then takes a block-wide argmin over unvisited columns with the key (distance, free column first,
@@ -241,6 +243,8 @@ def solve_batch_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, items
     sh_path = cuda.shared.array(SMEM_COLS, int32)
     sh_r4c = cuda.shared.array(SMEM_COLS, int32)
     sh_seen = cuda.shared.array(SMEM_COLS, int32)
+    sh_u = cuda.shared.array(SMEM_COLS, float64)
+    sh_c4r = cuda.shared.array(SMEM_COLS, int32)
     red_val = cuda.shared.array(TREE_BLOCK, float64)
     red_key = cuda.shared.array(TREE_BLOCK, int32)
     t = cuda.threadIdx.x
@@ -251,11 +255,15 @@ def solve_batch_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, items
         m = cols[b]
         r0 = row_offsets[b]
         c0 = col_offsets[b]
-        if m <= SMEM_COLS:
-            steps, state = solve_item(costs, offsets[b], n, m, r0, row_to_col, u, sh_v, sh_dist, sh_path, sh_r4c,
+        if m <= SMEM_COLS:  # rows <= cols: the rows' state fits beside the columns'
+            steps, state = solve_item(costs, offsets[b], n, m, 0, sh_c4r, sh_u, sh_v, sh_dist, sh_path, sh_r4c,
                                       sh_seen, 0, red_val, red_key, t, nt, mode)
-            for j in range(t, m, nt):  # each thread copies the columns it owns
+            cuda.syncthreads()
+            for j in range(t, m, nt):
                 v[c0 + j] = sh_v[j]
+            for i in range(t, n, nt):
+                u[r0 + i] = sh_u[i]
+                row_to_col[r0 + i] = sh_c4r[i]
         else:
             steps, state = solve_item(costs, offsets[b], n, m, r0, row_to_col, u, v, g_dist, g_path, g_r4c,
                                       g_seen, c0, red_val, red_key, t, nt, mode)
@@ -277,6 +285,8 @@ def solve_warp_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, items,
     sh_path = cuda.shared.array(WARP_SHARED, int32)
     sh_r4c = cuda.shared.array(WARP_SHARED, int32)
     sh_seen = cuda.shared.array(WARP_SHARED, int32)
+    sh_u = cuda.shared.array(WARP_SHARED, float64)
+    sh_c4r = cuda.shared.array(WARP_SHARED, int32)
     red_val = cuda.shared.array(TREE_BLOCK, float64)
     red_key = cuda.shared.array(TREE_BLOCK, int32)
     t = cuda.threadIdx.x
@@ -290,12 +300,18 @@ def solve_warp_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, items,
     so = group * WARP_COLS
     for q in range(cuda.blockIdx.x * groups + group, items.shape[0], cuda.gridDim.x * groups):
         b = items[q]
+        n = rows[b]
         m = cols[b]
         c0 = col_offsets[b]
-        steps, state = solve_item(costs, offsets[b], rows[b], m, row_offsets[b], row_to_col, u, sh_v, sh_dist,
-                                  sh_path, sh_r4c, sh_seen, so, red_val, red_key, lane, lanes, mode)
+        r0 = row_offsets[b]
+        steps, state = solve_item(costs, offsets[b], n, m, so, sh_c4r, sh_u, sh_v, sh_dist, sh_path, sh_r4c,
+                                  sh_seen, so, red_val, red_key, lane, lanes, mode)
+        group_sync(mode)
         for j in range(lane, m, lanes):
             v[c0 + j] = sh_v[so + j]
+        for i in range(lane, n, lanes):
+            u[r0 + i] = sh_u[so + i]
+            row_to_col[r0 + i] = sh_c4r[so + i]
         if lane == 0:
             iterations[b] = steps
             status[b] = state
