@@ -768,6 +768,7 @@ def build_parser() -> _Parser:
     warm.add_argument("--backend", default="auto", choices=("auto", "cpu", "cuda"),
                       help="auto: every backend usable here (cpu, and cuda when a GPU is usable)")
     sub.add_parser("gui", help="open the explorer (arguments go to the explorer; `gui --help`)", add_help=False)
+    sub.add_parser("batch", help="solve many files on a Dask cluster (`batch --help`)", add_help=False)
     return parser
 
 
@@ -782,6 +783,9 @@ def _dispatch(argv: list[str]) -> int:
         return _cmd_gen(argv[1:])
     if argv and argv[0] == "gui":
         return _cmd_gui(argv[1:])
+    if argv and argv[0] == "batch":  # solvers.cli_batch: many files on a Dask cluster
+        from .cli_batch import cmd_batch
+        return cmd_batch(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
