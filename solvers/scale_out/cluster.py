@@ -16,6 +16,7 @@ import subprocess
 from ..errors import InputError
 
 MISSING = "scale-out needs dask: pip install 'matchscope[dask]'"
+CONNECT_TIMEOUT = "20s"  # how long to keep trying a scheduler's address before saying it cannot be reached
 
 
 def require_dask() -> None:
@@ -47,7 +48,7 @@ def connect(scheduler: str = "local", workers: int | None = None, backend: str =
     from distributed import Client
     if scheduler != "local":
         try:
-            return Client(scheduler, timeout="20s"), None
+            return Client(scheduler, timeout=CONNECT_TIMEOUT), None
         except (OSError, TimeoutError, ValueError) as exc:
             raise InputError(f"cannot reach the Dask scheduler at {scheduler}: {' '.join(str(exc).split())}") from None
     if workers is not None and workers < 1:

@@ -59,6 +59,8 @@ def classify(index: int, data, algorithm: str | None) -> Item:
         return Item(index, label, "batch", data.costs)
     if isinstance(data, np.ndarray) and data.ndim == 3:
         return Item(index, label, "batch", data)
+    if type(data).__name__ == "AssignmentBatch":  # solvers.load's dataset of a batch file: cut up by items
+        return Item(index, label, "batch", [data.item_costs(b) for b in range(len(data))])
     if isinstance(data, (str, os.PathLike)):
         try:
             return _classify_path(index, label, data, algorithm)

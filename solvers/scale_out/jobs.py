@@ -136,21 +136,21 @@ class BatchJob(Job):
 
 
 def join_batches(parts: list):
-    """One BatchResult from the BatchResults of consecutive chunks (item order kept)."""
-    from ..batch.result import BatchResult
+    """One BatchResult from the BatchResults of consecutive chunks (item order kept): every
+    per-item field joined (arrays concatenated, lists of ragged items chained), seconds added."""
+    from dataclasses import fields, replace
     first = parts[0]
     if len(parts) == 1:
         return first
-
-    def cat(name):
-        values = [getattr(p, name) for p in parts]
-        if isinstance(values[0], np.ndarray):
-            return np.concatenate(values)
-        return [x for v in values for x in v]
-
-    seconds: dict = {}
-    for p in parts:
-        for k, v in p.seconds.items():
-            seconds[k] = seconds.get(k, 0.0) + v
-    return BatchResult(cat("values"), cat("assignments"), cat("u"), cat("v"), cat("iterations"), cat("certified"),
-                       cat("infeasible"), cat("status"), cat("gaps"), cat("tolerances"), first.backend, seconds)
+    joined = {}
+    for f in fields(first):
+        values = [getattr(p, f.name) for p in parts]
+        if f.name == "seconds":
+            joined[f.name] = {k: sum(v.get(k, 0.0) for v in values) for k in dict.fromkeys(k for v in values for k in v)}
+        elif isinstance(values[0], np.ndarray):
+            joined[f.name] = np.concatenate(values)
+        elif isinstance(values[0], list):
+            joined[f.name] = [x for v in values for x in v]
+        elif values[0] is None or f.name == "backend":
+            joined[f.name] = values[0]
+    return replace(first, **joined)

@@ -1,0 +1,228 @@
+"""Scale-out on Dask (issue 16): solve_many on a LocalCluster of two worker processes gives what one
+process gives, loses nothing when a worker dies mid-run, reports a bad item in its row, and joins a
+series' runs into the whole series' tracks; `matchscope batch` writes nothing when interrupted."""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+distributed = pytest.importorskip("distributed", reason="dask is not installed here: pip install 'matchscope[dask]'")
+
+import solvers  # noqa: E402
+from solvers.cli import main  # noqa: E402
+from solvers.scale_out import Batch, solve_many, submit_many  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                       env={"NUMBA_NUM_THREADS": "1"})
+    with distributed.Client(cluster) as c:
+        yield c
+    cluster.close()
+
+
+def _mtx_files(folder, count):
+    paths = []
+    for k in range(count):
+        path = folder / f"g{k}.mtx"
+        solvers.save(solvers.generate("random-bipartite", rows=30 + k, cols=30, degree=3, seed=k), path)
+        paths.append(str(path))
+    return paths
+
+
+def _series(seed, frames=25, n=80):
+    return solvers.generate("particles", n=n, frames=frames, seed=seed, speed=0.02, enter_rate=0.05, leave_rate=0.05)
+
+
+def _same_answer(got, want):
+    assert got.item == want.item and got.kind == want.kind and got.error is None and want.error is None
+    assert got.certified and want.certified
+    assert got.value == pytest.approx(want.value, rel=1e-12, abs=1e-12)
+    a, b = got.result, want.result
+    if got.kind == "problem":
+        assert np.array_equal(a.row_match, b.row_match)
+    elif got.kind == "batch":
+        assert len(a.assignments) == len(b.assignments) == len(a)
+        assert all(np.array_equal(x, y) for x, y in zip(a.assignments, b.assignments))
+        assert np.array_equal(a.values, b.values) and a.all_certified
+    else:
+        assert a.tracks == b.tracks and a.accuracy == b.accuracy
+        assert all(np.array_equal(x, y) for x, y in zip(a.links, b.links))
+
+
+def test_fifty_mixed_items_equal_one_process(client, tmp_path):
+    rng = np.random.default_rng(5)
+    items = (_mtx_files(tmp_path, 20) + [rng.random((12 + k % 5, 12)) for k in range(20)]
+             + [_series(s) for s in range(5)] + [rng.random((150, 6, 6)) for _ in range(4)]
+             + [Batch([rng.random((5, 7)), rng.random((8, 6))] * 70)])
+    assert len(items) == 50
+    here = solve_many(items)
+    there = solve_many(items, client=client)
+    assert [r.index for r in there] == list(range(50))
+    for got, want in zip(there, here):
+        _same_answer(got, want)
+    workers = set(client.nthreads())
+    assert {w for r in there for w in r.worker.split()} <= workers
+    assert any(len(r.worker.split()) == 2 for r in there if r.kind in ("batch", "series"))  # split over both
+    assert {r.worker for r in here} == {"this process"}
+    # the single-process run is the plain API's
+    assert np.array_equal(here[20].result.row_match, solvers.solve(items[20]).row_match)
+    assert here[40].result.tracks == solvers.track(items[40]).tracks
+
+
+def _kill_once(marker):
+    """On each worker: the solve of a 7 x 7 matrix kills its worker process the first time it runs
+    anywhere (the marker file says it has), so dask must run it again elsewhere."""
+    import solvers.scale_out.tasks as tasks
+    original = getattr(tasks, "_unpatched_solve", tasks.solve_problem)
+
+    def solve_or_die(data, algorithm, backend, options):
+        if isinstance(data, np.ndarray) and data.shape == (7, 7) and not os.path.exists(marker):
+            with open(marker, "w") as f:
+                f.write(str(os.getpid()))
+            os._exit(1)
+        return original(data, algorithm, backend, options)
+
+    tasks._unpatched_solve = original
+    tasks.solve_problem = solve_or_die
+
+
+def _restore():
+    import solvers.scale_out.tasks as tasks
+    tasks.solve_problem = getattr(tasks, "_unpatched_solve", tasks.solve_problem)
+
+
+def test_worker_killed_mid_run_loses_nothing(client, tmp_path):
+    import cloudpickle
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    marker = str(tmp_path / "killed")
+    client.run(_kill_once, marker)
+    rng = np.random.default_rng(9)
+    items = [rng.random((20, 20)) for _ in range(24)]
+    items[10] = rng.random((7, 7))
+    try:
+        rows = solve_many(items, "lsa", client=client)
+    finally:
+        client.wait_for_workers(2)
+        client.run(_restore)
+    assert os.path.exists(marker)  # a worker did die
+    assert [r.index for r in rows] == list(range(24))  # each item once, in order
+    assert all(r.error is None and r.certified for r in rows)
+    for row, costs in zip(rows, items):
+        assert row.value == pytest.approx(solvers.solve(costs, "lsa").value)
+
+
+def test_bad_items_are_rows_the_rest_finish(client, tmp_path):
+    good = _mtx_files(tmp_path, 3)
+    bad = tmp_path / "bad.mtx"
+    bad.write_text("this is not a matrix\n")
+    infeasible = np.array([[np.inf, np.inf], [1.0, 2.0]])
+    items = [good[0], str(bad), good[1], infeasible, str(tmp_path / "missing.npy"), good[2]]
+    rows = solve_many(items, client=client)
+    assert [r.ok for r in rows] == [True, False, True, False, False, True]
+    for row in (rows[1], rows[3], rows[4]):
+        assert row.error and "\n" not in row.error and "Traceback" not in row.error and "Error" not in row.error
+    assert rows[1].error.startswith(str(bad)) and rows[4].error.endswith("no such file")
+
+
+@pytest.mark.parametrize("max_distance", ["auto", 0.05, None])
+def test_stitched_tracks_equal_one_process(client, max_distance):
+    series = _series(11, frames=30, n=150)
+    whole = solvers.track(series, max_distance=max_distance)
+    [row] = solve_many([series], client=client, max_distance=max_distance)
+    got = row.result
+    assert len(row.worker.split()) == 2  # the runs went to both workers
+    assert got.tracks == whole.tracks and got.accuracy == whole.accuracy
+    assert all(np.array_equal(a, b) for a, b in zip(got.links, whole.links))
+    assert got.max_distance == whole.max_distance and got.gating == whole.gating
+    timing = ("seconds", "solve_seconds")
+    assert {k: v for k, v in got.summary.items() if k not in timing} == \
+        {k: v for k, v in whole.summary.items() if k not in timing}
+    for a, b in zip(got.frame_stats, whole.frame_stats):
+        assert {k: v for k, v in a.items() if k not in timing} == {k: v for k, v in b.items() if k not in timing}
+    if max_distance == "auto":
+        assert whole.summary["gate_rounds"] >= 1 and whole.summary["gated_pairs"] >= 1
+
+
+def test_progress_events_from_a_thread_and_cancel(client):
+    rng = np.random.default_rng(3)
+    run = submit_many([rng.random((30, 30)) for _ in range(12)], "lsa", client=client)
+    first_task, cancelled = threading.Event(), threading.Event()
+    events = []
+
+    def consume():
+        for event in run:
+            events.append(event)
+            if event.event == "task" and not first_task.is_set():
+                first_task.set()
+                cancelled.wait(30)
+
+    thread = threading.Thread(target=consume)
+    thread.start()
+    assert first_task.wait(60)
+    run.cancel()
+    cancelled.set()
+    thread.join(60)
+    assert events[0].event == "started" and events[-1].event == "cancelled"
+    task = next(e for e in events if e.event == "task")
+    assert task.worker in client.nthreads() and task.total == 12 and task.label.startswith("item ")
+    with pytest.raises(solvers.Cancelled):
+        run.results()
+
+
+def _cli_inputs(folder):
+    paths = _mtx_files(folder, 3)
+    np.save(folder / "costs.npy", np.random.default_rng(1).random((20, 20)))
+    bad = folder / "bad.mtx"
+    bad.write_text("nonsense\n")
+    return paths + [str(folder / "costs.npy"), str(bad)]
+
+
+def test_cli_batch_on_a_scheduler_address(client, tmp_path, capsys):
+    import csv
+    paths = _cli_inputs(tmp_path)
+    out = tmp_path / "results.csv"
+    code = main(["batch", *paths, "--scheduler", client.scheduler.address, "--out", str(out)])
+    assert code == 1  # the bad file
+    rows = list(csv.DictReader(out.open()))
+    assert [r["item"] for r in rows] == paths
+    assert [r["certified"] for r in rows] == ["True"] * 4 + ["False"]
+    assert rows[4]["error"].startswith(paths[4]) and all(r["worker"] in client.nthreads() for r in rows[:4])
+    for r in rows[:4]:
+        assert os.path.getsize(r["output"]) > 0 and os.path.dirname(r["output"]) == str(tmp_path / "results-items")
+    err = capsys.readouterr().err
+    assert "2 workers" in err and "1 of 5 items failed" in err
+
+
+@pytest.mark.parametrize("where", ["show", "_write_item"])
+def test_cli_batch_interrupted_leaves_no_output(client, tmp_path, monkeypatch, where):
+    import solvers.cli_batch as cli_batch
+    paths = _cli_inputs(tmp_path)
+    before = set(os.listdir(tmp_path))
+
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli_batch, where, interrupt)
+    out = tmp_path / "results.csv"
+    code = main(["batch", *paths, "--scheduler", client.scheduler.address, "--out", str(out)])
+    assert code == 130
+    assert set(os.listdir(tmp_path)) == before  # no rows, no items folder, no temporary names
+
+
+def test_cli_batch_refuses_bad_requests_in_one_line(tmp_path, capsys, monkeypatch):
+    import solvers.scale_out.cluster as cluster
+    monkeypatch.setattr(cluster, "CONNECT_TIMEOUT", "1s")
+    paths = _cli_inputs(tmp_path)
+    assert main(["batch", paths[0], "--algo", "no-such"]) == 2
+    assert main(["batch", paths[0], "--out", str(tmp_path / "rows.mtx")]) == 2
+    assert main(["batch", paths[0], "--out", paths[0]]) == 2
+    assert main(["batch", paths[0], "--scheduler", "tcp://127.0.0.1:9", "--out", str(tmp_path / "r.csv")]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 4 and all(line.startswith("error: ") for line in lines)
+    assert not (tmp_path / "r.csv").exists()
