@@ -25,7 +25,7 @@ from pathlib import Path
 from .cli import BACKEND_CHOICES, EXIT_NOT_CERTIFIED, EXIT_OK, PROG, TRACKING_OPTIONS, _Parser, _parse_opts, _same_file
 from .errors import InputError
 from .io_util import atomic_write_text, check_output_name, jsonable
-from .text import duration
+from .text import duration, plural
 
 COLUMNS = ("item", "kind", "algorithm", "backend", "value", "certified", "seconds", "wall_seconds", "worker",
            "output", "error")
@@ -92,7 +92,7 @@ def cmd_batch(argv: list[str]) -> int:
     try:
         link = dashboard_link(client)
         workers = len(client.nthreads())
-        print(f"{PROG}: {workers} workers" + (f", dashboard {link}" if link else ""), file=sys.stderr)
+        print(f"{PROG}: {plural(workers, 'worker')}" + (f", dashboard {link}" if link else ""), file=sys.stderr)
         suffix = None
         if args.out:
             from .formats.results import written_as
@@ -182,7 +182,9 @@ def _write_item(row, job, path: Path, suffix: str) -> None:
         path.write_bytes(row.output)
     elif row.kind == "batch":
         from .formats.batch import save_batch_result
-        save_batch_result(row.result, path, job.item.data)
+        from .scale_out.items import NpySlices
+        costs = job.item.data
+        save_batch_result(row.result, path, costs.read() if isinstance(costs, NpySlices) else costs)
     else:  # the tracks of a series
         from .api import save
         save(row.result, path)

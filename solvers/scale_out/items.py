@@ -69,11 +69,44 @@ def classify(index: int, data, algorithm: str | None) -> Item:
     return Item(index, label, "problem", data)
 
 
+@dataclass(frozen=True)
+class NpySlices:
+    """Items [start, stop) of a 3-D .npy batch file, read where the task runs (memory-mapped, so a
+    worker reads only its chunk's bytes): a big batch file is cut up without being sent whole."""
+    path: str
+    start: int
+    stop: int
+
+    def __len__(self) -> int:
+        return self.stop - self.start
+
+    def __getitem__(self, part: slice) -> "NpySlices":
+        first, last, _ = part.indices(len(self))
+        return NpySlices(self.path, self.start + first, self.start + max(first, last))
+
+    def read(self) -> np.ndarray:
+        return np.ascontiguousarray(np.load(self.path, mmap_mode="r", allow_pickle=False)[self.start:self.stop])
+
+
+def _npy_batch(path):
+    """An NpySlices of every item of a plain (not gzipped, C-ordered) 3-D .npy batch, else None."""
+    from ..formats._npy import read_header
+    from ..formats._text import close_binary, open_binary
+    if not str(path).lower().endswith(".npy"):
+        return None
+    fh = open_binary(path)
+    try:
+        shape, fortran, _ = read_header(fh, path)
+    finally:
+        close_binary(fh)
+    return None if fortran else NpySlices(os.fspath(path), 0, shape[0])
+
+
 def _classify_path(index: int, label: str, path, algorithm: str | None) -> Item:
     from ..formats import readings, reading_for
     from ..formats.batch import batch_layout, read_batch
     if batch_layout(path):
-        return Item(index, label, "batch", read_batch(path))
+        return Item(index, label, "batch", _npy_batch(path) or read_batch(path))
     kinds = readings(path)
     reading = reading_for(path, algorithm) or (kinds[0] if kinds else None)
     if reading == "points":

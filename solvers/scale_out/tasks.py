@@ -85,6 +85,9 @@ def solve_problem(data, algorithm: str | None, backend: str, options: dict):
 def solve_batch_chunk(costs, algorithm: str | None, backend: str):
     """One chunk of a batch through solvers.solve_batch (certified per item)."""
     from ..batch.api import solve_batch
+    from .items import NpySlices
+    if isinstance(costs, NpySlices):
+        costs = costs.read()
     regular = isinstance(costs, np.ndarray)
     first = costs if regular else (costs[0] if len(costs) else np.zeros((0, 0)))
     dtype = np.float32 if np.asarray(first).dtype == np.float32 else np.float64
