@@ -226,3 +226,15 @@ def test_cli_batch_refuses_bad_requests_in_one_line(tmp_path, capsys, monkeypatc
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 4 and all(line.startswith("error: ") for line in lines)
     assert not (tmp_path / "r.csv").exists()
+
+
+def test_a_batch_file_is_read_by_the_workers_in_chunks(client, tmp_path):
+    from solvers.scale_out.items import NpySlices, classify
+    costs = np.random.default_rng(4).random((200, 9, 9))
+    path = tmp_path / "laps.npy"
+    np.save(path, costs)
+    assert isinstance(classify(0, str(path), None).data, NpySlices)  # not read here: the workers read their chunks
+    [row] = solve_many([str(path)], client=client)
+    want = solvers.solve_batch(costs)
+    assert row.kind == "batch" and row.certified and len(row.worker.split()) == 2
+    assert np.array_equal(row.result.assignments, want.assignments) and np.array_equal(row.result.values, want.values)
