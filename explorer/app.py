@@ -202,6 +202,8 @@ class Script(QtCore.QObject):
         problem = w.session.problem
         if problem is not None and problem.kind == "points" and w.tracks_view.gl_error is None:
             return w.tracks_view
+        if problem is not None and problem.kind == "batch":
+            return w.batch_view
         for view in (w.labels_view, w.activity_view):
             if view.has_content():
                 return view

@@ -191,6 +191,27 @@ def tracks(track_result, path) -> Path:
     return Path(path)
 
 
+BATCH_FILTERS = ("CSV, one line per row of every problem (*.csv)", "JSON, per problem (*.json)")
+
+
+def batch_filters() -> list[str]:
+    """Save-dialog filters for a batch run's assignments (as `matchscope solve BATCH --out` writes them)."""
+    return list(BATCH_FILTERS)
+
+
+def batch_solution(batch_result, path, problem=None) -> Path:
+    """A batch run's assignments as CSV (item,row,col,cost) or JSON, by extension, atomically."""
+    from solvers.errors import InputError
+    from solvers.formats.batch import save_batch_result
+    name = Path(path).name.lower().removesuffix(".gz")
+    if not name.endswith((".csv", ".json")):
+        raise InputError(f"a batch's assignments cannot be written as {Path(path).name}; choose *.csv or *.json",
+                         str(path))
+    costs = None if problem is None else (problem.item_costs(b) for b in range(len(problem)))
+    save_batch_result(batch_result, str(path), costs)
+    return Path(path)
+
+
 def dataset_filters(problem) -> list[str]:
     """Save-dialog filters of the formats that can hold ``problem``, its usual format first."""
     from solvers.formats import FORMATS

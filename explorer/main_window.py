@@ -20,9 +20,9 @@ from .session import RunState, Session
 from .theme import apply_app_theme, icon
 from .wording import (bytes_words, certificate_short, duration, plural, problem_words, run_iterations_words,
                       settings_words, time_words)
-from .views import (ActivityView, CompareView, DatasetPanel, LabelsView, LogPanel, SolverPanel, Timeline,
+from .views import (ActivityView, BatchView, CompareView, DatasetPanel, LabelsView, LogPanel, SolverPanel, Timeline,
                     Tracks3DView, WorkloadView)
-from .views.solver_panel import algorithms_for, uninterruptible
+from .views.solver_panel import algorithm_named, algorithms_for, uninterruptible
 from .worker import Job, WorkerHost
 
 log = logging.getLogger("matchscope.explorer")
@@ -135,6 +135,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.activity_view = ActivityView(s)
         self.workload_view = WorkloadView(s)
         self.tracks_view = Tracks3DView(s)
+        self.batch_view = BatchView(s)
         self.compare_view = CompareView(s)
         self.tabs = QtWidgets.QTabWidget()
         self.tabs.setDocumentMode(True)
@@ -211,7 +212,8 @@ class MainWindow(QtWidgets.QMainWindow):
 
     @property
     def views(self) -> list:
-        return [self.labels_view, self.activity_view, self.workload_view, self.tracks_view, self.compare_view]
+        return [self.labels_view, self.activity_view, self.workload_view, self.tracks_view, self.batch_view,
+                self.compare_view]
 
     def _action(self, text: str, slot, shortcut=None, icon_name: str | None = None, tip: str = "") -> QtGui.QAction:
         action = QtGui.QAction(text, self)
@@ -335,6 +337,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.compare_view.addAllRequested.connect(self.add_all_to_compare)
         self.compare_view.runRequested.connect(self.run_comparison)
         self.compare_view.stopRequested.connect(self.stop)
+        self.batch_view.itemRequested.connect(self.run_batch_item)
         self.tabs.currentChanged.connect(self._tab_changed)
         self.dataset_panel.readAsRequested.connect(self.reread_as)
         app = QtWidgets.QApplication.instance()
@@ -542,7 +545,7 @@ class MainWindow(QtWidgets.QMainWindow):
         configuration that cannot run is reported and never becomes a run in the list."""
         problem = self.session.problem
         try:
-            algo = solvers.algorithms().get(cfg["algorithm"])
+            algo = algorithm_named(cfg["algorithm"], problem)
             if algo is None:
                 raise InputError(f"there is no algorithm called {cfg['algorithm']}")
             options = algo.parse_options(dict(cfg["options"]))
@@ -556,7 +559,7 @@ class MainWindow(QtWidgets.QMainWindow):
             return None
         run = RunState(cfg["algorithm"], cfg["backend"], options, problem.kind, group=group,
                        uninterruptible=uninterruptible(algo), problem=problem, dataset=self.session.dataset_name)
-        kind = "track" if problem.kind == "points" else "solve"
+        kind = {"points": "track", "batch": "batch"}.get(problem.kind, "solve")
         job = Job(kind, {"problem": problem, "algorithm": cfg["algorithm"], "backend": cfg["backend"],
                          "options": dict(options)}, run=run)
         self.jobs[run.id] = job
@@ -564,6 +567,35 @@ class MainWindow(QtWidgets.QMainWindow):
         self.log_message("info", f"run #{run.id}: {cfg['algorithm']} on {cfg['backend']} backend, "
                                  f"{settings_words(options)}, on {run.dataset}")
         self.host.submit(job)
+        self._update_actions()
+        return run
+
+    def run_batch_item(self, b: int) -> RunState | None:
+        """Solve problem ``b`` of the loaded batch on its own, with telemetry, to watch it in the other
+        tabs: the single-problem Hungarian, on the backend the batch ran on (the registry's)."""
+        batch = self.session.problem
+        if batch is None or batch.kind != "batch":
+            return None
+        if self.session.active_runs():
+            self.status("A run is in progress: stop it first.", 3000)
+            return None
+        shown = self.batch_view.batch_run()
+        backend = shown.batch.backend if shown is not None and shown.batch.backend != "cudasim" else "auto"
+        try:
+            problem = batch.item(int(b))
+            algo = solvers.algorithms()["hungarian"]
+            check_backend(algo, backend)
+        except InputError as exc:
+            self.report_error(str(exc), title="cannot solve that problem alone")
+            return None
+        run = RunState(algo.name, backend, {}, problem.kind, uninterruptible=uninterruptible(algo), problem=problem,
+                       dataset=f"{self.session.dataset_name}, problem {int(b)}")
+        job = Job("solve", {"problem": problem, "algorithm": algo.name, "backend": backend, "options": {}}, run=run)
+        self.jobs[run.id] = job
+        self.session.add_run(run)
+        self.log_message("info", f"run #{run.id}: problem {int(b)} of the batch alone, {algo.name} on {backend}")
+        self.host.submit(job)
+        self.tabs.setCurrentWidget(self.labels_view)
         self._update_actions()
         return run
 
@@ -653,6 +685,8 @@ class MainWindow(QtWidgets.QMainWindow):
             else:
                 run.ended_at = job.finished_at
                 self.session.mark_finished(run, payload)
+                if run.batch is not None and run is self.session.current_run:
+                    self.tabs.setCurrentWidget(self.batch_view)
                 level = "info" if run.certificate_status in ("optimal", "within-gap") else "warning"
                 self.log_message(level, self._outcome(run))
                 self.status(self._short_outcome(run), 8000)
@@ -700,6 +734,8 @@ class MainWindow(QtWidgets.QMainWindow):
             r = run.result
             return (f"{head}value {r.value:.6g} on {run.dataset}, {run_iterations_words(r.iterations)}, {times}; "
                     f"{short}. Certificate: {r.certificate.summary()}")
+        if run.batch is not None:
+            return f"{head}{run.dataset}, {times}; {run.certificate_text}"
         track = run.track
         frames = getattr(track, "frame_stats", None) or []
         parts = [plural(len(frames), "frame pair"), plural(run.iterations or 0, "assignment solve")]
@@ -718,6 +754,8 @@ class MainWindow(QtWidgets.QMainWindow):
         if run.result is not None:
             return (f"run #{run.id} {run.algorithm}: value {run.result.value:.6g} · "
                     f"{certificate_short(run.certificate_status, gap)}")
+        if run.batch is not None:
+            return f"run #{run.id} {run.algorithm}: {len(run.batch):,} problems · {certificate_short(run.certificate_status)}"
         acc = getattr(run.track, "accuracy", None)
         value = f"accuracy {acc:.2%}" if acc is not None else "tracked"
         return f"run #{run.id} {run.algorithm}: {value} · {certificate_short(run.certificate_status)}"
@@ -761,7 +799,8 @@ class MainWindow(QtWidgets.QMainWindow):
             view.refresh()
         self.dataset_panel.refresh()
         self.act_export_view.setEnabled(self.current_view().has_content())
-        self.act_export_solution.setEnabled(finished and (run.result is not None or run.track is not None))
+        self.act_export_solution.setEnabled(finished and (run.result is not None or run.track is not None
+                                                          or run.batch is not None))
         self.act_export_3d.setEnabled(self.tracks_view.has_content())
         self.act_export_dataset.setEnabled(self.dataset_panel.has_content() and self.session.problem is not None)
         self.act_export_compare.setEnabled(bool(self.compare_view.table_rows()[1]))
@@ -774,7 +813,15 @@ class MainWindow(QtWidgets.QMainWindow):
             self.compare_view.add_config(cfg["algorithm"], cfg["backend"], cfg["options"])
 
     def add_all_to_compare(self) -> None:
-        for algo in algorithms_for(self.session.problem):
+        problem = self.session.problem
+        if problem is not None and problem.kind == "batch":  # one solver: its backends side by side
+            from solvers.targets import available_backends
+            for algo in algorithms_for(problem):
+                for backend in algo.backends:
+                    if backend in available_backends() and backend != "cudasim":  # the simulator: tiny work only
+                        self.compare_view.add_config(algo.name, backend, {})
+            return
+        for algo in algorithms_for(problem):
             self.compare_view.add_config(algo.name, "auto", {})
 
     def run_comparison(self, configs: list[dict]) -> list[RunState]:
@@ -859,10 +906,10 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def export_solution_dialog(self) -> None:
         run = self.session.current_run
-        if run is None or (run.result is None and run.track is None):
+        if run is None or (run.result is None and run.track is None and run.batch is None):
             return
-        filters = export.solution_filters(tracks=run.track is not None)
-        stem = f"{run.algorithm}-{'tracks' if run.track is not None else 'solution'}"
+        filters = export.batch_filters() if run.batch is not None else export.solution_filters(tracks=run.track is not None)
+        stem = f"{run.algorithm}-{'tracks' if run.track is not None else 'batch' if run.batch is not None else 'solution'}"
         path = self._ask_save("Export solution", filters, f"{stem}.csv")
         if path:
             self._guarded("exported the solution", self.export_solution, path)
@@ -871,10 +918,12 @@ class MainWindow(QtWidgets.QMainWindow):
         """The matching / assignment / flow, or a point series' tracks, in the format the extension
         names (as `matchscope solve --out` writes them)."""
         run = run or self.session.current_run
-        if run is None or (run.result is None and run.track is None):
+        if run is None or (run.result is None and run.track is None and run.batch is None):
             raise ValueError("no finished run to export")
         if run.track is not None:
             return export.tracks(run.track, path)
+        if run.batch is not None:
+            return export.batch_solution(run.batch, path, run.problem)
         return export.solution(run.result, path, run.problem)
 
     def export_3d_dialog(self) -> None:

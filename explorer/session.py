@@ -160,6 +160,7 @@ class RunState:
         self.error_category = ""  # "input" (the user's), "error" (ours) or "cancelled"
         self.result = None        # solvers.result.Result
         self.track = None         # tracking result (PointSeries runs)
+        self.batch = None         # solvers.BatchResult (batch runs: every problem of a batch at once)
         self.started_at: float | None = None  # the timed start: after the warm-up (worker clock)
         self.ended_at: float | None = None    # when the worker had the answer (worker clock)
         self.wall_seconds = 0.0   # ended_at - started_at: solve, checks and certificate, never the warm-up
@@ -178,6 +179,8 @@ class RunState:
     @property
     def backend_used(self) -> str:
         """The backend the solver ran on ("auto" resolved) once it has started, else the one asked for."""
+        if self.batch is not None:
+            return self.batch.backend
         info = self.recorder.info
         return getattr(info, "backend", "") or self.backend
 
@@ -239,6 +242,8 @@ class RunState:
         This is the one number called "iterations" everywhere (log, panel, table, report)."""
         if self.result is not None:
             return int(self.result.iterations)
+        if self.batch is not None:
+            return int(self.batch.iterations.sum())
         if self.track is not None:
             return int(sum(int(f.get("solves", 1)) for f in _frame_stats(self.track)))
         if self.recorded_summary and self.recorded_summary.get("iterations") is not None:
@@ -262,6 +267,8 @@ class RunState:
         """Time inside the solver (a tracking run: its solves), without loading, warm-up or certifying."""
         if self.result is not None:
             return float(self.result.seconds)
+        if self.batch is not None:
+            return float(self.batch.seconds.get("solve", math.nan))
         if self.track is not None:
             secs = [float(f["seconds"]) for f in _frame_stats(self.track) if f.get("seconds") is not None]
             return sum(secs) if secs else None
@@ -274,6 +281,8 @@ class RunState:
         """"optimal", "within-gap", "not-proven", "invalid", or None before the outcome is known."""
         if self.result is not None:
             return self.result.certificate.status
+        if self.batch is not None:  # every problem proven (optimal, or infeasible) or not
+            return "optimal" if self.batch.all_certified else "not-proven"
         if self.track is not None:
             statuses = [str(f.get("status", "")) for f in _frame_stats(self.track)]
             return next((s for s in ("invalid", "not-proven", "within-gap") if s in statuses), "optimal")
@@ -287,6 +296,8 @@ class RunState:
         """The certificate's own summary (long: it goes to the log and the result lines, never the status bar)."""
         if self.result is not None:
             return self.result.certificate.summary()
+        if self.batch is not None:
+            return batch_words(self.batch)
         if self.track is not None:
             frames = _frame_stats(self.track)
             good = sum(bool(f.get("certified")) for f in frames)
@@ -315,6 +326,10 @@ class RunState:
     def summary(self) -> dict:
         """Row of the comparison table."""
         s = self.result.summary() if self.result is not None else (self.recorded_summary or {})
+        if self.batch is not None:  # the problems' total cost; time: the batch solve, as for one problem
+            finite = self.batch.values[np.isfinite(self.batch.values)]
+            s = {"seconds": self.batch.seconds.get("solve", math.nan), "backend": self.batch.backend,
+                 "value": float(finite.sum()) if finite.size else math.nan, "certified": self.batch.all_certified}
         if self.track is not None:
             frames = _frame_stats(self.track)
             used = sorted({str(f["backend"]) for f in frames if f.get("backend")})  # what "auto" became
@@ -364,6 +379,19 @@ class RunState:
         run.wall_seconds = float(res.get("seconds") or 0.0)
         run.recorded_summary = res
         return run
+
+
+def batch_words(batch) -> str:
+    """A batch's outcome in one line: how many problems were proven, and how."""
+    count, optimal, infeasible = len(batch), int(batch.certified.sum()), int(batch.infeasible.sum())
+    parts = [f"{optimal:,} of {count:,} problems certified optimal"]
+    if infeasible:
+        parts.append(f"{infeasible:,} proven infeasible")
+    failed = count - optimal - infeasible
+    if failed:
+        first = int(np.flatnonzero(~(batch.certified | batch.infeasible))[0])
+        parts.append(f"{failed:,} not certified (first: problem {first}, {batch.status[first]})")
+    return ", ".join(parts)
 
 
 def frame_pairs_of(solves: list[SolveStart], track=None) -> list[SolveStart]:
@@ -527,6 +555,8 @@ class Session(QtCore.QObject):
         self._end_wall(run)
         if hasattr(payload, "certificate"):
             run.result = payload
+        elif hasattr(payload, "item_seconds"):
+            run.batch = payload
         else:
             run.track = payload
         run.status = "finished"

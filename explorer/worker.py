@@ -32,7 +32,7 @@ NOTIFY_INTERVAL = 1.0 / 60.0
 
 @dataclass(eq=False)
 class Job:
-    """One unit of work. ``kind``: "load", "generate", "run-record", "solve" or "track"."""
+    """One unit of work. ``kind``: "load", "generate", "run-record", "solve", "track" or "batch"."""
 
     kind: str
     params: dict = field(default_factory=dict)
@@ -53,7 +53,7 @@ class Job:
 
     @property
     def title(self) -> str:
-        if self.kind in ("solve", "track"):
+        if self.kind in ("solve", "track", "batch"):
             return f"{self.kind} {self.params.get('algorithm')}"
         if self.kind == "generate":
             return f"generate {self.params.get('kind')}"
@@ -150,7 +150,7 @@ class Worker(QtCore.QObject):
             self.jobFailed.emit(job, category, message)
             return
         job.finished_at = time.perf_counter()
-        if job.cancel.is_set() and job.kind in ("solve", "track"):
+        if job.cancel.is_set() and job.kind in ("solve", "track", "batch"):
             job.cancelled_at = time.perf_counter()
             self.jobFailed.emit(job, "cancelled", "stopped; the result that arrived afterwards was discarded")
             return
@@ -166,6 +166,11 @@ class Worker(QtCore.QObject):
             return solvers.RunRecord.load(p["path"])
         if job.kind == "generate":
             return solvers.generate(p["kind"], **p.get("params", {}))
+        if job.kind == "batch":  # every problem at once, in one call: no telemetry, no Stop midway
+            self._warm_up_batch(job)
+            job.timed_from = time.perf_counter()
+            self.jobTimed.emit(job)
+            return solvers.solve_batch(p["problem"], algorithm=p["algorithm"], backend=p["backend"])
         if job.kind in ("solve", "track"):
             self._warm_up(job)
             job.timed_from = time.perf_counter()
@@ -188,6 +193,21 @@ class Worker(QtCore.QObject):
                 due[0] = now + NOTIFY_INTERVAL
                 self.jobLoadProgress.emit(job, int(done), int(total))
         return report
+
+    def _warm_up_batch(self, job: Job) -> None:
+        """Compile (or load) the batch backend once per backend and cost type, on a one-problem batch."""
+        import numpy as np
+        from solvers.batch.api import resolve_backend
+        p = job.params
+        backend = resolve_backend(p["backend"])
+        key = ("batch", p["algorithm"], backend, str(p["problem"].dtype))
+        if key in self.warmed:
+            return
+        self.jobWarming.emit(job, f"compiling batch {p['algorithm']} for {backend}", True)
+        started = time.perf_counter()
+        solvers.solve_batch(np.zeros((1, 2, 3), dtype=p["problem"].dtype), algorithm=p["algorithm"], backend=backend)
+        job.warmup_seconds = time.perf_counter() - started
+        self.warmed.add(key)
 
     def _warm_up(self, job: Job) -> None:
         """Once per warm-up key in this session; Stop cancels it like the run (Cancelled propagates)."""

@@ -40,11 +40,12 @@ def test_scripted_run_saves_screenshots_of_every_view(tmp_path):
     assert window.shape[:2] == (900, 1440)  # the default scripted size
     assert_real_content(window, "scripted window")
     files = sorted(p.name for p in views.glob("*.png"))
-    assert files == ["01-labels.png", "02-activity.png", "03-workload.png", "04-3d.png", "05-compare.png"]
-    for name in ("01-labels.png", "02-activity.png", "05-compare.png"):
+    assert files == ["01-labels.png", "02-activity.png", "03-workload.png", "04-3d.png", "05-batch.png",
+                     "06-compare.png"]
+    for name in ("01-labels.png", "02-activity.png", "06-compare.png"):
         assert_real_content(load_png(views / name), f"scripted {name}")
-    # pr-seq reports no per-warp workload and a graph is no point series: those tabs explain, in grey
-    for name in ("03-workload.png", "04-3d.png"):
+    # pr-seq reports no per-warp workload and a graph is no point series nor batch: those tabs explain, in grey
+    for name in ("03-workload.png", "04-3d.png", "05-batch.png"):
         assert colourful_fraction(load_png(views / name)) < 0.001, name
     SHOTS.mkdir(parents=True, exist_ok=True)
     for p in [out, *views.glob("*.png")]:
@@ -126,7 +127,7 @@ def test_scripted_gpr_run_populates_every_chart(tmp_path):
     boxes, imbalance = chart_areas(load_png(views / "03-workload.png"), 2)
     assert coloured_runs(boxes) >= 3, "a box per snapshotted launch"
     assert colourful_fraction(imbalance) > 0.002
-    compare = load_png(views / "05-compare.png")
+    compare = load_png(views / "06-compare.png")
     table, charts = chart_areas(compare, 2)
     active, objective = chart_areas(charts[: charts.shape[0] // 2], 1, 2, top=0.0)
     assert colourful_fraction(active) > 0.002 and colourful_fraction(objective) > 0.002

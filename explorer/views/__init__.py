@@ -1,5 +1,6 @@
-"""The explorer's views: central tabs (labels, activity, workload, 3D, compare) and docks."""
+"""The explorer's views: central tabs (labels, activity, workload, 3D, batch, compare) and docks."""
 from .activity import ActivityView
+from .batch import BatchView
 from .compare import CompareView
 from .dataset import DatasetPanel
 from .labels import LabelsView
@@ -9,5 +10,5 @@ from .timeline import Timeline
 from .tracks3d import Tracks3DView
 from .workload import WorkloadView
 
-__all__ = ["ActivityView", "CompareView", "DatasetPanel", "LabelsView", "LogPanel", "SolverPanel", "Timeline",
+__all__ = ["ActivityView", "BatchView", "CompareView", "DatasetPanel", "LabelsView", "LogPanel", "SolverPanel", "Timeline",
            "Tracks3DView", "WorkloadView"]

@@ -387,8 +387,9 @@ def end_only(values: np.ndarray) -> np.ndarray:
 
 def effective_options(run) -> dict:
     """The options a run ran with: those given, the declared defaults for the rest."""
-    import solvers
-    algo = solvers.algorithms().get(run.algorithm)
+    from .solver_panel import algorithm_named
+    algo = algorithm_named(run.algorithm, run.problem) if run.problem_kind != "batch" or run.problem is not None \
+        else None
     options = {o.name: o.default for o in (algo.options if algo is not None else ())}
     options.update(run.options)
     return options

@@ -43,9 +43,17 @@ def _stats(name: str, values: np.ndarray) -> tuple[str, str]:
 def problem_facts(problem) -> list[tuple[str, str]]:
     """(label, text) rows for the dataset form."""
     facts = []
-    for key, value in problem.describe().items():
+    described = dict(problem.describe())
+    if problem.kind == "batch" and len(problem):  # one line of sizes instead of four
+        for key in ("rows_min", "rows_max", "cols_min", "cols_max"):
+            described.pop(key, None)
+        sizes = f"{_span(problem.shapes[:, 0])} rows × {_span(problem.shapes[:, 1])} columns"
+        described = {"problems": described.pop("problems"), "sizes": sizes, **described}
+    for key, value in described.items():
         if key == "points" and isinstance(value, list):
-            value = f"{sum(value)} in all (per frame {min(value)}–{max(value)})" if value else "0"
+            value = f"{sum(value):,} in all (per frame {min(value):,}–{max(value):,})" if value else "0"
+        elif isinstance(value, int) and not isinstance(value, bool):
+            value = f"{value:,}"  # 1,874,790: counts read at a glance
         facts.append((key.replace("_", " "), "—" if value is None else value_words(value)))
     kind = type(problem).__name__
     if kind == "BipartiteGraph":
@@ -67,6 +75,11 @@ def problem_facts(problem) -> list[tuple[str, str]]:
             lo, hi = pts.min(0), pts.max(0)
             facts += [(f"{axis} range", f"{low:.4g} to {high:.4g}") for axis, low, high in zip("xyz", lo, hi)]
     return facts
+
+
+def _span(values: np.ndarray) -> str:
+    low, high = int(values.min()), int(values.max())
+    return f"{low:,}" if low == high else f"{low:,}–{high:,}"
 
 
 def histogram(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -250,6 +263,16 @@ class DatasetPanel(View):
             plot.addItem(item)
             plot.invertY(True)
             self._name_axes("Cost matrix" + (" (block means)" if image.shape != problem.shape else ""), "column", "row")
+        elif kind == "AssignmentBatch":
+            sides = problem.shapes.min(axis=1).astype(float) if len(problem) else np.zeros(0)
+            if sides.size:
+                counts, edges = histogram(sides)
+                plot.plot(edges, counts, stepMode="center", fillLevel=0, brush=pg.mkBrush(series_color(0) + "80"),
+                          pen=pg.mkPen(series_color(0)))
+                self._tables["problem_sizes"] = {"low": edges[:-1], "high": edges[1:], "count": counts}
+            else:
+                self.empty_note.set("no problems")
+            self._name_axes("Problem sizes", "rows or columns, the fewer", "problems")
         elif kind == "PointSeries":
             frames = [f for f in problem.frames if f.shape[0]]
             if frames:

@@ -30,10 +30,20 @@ def algorithms_for(problem) -> list[registry.Algorithm]:
     solver, those made for point sets first (the first is selected: it needs no distance matrices)."""
     if problem is None:
         return []
+    if problem.kind == "batch":  # the batch solvers declare themselves (solvers.batch.api)
+        from solvers.batch.api import BATCH_SOLVERS
+        return list(BATCH_SOLVERS.values())
     if problem.kind == "points":
         usable = [a for a in solvers.algorithms().values() if a.tracks_points]
         return sorted(usable, key=lambda a: "points" not in a.problem_kinds)
     return registry.for_problem(problem)
+
+
+def algorithm_named(name: str, problem):
+    """The algorithm called ``name`` among those for ``problem`` (a batch has its own), else the registry's."""
+    if problem is not None and problem.kind == "batch":
+        return next((a for a in algorithms_for(problem) if a.name == name), None)
+    return solvers.algorithms().get(name)
 
 
 def uninterruptible(algo: registry.Algorithm) -> bool:
@@ -175,7 +185,9 @@ class SolverPanel(QtWidgets.QWidget):
 
     def current_algorithm(self) -> registry.Algorithm | None:
         name = self.algo_combo.currentData()
-        return solvers.algorithms().get(name) if name else None
+        if not name:
+            return None
+        return algorithm_named(name, self.session.problem)
 
     def available_names(self) -> list[str]:
         return [self.algo_combo.itemData(i) for i in range(self.algo_combo.count())]
@@ -215,6 +227,8 @@ class SolverPanel(QtWidgets.QWidget):
             text += f"<br><i>{html.escape(plain_text(algo.reference))}</i>"
         if self.session.problem is not None and self.session.problem.kind == "points":
             text += "<br>Tracks the series: one assignment per consecutive frame pair."
+        if self.session.problem is not None and self.session.problem.kind == "batch":
+            text += "<br>Solves every problem of the batch in one call; the Batch tab lists them."
         self.description.setText(text)
         have = available_backends()
         self.backend_combo.addItem("auto", "auto")
@@ -444,7 +458,14 @@ class SolverPanel(QtWidgets.QWidget):
                     rows.append(("value", f"{finite[-1]:.6g}", ""))
                 rows.append(("phase", run.recorder.iterations[cols.n - 1].phase, ""))
         elif run.status == "finished":
-            if run.track is not None:
+            if run.batch is not None:
+                batch = run.batch
+                rows.append(("problems", f"{len(batch):,}", f"{int(batch.certified.sum()):,} certified optimal"
+                             + (f", {int(batch.infeasible.sum()):,} infeasible" if batch.infeasible.any() else "")))
+                finite = batch.values[np.isfinite(batch.values)]
+                if finite.size:
+                    rows.append(("total cost", f"{float(finite.sum()):.6g}", ""))
+            elif run.track is not None:
                 acc = getattr(run.track, "accuracy", None)
                 frames = getattr(run.track, "frame_stats", None) or []
                 rows.append(("tracked", plural(len(frames), "frame pair"),
@@ -454,11 +475,13 @@ class SolverPanel(QtWidgets.QWidget):
                 if value is not None:
                     rows.append(("value", f"{float(value):.6g}", ""))
             if run.iterations is not None:  # the solver's own count (a tracking run: its assignment solves)
-                noun = "solves" if run.track is not None else "iterations"
+                noun = "solves" if run.track is not None else "search steps" if run.batch is not None else "iterations"
                 rows.append((noun, f"{run.iterations:,}", f"{plural(run.n_reports, 'telemetry report')}"
                              if run.n_reports else ""))
             if run.solver_seconds is not None:
                 rows.append(("solver", duration(run.solver_seconds), "the algorithm only"))
+            if run.batch is not None:
+                rows.append(("certifying", duration(run.batch.seconds.get("certify", 0.0)), "every problem"))
             if not run.replayed:
                 rows.append(("wall", duration(run.wall_seconds), "solve, checks and certificate; no warm-up"))
                 if run.warmup_seconds > 0.001:

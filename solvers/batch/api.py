@@ -22,6 +22,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import time
+from dataclasses import dataclass
 
 from ..errors import BackendUnavailable, InputError
 
@@ -31,6 +32,35 @@ BATCH_BACKENDS = {
     "cudasim": "solvers.batch.device:solve_packed_cudasim",
 }
 ALGORITHMS = ("hungarian",)  # shortest augmenting paths with dual potentials on every backend
+
+
+@dataclass(frozen=True)
+class BatchSolver:
+    """What a front end needs to offer a batch solver (as registry.Algorithm says it for one problem):
+    its name, words, backends; it takes no options and cannot be stopped midway (one call solves all)."""
+
+    name: str
+    summary: str
+    reference: str
+    backends: tuple[str, ...] = tuple(BATCH_BACKENDS)
+    problem_kinds: tuple[str, ...] = ("batch",)
+    options: tuple = ()
+    interruptible: bool = False
+    tracks_points: bool = False
+
+    def parse_options(self, given: dict) -> dict:
+        if given:
+            raise InputError(f"the batch solver {self.name} takes no options (got {', '.join(sorted(given))})")
+        return {}
+
+
+BATCH_SOLVERS = {
+    "hungarian": BatchSolver(
+        "hungarian", "Every problem of the batch by shortest augmenting paths with dual potentials, many at once "
+        "(a CPU core or a GPU block or warp each), each certified.",
+        "Jonker & Volgenant, A shortest augmenting path algorithm for dense and sparse linear assignment "
+        "problems, Computing 38 (1987)"),
+}
 
 
 def _load(spec: str, backend: str):

@@ -42,14 +42,18 @@ class AssignmentBatch:
     def dtype(self) -> np.dtype:
         return self.batch.packed.costs.dtype
 
-    def item(self, b: int) -> CostMatrix:
-        """Problem ``b`` on its own, in its own orientation (for solving and watching it alone)."""
+    def item_costs(self, b: int) -> np.ndarray:
+        """Problem ``b``'s costs as given (a view of the packed batch: no copy)."""
         if not 0 <= b < len(self):
             raise InputError(f"the batch has no item {b} (items 0 to {len(self) - 1})", self.source)
         packed = self.batch.packed
         rows, cols = int(packed.rows[b]), int(packed.cols[b])
-        costs = packed.costs[packed.offsets[b]:packed.offsets[b + 1]].reshape(rows, cols).astype(np.float64)
-        return CostMatrix.from_array(costs.T if packed.transposed[b] else costs, source=self.source)
+        costs = packed.costs[packed.offsets[b]:packed.offsets[b + 1]].reshape(rows, cols)
+        return costs.T if packed.transposed[b] else costs
+
+    def item(self, b: int) -> CostMatrix:
+        """Problem ``b`` on its own, in its own orientation (for solving and watching it alone)."""
+        return CostMatrix.from_array(self.item_costs(b).astype(np.float64), source=self.source)
 
     def describe(self) -> dict:
         shapes = self.shapes

@@ -1,0 +1,129 @@
+"""A batch in the explorer: it opens as a dataset, Run solves every problem and the Batch tab lists
+them (sortable; distributions of search steps and time), a problem solved alone shows its run in
+the other tabs, Compare runs the batch backends side by side, and the assignments export as the
+command line writes them."""
+from __future__ import annotations
+
+import csv
+
+import numpy as np
+import pytest
+from scipy.optimize import linear_sum_assignment
+
+from test_gui_fakes import (assert_real_content, configure_qt_platform, save_shot, wait_loaded,  # noqa: F401
+                            wait_run, window)
+
+configure_qt_platform()
+
+from PySide6 import QtCore  # noqa: E402
+
+pytestmark = pytest.mark.gui
+
+
+def ragged_batch(tmp_path, count=40, seed=4):
+    rng = np.random.default_rng(seed)
+    items = [rng.integers(0, 30, (int(n), int(n) + int(rng.integers(0, 6)))).astype(float)
+             for n in rng.integers(3, 40, count)]
+    items[7] = items[7].T.copy()  # a tall one
+    items[9][:, :] = np.inf        # no allowed pair at all: infeasible
+    path = tmp_path / "batch.npz"
+    np.savez(path, *items)
+    return items, path
+
+
+def scipy_value(costs) -> float:
+    rows, cols = linear_sum_assignment(costs)
+    return float(costs[rows, cols].sum())
+
+
+def test_a_batch_opens_runs_lists_its_problems_and_solves_one_alone(window, qtbot, tmp_path):
+    win = window
+    items, path = ragged_batch(tmp_path)
+    win.open_path(path)
+    wait_loaded(qtbot, win)
+    assert win.session.problem.kind == "batch"
+    assert win.solver_panel.available_names() == ["hungarian"]
+    form = win.dataset_panel.form
+    facts = {form.itemAt(i, form.ItemRole.LabelRole).widget().text().rstrip(":"):
+             form.itemAt(i, form.ItemRole.FieldRole).widget().text() for i in range(form.rowCount())}
+    assert facts["problems"] == "40" and "rows" in facts["sizes"] and "columns" in facts["sizes"]
+
+    run = win.start_run()
+    wait_run(qtbot, run)
+    assert run.status == "finished", run.error
+    assert win.current_view() is win.batch_view  # a finished batch run shows its problems
+    view = win.batch_view
+    view.refresh(force=True)
+    model = view.model
+    assert model.rowCount() == 40
+    for b, costs in enumerate(items):
+        shown = model.data(model.index(b, 2))
+        if b == 9:
+            assert shown == "—" and model.data(model.index(b, 5)) == "infeasible"
+        else:
+            assert float(shown) == pytest.approx(scipy_value(costs), rel=1e-6)
+            assert model.data(model.index(b, 5)) == "optimal"
+    assert "39 of 40 problems certified optimal" in view.header.text() and "1 proven infeasible" in view.header.text()
+    assert "problems" in win.solver_panel.live_text() and "search steps" in win.solver_panel.live_text()
+    assert_real_content(save_shot(view, "batch-view.png"), "the batch view")
+
+    # sorting by search steps puts the problem with the most steps last
+    view.table.sortByColumn(3, QtCore.Qt.SortOrder.AscendingOrder)
+    last = view.proxy.mapToSource(view.proxy.index(39, 0)).row()
+    assert run.batch.iterations[last] == run.batch.iterations.max()
+
+    # the distributions hold every problem
+    tables = view.tables()
+    assert tables["histogram of search steps"]["problems"].sum() == 40
+    assert len(tables["problems"]["value"]) == 40
+
+    # one problem alone: its own run, with telemetry, the same value
+    view.select_item(7)
+    with qtbot.waitSignal(view.itemRequested, timeout=5000) as asked:
+        view.solve_button.click()
+    assert asked.args == [7]
+    alone = win.session.current_run
+    assert alone is not run and alone.problem.shape == items[7].shape
+    wait_run(qtbot, alone)
+    assert alone.status == "finished" and alone.result.certified
+    assert alone.result.value == pytest.approx(scipy_value(items[7]))
+    assert "problem 7" in alone.dataset and alone.n_reports > 0
+
+    # export the batch run's assignments as the command line writes them
+    win.session.set_current_run(run)
+    out = win.export_solution(tmp_path / "assignments.csv")
+    with open(out, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert {"item", "row", "col", "cost"} <= set(rows[0])
+    first = [r for r in rows if r["item"] == "0"]
+    assert sum(float(r["cost"]) for r in first) == pytest.approx(scipy_value(items[0]))
+
+
+def test_compare_puts_the_batch_backends_side_by_side(window, qtbot, tmp_path):
+    win = window
+    _, path = ragged_batch(tmp_path, count=12, seed=5)
+    win.open_path(path)
+    wait_loaded(qtbot, win)
+    win.add_all_to_compare()
+    configs = win.compare_view.configs
+    assert [c["backend"] for c in configs] == ["cpu"]  # this machine: no GPU; never the simulator
+    runs = win.run_comparison([dict(c) for c in configs])
+    for run in runs:
+        wait_run(qtbot, run)
+    rows = win.compare_view.rows()
+    assert len(rows) == 1 and rows[0]["certified"] and rows[0]["backend"] == "cpu"
+    assert rows[0]["iterations"] == int(runs[0].batch.iterations.sum())
+
+
+def test_a_batch_file_with_a_bad_number_is_one_line(window, qtbot, tmp_path):
+    win = window
+    costs = np.zeros((3, 4, 4))
+    costs[2, 1, 1] = np.nan
+    path = tmp_path / "bad.npy"
+    np.save(path, costs)
+    shown = []
+    win.report_error = lambda message, **kw: shown.append(message)
+    win.open_path(path)
+    qtbot.waitUntil(lambda: bool(shown) and not win.host.busy, timeout=20_000)
+    assert "bad.npy" in shown[0] and "item 2" in shown[0] and "\n" not in shown[0]
+    assert win.session.problem is None
