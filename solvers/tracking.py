@@ -136,7 +136,7 @@ def _check_cancel(observer) -> None:
         raise Cancelled("stopped by the observer")
 
 
-def _gating_mode(max_distance, source) -> tuple[str, float | None]:
+def gating_mode(max_distance, source) -> tuple[str, float | None]:
     """("auto" | "off" | "fixed", the fixed gate) from the max_distance argument."""
     if max_distance is None:
         return "off", None
@@ -346,7 +346,7 @@ def track(series: PointSeries, algorithm: str = "knn", backend: str = "auto", ob
     series = as_series(series)
     observer = as_observer(observer)
     check_trackable(series)
-    mode, gate = _gating_mode(max_distance, series.source)
+    mode, gate = gating_mode(max_distance, series.source)
     pairs = [_Pair(t, series.frames[t], series.frames[t + 1], series.source) for t in range(series.n_frames - 1)]
     rounds = 0
     if mode == "auto":
@@ -370,6 +370,13 @@ def track(series: PointSeries, algorithm: str = "knn", backend: str = "auto", ob
             entry.update(_link_accuracy(series.ids[pair.t], series.ids[pair.t + 1], found))
         stats.append(entry)
 
+    return assemble(series, links, stats, mode, gate, rounds)
+
+
+def assemble(series: PointSeries, links: list, stats: list, mode: str, gate, rounds: int) -> TrackResult:
+    """The TrackResult of a whole series from its per-pair links and records (one record per frame
+    pair, as ``track`` makes them): accuracy, the summary, the chained tracks. Scale-out joins the
+    runs it tracked apart through this too, so both give the same answer."""
     accuracy = recall = None
     if series.ids is not None:
         made = sum(s["matched"] for s in stats)

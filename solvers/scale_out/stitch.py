@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tracking import (AUTO_MIN_LINKS, AUTO_ROUNDS, _gating_mode, chain_tracks, check_trackable,
-                        outlier_fence)
+from ..tracking import AUTO_MIN_LINKS, AUTO_ROUNDS, assemble, check_trackable, gating_mode, outlier_fence
 from ..result import TrackResult
 from . import tasks
 from .items import series_runs
@@ -34,7 +33,7 @@ class SeriesJob(Job):
         max_distance = options.pop("max_distance", "auto")
         try:
             check_trackable(series)
-            self.mode, fixed = _gating_mode(max_distance, series.source)
+            self.mode, fixed = gating_mode(max_distance, series.source)
             if self.algorithm is None:
                 from ..choice import choose
                 self.algorithm = choose(series, self.backend).algorithm  # for the whole series, not a run's
@@ -129,28 +128,9 @@ class SeriesJob(Job):
 
     def _assemble(self) -> None:
         """The TrackResult of the whole series from the per-pair links and records (as tracking.track)."""
-        series = self.item.data
         links = [p["links"] for p in self.pairs]
         stats = [p["entry"] for p in self.pairs]
-        accuracy = recall = None
-        if series.ids is not None:
-            made = sum(s["matched"] for s in stats)
-            correct = sum(s["correct"] for s in stats)
-            true_links = sum(s["true_links"] for s in stats)
-            accuracy = correct / made if made else 1.0
-            recall = correct / true_links if true_links else 1.0
-        summary = {"frames": series.n_frames, "links": int(sum(s["matched"] for s in stats)),
-                   "certified": all(s["certified"] for s in stats), "accuracy": accuracy, "recall": recall,
-                   "gating": self.mode, "max_distance": self.gate, "gate_rounds": self.gate_rounds,
-                   "gated_pairs": int(sum(s["gated"] for s in stats)),
-                   "unmatched": int(sum(s["unmatched"] for s in stats)),
-                   "cost": float(sum(s["cost"] for s in stats)),
-                   "gap": float(sum(s["gap"] for s in stats)),
-                   "solves": int(sum(s["solves"] for s in stats)),
-                   "seconds": float(sum(s["seconds"] for s in stats))}
-        tracks = chain_tracks(series.sizes, links)
-        summary["tracks"] = len(tracks)
-        self._fill_row(TrackResult(tracks, links, stats, accuracy, summary, self.gate, self.mode, series))
+        self._fill_row(assemble(self.item.data, links, stats, self.mode, self.gate, self.gate_rounds))
         self.finished = True
 
     def _fill_row(self, tracked: TrackResult) -> None:
