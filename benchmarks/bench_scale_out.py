@@ -2,6 +2,7 @@
 
     python benchmarks/bench_scale_out.py                       # CPU: LocalCluster of 1, 2, 4 workers
     python benchmarks/bench_scale_out.py --gpu --out gpu.json  # one worker per GPU (1, then all)
+    python benchmarks/bench_scale_out.py --gpu --workers-per-gpu 2  # and 2 workers sharing each GPU
 
 CPU mode: (a) many small LAPs as one batch item (cut into chunks, each a solve_batch call), (b) a
 point series (cut into runs of frame pairs, joined into tracks; the automatic gate's rounds
@@ -103,6 +104,8 @@ def main(argv=None) -> int:
     parser.add_argument("--frames", type=int)
     parser.add_argument("--points", type=int, default=8000)
     parser.add_argument("--workers", default="1,2,4", help="CPU mode: worker counts (default 1,2,4)")
+    parser.add_argument("--workers-per-gpu", type=int, default=1,
+                        help="GPU mode: also measure this many workers sharing each GPU (default 1: no)")
     parser.add_argument("--out", help="write the numbers as JSON")
     args = parser.parse_args(argv)
     args.laps = args.laps or (20000 if args.gpu else 2000)
@@ -117,9 +120,12 @@ def main(argv=None) -> int:
             answers[name], plain_times[name] = plain(items, backend)
             print(f"  {name}: one process {plain_times[name]:.2f} s", file=sys.stderr)
         if args.gpu:
-            gpus = gpu_count()
-            counts = sorted({1, gpus})
-            times = on_cluster(lambda c: gpu_cluster(gpus, c), counts, work, answers, backend)
+            gpus, per = gpu_count(), max(1, args.workers_per_gpu)
+            counts = sorted({1, gpus, gpus * per})  # workers: one GPU, every GPU, then sharing them
+
+            def cluster_of(workers):
+                return gpu_cluster(gpus, min(workers, gpus), per_gpu=max(1, workers // gpus) if workers > gpus else 1)
+            times = on_cluster(cluster_of, counts, work, answers, backend)
         else:
             counts = [int(c) for c in args.workers.split(",")]
             times = on_cluster(cpu_cluster, counts, work, answers, backend)
@@ -132,7 +138,7 @@ def main(argv=None) -> int:
                      f"{times[(name, counts[0])] / times[(name, counts[-1])]:.2f}x |")
     table = "\n".join(lines)
     print(f"{'GPU' if args.gpu else 'CPU'} scale-out on {platform.node()} ({cores} cores"
-          + (f", {gpu_count()} GPUs" if args.gpu else "") + ")\n")
+          + (f", {gpu_count()} GPUs; workers beyond the GPU count share them" if args.gpu else "") + ")\n")
     print(table)
     if args.out:
         record = {"mode": "gpu" if args.gpu else "cpu", "cores": cores, "counts": counts,

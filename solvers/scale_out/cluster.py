@@ -66,22 +66,24 @@ def cpu_cluster(workers: int | None = None):
                         env={"NUMBA_NUM_THREADS": str(max(1, cores // workers))})
 
 
-def gpu_cluster(gpus: int, workers: int | None = None):
-    """One worker per GPU (the first ``workers`` of them, when given)."""
+def gpu_cluster(gpus: int, workers: int | None = None, per_gpu: int = 1):
+    """One worker per GPU (the first ``workers`` of them, when given), or ``per_gpu`` workers sharing
+    each (to measure what a second worker on one GPU adds: its solves overlap the other's host work)."""
     count = min(gpus, workers) if workers else gpus
-    cores_each = str(max(1, (os.cpu_count() or 1) // count))
+    per_gpu = max(1, int(per_gpu))
+    cores_each = str(max(1, (os.cpu_count() or 1) // (count * per_gpu)))
     try:
         from dask_cuda import LocalCUDACluster
     except ImportError:
         LocalCUDACluster = None
-    if LocalCUDACluster is not None:
+    if LocalCUDACluster is not None and per_gpu == 1:
         return LocalCUDACluster(n_workers=count, threads_per_worker=1, env={"NUMBA_NUM_THREADS": cores_each})
     from distributed import Nanny, Scheduler, SpecCluster
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     devices = [d.strip() for d in visible.split(",")] if visible else [str(i) for i in range(gpus)]
-    spec = {f"gpu-{devices[i]}": {"cls": Nanny, "options": {
-        "nthreads": 1, "env": {"CUDA_VISIBLE_DEVICES": devices[i], "NUMBA_NUM_THREADS": cores_each}}}
-        for i in range(count)}
+    spec = {f"gpu-{devices[i // per_gpu]}-{i % per_gpu}": {"cls": Nanny, "options": {
+        "nthreads": 1, "env": {"CUDA_VISIBLE_DEVICES": devices[i // per_gpu], "NUMBA_NUM_THREADS": cores_each}}}
+        for i in range(count * per_gpu)}
     return SpecCluster(workers=spec, scheduler={"cls": Scheduler, "options": {"dashboard_address": ":8787"}})
 
 
