@@ -30,8 +30,8 @@ there. ``iterations`` counts search steps (columns scanned), the work measure of
 
 ``CERTIFY``: an independent check, one block per item, sharing nothing with ``SOLVE`` beyond the
 target layer: per item the largest violation of dual feasibility (c_ij - u_i - v_j >= 0 on finite
-pairs), complementary slackness (equality on assigned pairs, v_j = 0 on unassigned columns) and
-the sign (v_j <= 0); the assignment's value and the dual objective as float64 sums; a magnitude
+pairs), complementary slackness (equality on assigned pairs, v_j = 0 on unassigned columns) and,
+for rows < cols, the sign (v_j <= 0; a square item's v is free: packing.PackedSolution); the assignment's value and the dual objective as float64 sums; a magnitude
 scale (largest |c|, |u|, |v|) for the host's tolerance; and whether the assignment is valid
 (every row one column in range, on a finite pair, no column twice).
 
@@ -146,11 +146,128 @@ def relax(j, c, so, m, i, minv, ui, vv, dist, path, r4c, seen, low, low_key):
 
 
 @register_jitable
+def reduce_square(C, base, n, r0, row_to_col, u, vv, dist, path, r4c, so, red_val, red_key, lane, lanes, mode):
+    """A square item's start, as the cpu backend's (Jonker & Volgenant's column reduction and two
+    bounded passes of augmenting row reduction), by the group. Column reduction: v_j = min_i c_ij
+    (lowest i on ties), and each row takes the lowest column whose minimum lies on it (an atomic
+    min, so the result does not depend on the lanes' order). Augmenting row reduction: a free row
+    takes the column of its least reduced cost c_ij - v_j, lowering that v_j to its second least
+    (two group argmins by (value, column)); the row it displaces bids next. ``path`` holds the free
+    rows meanwhile, ``dist`` a scanned row's reduced costs. Columns reached only by +inf keep v = 0
+    and rows left free go to the searches. Duals stay feasible (v only falls; an assigned row sits
+    at its minimum). Returns (rows scanned, parity of the reduction buffers)."""
+    m = n
+    for i in range(lane, n, lanes):
+        row_to_col[r0 + i] = m  # "no column yet" for the atomic min below
+    group_sync(mode)
+    for j in range(lane, m, lanes):
+        best = np.inf
+        arg = -1
+        for i in range(n):
+            c = float64(C[base + i * m + j])
+            if c < best:
+                best = c
+                arg = i
+        k = so + j
+        r4c[k] = arg
+        if arg >= 0:
+            vv[k] = best
+            cuda.atomic.min(row_to_col, r0 + arg, j)
+    group_sync(mode)
+    for j in range(lane, m, lanes):
+        k = so + j
+        arg = r4c[k]
+        if arg >= 0 and row_to_col[r0 + arg] != j:
+            r4c[k] = -1
+    group_sync(mode)
+    n_free = 0
+    for i in range(n):  # every lane counts the same free rows; lane 0 lists them
+        if row_to_col[r0 + i] == m:
+            if lane == 0:
+                path[so + n_free] = i
+            n_free += 1
+    group_sync(mode)
+    for i in range(lane, n, lanes):
+        if row_to_col[r0 + i] == m:
+            row_to_col[r0 + i] = -1
+    group_sync(mode)
+    scans = 0
+    parity = 0
+    for _ in range(2):
+        k = 0
+        previous = n_free
+        n_free = 0
+        budget = 4 * n
+        while k < previous and budget > 0:
+            budget -= 1
+            i = path[so + k]
+            k += 1
+            scans += 1
+            row = base + i * m
+            low = np.inf
+            low_key = m
+            for j in range(lane, m, lanes):
+                h = float64(C[row + j]) - vv[so + j]
+                dist[so + j] = h
+                if h < low:
+                    low = h
+                    low_key = j
+            u1, j1 = group_argmin(low, np.int32(low_key), red_val, red_key, parity, lane, lanes, mode)
+            parity = 1 - parity
+            low = np.inf
+            low_key = m
+            for j in range(lane, m, lanes):
+                h = dist[so + j]
+                if j != j1 and h < low:
+                    low = h
+                    low_key = j
+            u2, j2 = group_argmin(low, np.int32(low_key), red_val, red_key, parity, lane, lanes, mode)
+            parity = 1 - parity
+            if u1 == np.inf:  # no allowed column: the search will prove the item infeasible
+                continue
+            if u2 == np.inf:
+                j2 = -1
+            i0 = r4c[so + j1]
+            lowered = u1 < u2 and u2 < np.inf
+            if not lowered and i0 >= 0 and j2 >= 0:
+                j1 = j2
+                i0 = r4c[so + j2]
+            group_sync(mode)  # every lane has read the state this scan changes
+            if lane == 0:
+                if lowered:
+                    vv[so + j1] -= u2 - u1
+                row_to_col[r0 + i] = j1
+                r4c[so + j1] = i
+                u[r0 + i] = float64(C[row + j1]) - vv[so + j1]
+                if i0 >= 0:
+                    row_to_col[r0 + i0] = -1
+            if i0 >= 0:
+                if lowered:
+                    k -= 1
+                    if lane == 0:
+                        path[so + k] = i0
+                else:
+                    if lane == 0:
+                        path[so + n_free] = i0
+                    n_free += 1
+            group_sync(mode)
+        while k < previous:  # the budget ran out: the rows not reached stay free for the searches
+            if lane == 0:
+                path[so + n_free] = path[so + k]
+            n_free += 1
+            k += 1
+            group_sync(mode)
+    return scans, parity
+
+
+@register_jitable
 def solve_item(C, base, n, m, r0, row_to_col, u, vv, dist, path, r4c, seen, so, red_val, red_key, lane, lanes, mode):
     """Shortest augmenting paths for one item, by a group of ``lanes`` threads (a power of two;
     every lane calls it). Column state lives at ``so + j`` of ``vv`` (potentials), ``dist``,
     ``path``, ``r4c`` (assigned row) and ``seen`` (visited); rows at ``r0 + i`` of ``u`` and
-    ``row_to_col``. Returns (steps, status)."""
+    ``row_to_col``. A square item starts from ``reduce_square``; rows it leaves free, and every row
+    of a rectangular item (duals from 0, which keeps v <= 0 and v = 0 on unassigned columns), are
+    augmented by searches. Returns (steps, status)."""
     mask = lanes - 1
     for j in range(lane, m, lanes):
         k = so + j
@@ -164,8 +281,16 @@ def solve_item(C, base, n, m, r0, row_to_col, u, vv, dist, path, r4c, seen, so, 
     group_sync(mode)
     steps = 0
     parity = 0
+    if n == m and n > 0:
+        steps, parity = reduce_square(C, base, n, r0, row_to_col, u, vv, dist, path, r4c, so, red_val, red_key,
+                                      lane, lanes, mode)
+        for j in range(lane, m, lanes):
+            dist[so + j] = np.inf
+        group_sync(mode)
     status = SOLVED
     for cur in range(n):
+        if row_to_col[r0 + cur] >= 0:
+            continue
         i = cur
         minv = 0.0
         sink = -1
@@ -383,7 +508,7 @@ def certify_batch_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, row
             taken[c0 + j] = 0
             if times > 1:
                 ok = 0
-            if vj > worst:
+            if n < m and vj > worst:  # the sign: the rectangular LP's (a square item's v is free)
                 worst = vj
             if times == 0 and abs(vj) > worst:
                 worst = abs(vj)
