@@ -14,14 +14,14 @@ import solvers
 from solvers.errors import InputError
 from solvers.formats import readings
 
-from . import export
+from . import cluster_dialog, export
 from .dialogs import GenerateDialog, ReadAsDialog, SampleGallery
 from .session import RunState, Session
 from .theme import apply_app_theme, icon
 from .wording import (bytes_words, certificate_short, duration, plural, problem_words, run_iterations_words,
                       settings_words, time_words)
-from .views import (ActivityView, BatchView, CompareView, DatasetPanel, LabelsView, LogPanel, SolverPanel, Timeline,
-                    Tracks3DView, WorkloadView)
+from .views import (ActivityView, BatchView, ClusterView, CompareView, DatasetPanel, LabelsView, LogPanel, SolverPanel,
+                    Timeline, Tracks3DView, WorkloadView)
 from .views.solver_panel import algorithm_named, algorithms_for, uninterruptible
 from .worker import Job, WorkerHost
 
@@ -137,6 +137,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.tracks_view = Tracks3DView(s)
         self.batch_view = BatchView(s)
         self.compare_view = CompareView(s)
+        self.cluster_view = ClusterView(s)  # Run on cluster… (explorer/cluster_dialog.py)
         self.tabs = QtWidgets.QTabWidget()
         self.tabs.setDocumentMode(True)
         for view in self.views:
@@ -213,7 +214,7 @@ class MainWindow(QtWidgets.QMainWindow):
     @property
     def views(self) -> list:
         return [self.labels_view, self.activity_view, self.workload_view, self.tracks_view, self.batch_view,
-                self.compare_view]
+                self.compare_view, self.cluster_view]
 
     def _action(self, text: str, slot, shortcut=None, icon_name: str | None = None, tip: str = "") -> QtGui.QAction:
         action = QtGui.QAction(text, self)
@@ -248,6 +249,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.act_stop = self._action("&Stop", self.stop, "Esc", "stop", "Stop the running solver")
         self.act_compare = self._action("Compare…", lambda: self.tabs.setCurrentWidget(self.compare_view), None,
                                         None, "Compare algorithms on this problem")
+        self.act_cluster = self._action("Run on C&luster…", lambda: cluster_dialog.open_dialog(self), None, None,
+                                        "Solve a batch, a point series or a folder of files on a Dask cluster")
         self.act_export_view = self._action("&Export Current View…", self.export_view_dialog, "Ctrl+E", "export",
                                             "Save the current view as PNG / SVG, or its data as CSV")
         self.act_export_solution = self._action("Export &Solution…", self.export_solution_dialog, "Ctrl+Shift+E",
@@ -287,7 +290,7 @@ class MainWindow(QtWidgets.QMainWindow):
         file_menu.addSeparator()
         file_menu.addAction(self.act_quit)
         run_menu = mb.addMenu("&Run")
-        run_menu.addActions([self.act_run, self.act_stop, self.act_compare])
+        run_menu.addActions([self.act_run, self.act_stop, self.act_compare, self.act_cluster])
         run_menu.addSeparator()
         run_menu.addActions([self.act_play, self.act_step_back, self.act_step_fwd])
         self.export_menu = export_menu = mb.addMenu("&Export")
@@ -338,6 +341,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.compare_view.runRequested.connect(self.run_comparison)
         self.compare_view.stopRequested.connect(self.stop)
         self.batch_view.itemRequested.connect(self.run_batch_item)
+        cluster_dialog.attach(self)
         self.tabs.currentChanged.connect(self._tab_changed)
         self.dataset_panel.readAsRequested.connect(self.reread_as)
         app = QtWidgets.QApplication.instance()
@@ -1084,6 +1088,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.settings.sync()
         self.timer.stop()
         self.timeline.set_playing(False)
+        if not self.cluster_view.shutdown():  # stops a cluster run and closes the cluster it started
+            log.warning("a cluster run is still closing; leaving it behind")
         if not self.host.shutdown(wait_ms=2000):
             log.warning("a solver that cannot be interrupted is still running; leaving it behind")
         self.log_panel.detach()

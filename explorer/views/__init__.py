@@ -1,6 +1,7 @@
-"""The explorer's views: central tabs (labels, activity, workload, 3D, batch, compare) and docks."""
+"""The explorer's views: central tabs (labels, activity, workload, 3D, batch, compare, cluster) and docks."""
 from .activity import ActivityView
 from .batch import BatchView
+from .cluster import ClusterView
 from .compare import CompareView
 from .dataset import DatasetPanel
 from .labels import LabelsView
@@ -10,5 +11,5 @@ from .timeline import Timeline
 from .tracks3d import Tracks3DView
 from .workload import WorkloadView
 
-__all__ = ["ActivityView", "BatchView", "CompareView", "DatasetPanel", "LabelsView", "LogPanel", "SolverPanel", "Timeline",
-           "Tracks3DView", "WorkloadView"]
+__all__ = ["ActivityView", "BatchView", "ClusterView", "CompareView", "DatasetPanel", "LabelsView", "LogPanel",
+           "SolverPanel", "Timeline", "Tracks3DView", "WorkloadView"]

@@ -1,0 +1,263 @@
+"""Run ▸ Run on cluster… (issue 16): a batch, a point series and a folder of files solved on a real
+Dask cluster of two worker processes from the explorer: the progress reaches the total, the
+workers' task counts add up, the rows equal solvers.solve_batch / solvers.track / solvers.solve
+run here, rows open in the other tabs, the results export as `matchscope batch --out` writes them,
+Stop ends the run with no rows and a usable window, a local cluster closes with its run and with
+the window, and a bad scheduler address is one line in the dialog."""
+from __future__ import annotations
+
+import csv
+import threading
+
+import numpy as np
+import pytest
+
+from test_gui_fakes import configure_qt_platform, save_shot, wait_loaded, window  # noqa: F401
+
+distributed = pytest.importorskip("distributed", reason="dask is not installed here: pip install 'matchscope[dask]'")
+configure_qt_platform()
+
+import solvers  # noqa: E402
+from explorer import cluster_dialog  # noqa: E402
+from explorer.cluster_dialog import ClusterDialog  # noqa: E402
+
+pytestmark = pytest.mark.gui
+
+RUN_TIMEOUT = 60_000
+
+
+@pytest.fixture(scope="module")
+def scheduler():
+    """A LocalCluster of two worker processes for the module; the tests reach it by its address."""
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                       env={"NUMBA_NUM_THREADS": "1"})
+    yield cluster.scheduler_address
+    cluster.close()
+
+
+def batch_file(tmp_path, count=200, n=20, seed=3):
+    costs = np.random.default_rng(seed).random((count, n, n))
+    path = tmp_path / "batch.npy"
+    np.save(path, costs)
+    return costs, path
+
+
+def request_for(win, scheduler_text, algorithm=None, folder=None, workers=None):
+    dialog = ClusterDialog(win.session.problem, win.session.dataset_name, win)
+    if folder is not None:
+        dialog.set_folder(str(folder))
+    if algorithm is not None:
+        dialog.set_algorithm(algorithm)
+    dialog.set_backend("cpu")
+    dialog.set_scheduler(scheduler_text, workers)
+    request, reason = dialog.build()
+    dialog.deleteLater()
+    assert reason is None, reason
+    return request
+
+
+def wait_ended(qtbot, view, timeout=RUN_TIMEOUT):
+    qtbot.waitUntil(lambda: view.state is not None and not view.state.active and not view.running, timeout=timeout)
+    return view.state
+
+
+def check_progress(state):
+    print(f"cluster run: {state.elapsed:.2f} s")
+    assert state.phase == "finished", state.message
+    assert state.total > 0 and state.done == state.total
+    assert state.items_done == state.items
+    assert sum(w.tasks for w in state.workers.values()) == state.done
+    assert len(state.workers) == 2 and not any(w.busy for w in state.workers.values())
+
+
+def test_a_batch_on_the_cluster_equals_solve_batch_and_opens_in_the_batch_tab(window, qtbot, tmp_path, scheduler):
+    win = window
+    costs, path = batch_file(tmp_path)
+    win.open_path(path)
+    wait_loaded(qtbot, win)
+    assert win.session.problem.kind == "batch" and win.act_cluster.isEnabled()
+
+    request = request_for(win, scheduler)
+    assert request.algorithm == "hungarian" and request.source == "dataset"
+    view = win.cluster_view
+    cluster_dialog.start(win, request)
+    assert win.current_view() is view
+    state = wait_ended(qtbot, view)
+    check_progress(state)
+    assert state.total > 1  # cut into chunks, spread over both workers' queue
+    assert state.cluster_closed
+
+    want = solvers.solve_batch(costs, backend="cpu")
+    (row,) = state.results
+    assert row.error is None and row.certified and row.kind == "batch"
+    assert np.array_equal(row.result.values, want.values)
+    assert all(np.array_equal(a, b) for a, b in zip(row.result.assignments, want.assignments))
+    assert row.value == pytest.approx(float(want.values.sum()), rel=1e-12)
+    model = view.model
+    assert model.rowCount() == 1
+    assert model.data(model.index(0, 1)) == "batch" and model.data(model.index(0, 5)) == "yes"
+    assert "Dashboard" in view.dashboard.text()
+
+    win.resize(1600, 1000)
+    qtbot.wait(50)
+    save_shot(win, "cluster-batch-1600.png")
+    win.resize(1024, 700)
+    qtbot.wait(50)
+    save_shot(win, "cluster-batch-1024.png")
+
+    # the row opens in the Batch tab: every problem, as solve_batch gives it
+    view.open_row(0)
+    assert win.current_view() is win.batch_view
+    run = win.session.current_run
+    assert run.status == "finished" and run.batch is not None and len(run.batch) == 200
+    win.batch_view.refresh(force=True)
+    assert win.batch_view.model.rowCount() == 200
+
+    # exported as matchscope batch --out writes it: the rows, and the batch's answers beside them
+    out = tmp_path / "results.csv"
+    files = win.cluster_view.export_csv(out)
+    with open(out, newline="") as f:
+        (record,) = list(csv.DictReader(f))
+    assert record["kind"] == "batch" and record["certified"] == "True" and record["error"] == ""
+    assert files[1].is_dir() and any(files[1].iterdir())
+
+
+def test_a_point_series_on_the_cluster_equals_track(window, qtbot, scheduler):
+    win = window
+    win.generate("particles", {"n": 300, "frames": 6, "seed": 2})
+    wait_loaded(qtbot, win)
+    series = win.session.problem
+    assert series.kind == "points"
+    request = request_for(win, scheduler)
+    assert request.algorithm == win.solver_panel.available_names()[0]
+    cluster_dialog.start(win, request)
+    state = wait_ended(qtbot, win.cluster_view)
+    check_progress(state)
+    (row,) = state.results
+    want = solvers.track(series, algorithm=request.algorithm, backend="cpu")
+    got = row.result
+    assert row.certified and got.tracks == want.tracks
+    assert all(np.array_equal(a, b) for a, b in zip(got.links, want.links))
+    assert row.value == pytest.approx(want.summary["cost"], rel=1e-9)
+
+    win.cluster_view.open_row(0)
+    assert win.current_view() is win.tracks_view
+    assert win.session.current_run.track is not None
+
+
+def test_a_folder_of_files_one_row_each_and_a_row_opens_its_file(window, qtbot, tmp_path, scheduler):
+    win = window
+    folder = tmp_path / "problems"
+    folder.mkdir()
+    graphs = []
+    for k in range(3):
+        g = solvers.generate("random-bipartite", rows=40 + k, cols=40, degree=3, seed=k)
+        solvers.save(g, folder / f"g{k}.mtx")
+        graphs.append(g)
+    (folder / "notes.md").write_text("not a problem\n")
+    (folder / "sub").mkdir()
+    solvers.save(graphs[0], folder / "sub" / "inner.mtx")  # subfolders are not searched
+
+    request = request_for(win, scheduler, folder=folder)
+    assert request.labels == ["g0.mtx", "g1.mtx", "g2.mtx"] and request.algorithm is None
+    cluster_dialog.start(win, request)
+    state = wait_ended(qtbot, win.cluster_view)
+    check_progress(state)
+    assert state.done == 3  # one task per file
+    for row, graph in zip(state.results, graphs):
+        assert row.error is None and row.certified
+        assert row.value == solvers.solve(graph, row.algorithm, backend="cpu").value
+
+    # sorted by value (descending), the last row is the smallest
+    view = win.cluster_view
+    from PySide6 import QtCore
+    view.table.sortByColumn(4, QtCore.Qt.SortOrder.DescendingOrder)
+    values = [view.proxy.data(view.proxy.index(r, 4), QtCore.Qt.ItemDataRole.UserRole) for r in range(3)]
+    assert values == sorted(values, reverse=True)
+
+    view.open_row(0)  # loads that file, and its result becomes its run
+    first = view.model.rows[view.proxy.mapToSource(view.proxy.index(0, 0)).row()]
+    qtbot.waitUntil(lambda: win.session.path == first.item and win.session.current_run is not None
+                    and win.session.current_run.result is not None, timeout=30_000)
+    assert win.session.current_run.result.value == first.value
+
+
+def _pause_after_first_task(monkeypatch):
+    """The run pauses after its first finished task until it is cancelled (at most 30 s), so a
+    Stop lands mid-run whatever the machine's speed; returns the event set when it pauses."""
+    from solvers.scale_out.run import ManyRun
+    paused = threading.Event()
+    original = ManyRun.__iter__
+
+    def iterate(self):
+        for event in original(self):
+            yield event
+            if event.event == "task" and not paused.is_set():
+                paused.set()
+                self._cancel.wait(30)
+
+    monkeypatch.setattr(ManyRun, "__iter__", iterate)
+    return paused
+
+
+def test_stop_mid_run_keeps_no_rows_and_the_window_goes_on(window, qtbot, tmp_path, scheduler, monkeypatch):
+    win = window
+    paused = _pause_after_first_task(monkeypatch)
+    costs, path = batch_file(tmp_path, count=300)
+    win.open_path(path)
+    wait_loaded(qtbot, win)
+    view = win.cluster_view
+    cluster_dialog.start(win, request_for(win, scheduler))
+    qtbot.waitUntil(lambda: paused.is_set() and view.state.done >= 1, timeout=RUN_TIMEOUT)
+    assert view.stop_button.isEnabled()
+    view.stop_button.click()
+    state = wait_ended(qtbot, view)
+    assert state.phase == "cancelled" and state.done < state.total
+    assert state.results is None and not state.rows and view.model.rowCount() == 0
+    assert not view.export_button.isEnabled() and view.tables() == {}
+    assert "No results were kept" in view.hint.text()
+
+    # the window goes on: the same batch again, to the end
+    monkeypatch.undo()
+    cluster_dialog.start(win, request_for(win, scheduler))
+    check_progress(wait_ended(qtbot, view))
+
+
+def test_a_local_cluster_closes_with_its_run_and_with_the_window(window, qtbot, tmp_path, monkeypatch):
+    win = window
+    costs, path = batch_file(tmp_path, count=100, n=10)
+    win.open_path(path)
+    wait_loaded(qtbot, win)
+    view = win.cluster_view
+    paused = _pause_after_first_task(monkeypatch)
+    runner = cluster_dialog.start(win, request_for(win, "local", workers=2))
+    qtbot.waitUntil(lambda: paused.is_set(), timeout=RUN_TIMEOUT)
+    qtbot.waitUntil(lambda: view.state.done >= 1, timeout=5_000)
+    assert len(view.state.workers) == 2 and view.state.dashboard
+    assert "href" in view.dashboard.text()
+    win.close()  # mid-run: the run stops and its cluster closes before the window is gone
+    assert not runner.alive and runner.state.cluster_closed and runner.state.phase == "cancelled"
+
+
+def test_a_bad_scheduler_address_is_one_line(window, qtbot, tmp_path):
+    win = window
+    folder = tmp_path / "one"
+    folder.mkdir()
+    solvers.save(solvers.generate("random-bipartite", rows=20, cols=20, degree=3, seed=1), folder / "g.mtx")
+    dialog = ClusterDialog(None, "", win, folder=str(folder))
+    qtbot.addWidget(dialog)
+    assert not dialog.use_dataset.isEnabled() and dialog.use_folder.isChecked()
+    assert "1 problem file" in dialog.folder_note.text()
+    for address, words in (("head:port", "not a scheduler address"), ("http://head:8786", "not a scheduler address"),
+                           ("tcp://127.0.0.1:1", "cannot reach a scheduler at tcp://127.0.0.1:1"),
+                           ("tcp://no-such-host.invalid:8786", "cannot reach a scheduler")):
+        dialog.set_scheduler(address)
+        dialog.accept()
+        assert dialog.result() != dialog.DialogCode.Accepted and dialog.request() is None
+        text = dialog.error_text
+        assert words in text and "\n" not in text and "Traceback" not in text and "Error" not in text, text
+    dialog.set_scheduler("local", 2)
+    assert dialog.error_text == ""  # a change clears the line
+    dialog.folder_edit.setText(str(tmp_path / "missing"))
+    dialog.accept()
+    assert "there is no folder" in dialog.error_text
