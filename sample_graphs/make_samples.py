@@ -39,6 +39,8 @@ SAMPLES = [
      dict(n=100, frames=1, persistence=0.5, speed=0.01, enter_rate=0.02, leave_rate=0.02)),
 ]
 SEED = 1
+# batches of assignment problems (matchscope gen dense-lap-batch): (file, format, params)
+BATCHES = [("dense-lap-batch_100x16x24.npy", "NumPy array (3-D)", dict(batch=100, n=16, m=24))]
 
 
 def _flag_value(value) -> str:
@@ -88,12 +90,21 @@ def main() -> int:
         total += path.stat().st_size
         rows.append(f"| `{file}` | {fmt} | {kind} | {sizes(problem)} | `{command(kind, params, file)}` |")
         print(f"wrote {path.name} ({path.stat().st_size} bytes)")
+    from solvers.formats.batch import save_batch
+    from solvers.generators.batches import dense_lap_batch
+    for file, fmt, params in BATCHES:
+        path = HERE / file
+        save_batch(dense_lap_batch(**params, seed=SEED), path)
+        total += path.stat().st_size
+        size = f"{params['batch']} problems of {params['n']} x {params.get('m', params['n'])}"
+        rows.append(f"| `{file}` | {fmt} | dense-lap-batch | {size} | `{command('dense-lap-batch', params, file)}` |")
+        print(f"wrote {path.name} ({path.stat().st_size} bytes)")
     readme = README_HEAD.format(seed=SEED) + "\n".join(rows) + "\n"
     atomic_write_text(HERE / "README.md", readme)
     if total > SIZE_LIMIT:
         print(f"samples take {total} bytes, over the {SIZE_LIMIT} byte limit", file=sys.stderr)
         return 1
-    print(f"{len(SAMPLES)} samples, {total} bytes")
+    print(f"{len(SAMPLES) + len(BATCHES)} samples, {total} bytes")
     return 0
 
 

@@ -226,7 +226,7 @@ def test_npy_faults(tmp_path):
     cases = {
         "objects.npy": (_npy_with_header((2,), "|O"), "Python objects"),
         "truncated.npy": (_npy_with_header((4, 4), payload=b"\0" * 40), "truncated"),
-        "three_d.npy": (_npy_with_header((1, 1, 1), payload=b"\0" * 8), "2-D"),
+        "four_d.npy": (_npy_with_header((1, 1, 1, 1), payload=b"\0" * 8), "2-D (or 3-D: a batch of them)"),
         "complex.npy": (_npy_with_header((1, 1), "<c16", payload=b"\0" * 16), "real numbers"),
         "not_npy.npy": (b"hello world, not an array\n", "not a valid .npy"),
     }

@@ -29,7 +29,8 @@ def read_npy(path, problem=None) -> CostMatrix:
     name = str(path)
     a = load_npy(path, "cost matrix")
     if a.ndim != 2:
-        raise InputError(f"a cost matrix must be 2-D, the array has shape {shape_text(a.shape)}", name)
+        raise InputError(f"a cost matrix must be 2-D (or 3-D: a batch of them), the array has shape "
+                         f"{shape_text(a.shape)}", name)
     if not (np.issubdtype(a.dtype, np.integer) or np.issubdtype(a.dtype, np.floating)
             or a.dtype == np.bool_):
         raise InputError(f"costs must be real numbers, the array holds {a.dtype.name} values", name)
