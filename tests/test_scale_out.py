@@ -238,3 +238,20 @@ def test_a_batch_file_is_read_by_the_workers_in_chunks(client, tmp_path):
     want = solvers.solve_batch(costs)
     assert row.kind == "batch" and row.certified and len(row.worker.split()) == 2
     assert np.array_equal(row.result.assignments, want.assignments) and np.array_equal(row.result.values, want.values)
+
+
+def test_workers_sharing_a_gpu_each_see_that_gpu_only(monkeypatch):
+    """gpu_cluster(per_gpu=2): two workers per device, each with CUDA_VISIBLE_DEVICES naming it (the
+    single-GPU measurement of issue 16); no GPU is needed to start them."""
+    import distributed
+
+    from solvers.scale_out.cluster import gpu_cluster
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3")
+    cluster = gpu_cluster(1, 1, per_gpu=2)
+    try:
+        with distributed.Client(cluster) as client:
+            client.wait_for_workers(2)
+            seen = client.run(lambda: __import__("os").environ.get("CUDA_VISIBLE_DEVICES"))
+        assert sorted(seen.values()) == ["3", "3"]
+    finally:
+        cluster.close()
