@@ -165,7 +165,10 @@ class ClusterDialog(QtWidgets.QDialog):
                 w.valueChanged if isinstance(w, QtWidgets.QSpinBox) else w.textChanged)
             signal.connect(self._clear_error)
         self._source_changed()
-        self.resize(560, 0)
+        self.address.setToolTip("A scheduler started with 'dask scheduler', its workers with 'dask worker ADDRESS'. "
+                                "Files are read where they are solved: the workers must see the folder at the "
+                                "same path.")
+        self.resize(640, 0)
 
     # ---- the form ------------------------------------------------------------------------------
     @property
@@ -275,10 +278,13 @@ class ClusterDialog(QtWidgets.QDialog):
                 return None, "no algorithm can run on this dataset"
             if self.problem.kind == "points" and getattr(self.problem, "n_frames", 2) < 2:
                 return None, "a point series needs at least two frames to be tracked"
-            kind = "batch" if self.problem.kind == "batch" else "point series"
-            return ClusterRequest([self.problem], [self.dataset_name or kind], "dataset",
-                                  f"the {kind} {self.dataset_name}".rstrip(), algorithm, backend, scheduler, workers,
-                                  problem=self.problem), None
+            if self.problem.kind == "batch":
+                kind, size = "batch", plural(len(self.problem), "problem")
+            else:
+                kind, size = "point series", plural(self.problem.n_frames, "frame")
+            what = f"the {kind} {self.dataset_name} ({size})" if self.dataset_name else f"the {kind} ({size})"
+            return ClusterRequest([self.problem], [self.dataset_name or kind], "dataset", what, algorithm, backend,
+                                  scheduler, workers, problem=self.problem), None
         folder = self.folder_edit.text().strip()
         if not folder:
             return None, "choose a folder of problem files"

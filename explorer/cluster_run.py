@@ -84,6 +84,7 @@ class ClusterState:
     phase: str = "connecting"
     message: str = ""
     dashboard: str | None = None
+    dashboard_note: str = ""
     workers: dict = field(default_factory=dict)   # address -> WorkerState
     done: int = 0
     total: int = 0
@@ -108,6 +109,23 @@ class ClusterState:
         if address not in self.workers:
             self.workers[address] = WorkerState(address)
         return self.workers[address]
+
+
+def dashboard(client, cluster) -> tuple[str | None, str]:
+    """(the dashboard's address or None, a note): only a scheduler that serves one has a link (dask
+    writes one from its settings either way); its charts need bokeh where the scheduler runs."""
+    import importlib.util
+
+    from solvers.scale_out.cluster import dashboard_link
+    try:
+        served = "dashboard" in client.scheduler_info().get("services", {})
+    except Exception:  # an old or unusual scheduler: trust the link
+        served = True
+    link = dashboard_link(client) if served else None
+    note = ""
+    if link and cluster is not None and importlib.util.find_spec("bokeh") is None:
+        note = "its charts need bokeh here: pip install bokeh"
+    return link, note
 
 
 def one_line(exc: BaseException) -> str:
@@ -190,11 +208,10 @@ class ClusterRun(QtCore.QObject):
         phase, message = "failed", ""
         try:
             from solvers.scale_out import connect, submit_many
-            from solvers.scale_out.cluster import dashboard_link
             client, cluster = connect(req.scheduler, req.workers, req.backend)
-            link = dashboard_link(client)
+            link, note = dashboard(client, cluster)
             with self._lock:
-                self.state.dashboard = link
+                self.state.dashboard, self.state.dashboard_note = link, note
                 for address in client.nthreads():
                     self.state.worker(address)
             run = submit_many(req.items, req.algorithm, req.backend, client=client, output_format=req.output_format)
@@ -344,6 +361,8 @@ def _add_finished_run(window, row, problem, label: str) -> None:
     window.session.mark_finished(run, row.result)
     window.log_message("info", f"run #{run.id}: the cluster's result for {label} "
                                f"({run.certificate_text or 'no certificate'})")
+    window.status(f"{label}: the cluster's answer is run #{run.id}; the workers record no steps, so the charts "
+                  "show the answer only", 8000)
     if run.batch is not None:
         window.tabs.setCurrentWidget(window.batch_view)
     elif run.track is not None:

@@ -77,6 +77,11 @@ def test_a_batch_on_the_cluster_equals_solve_batch_and_opens_in_the_batch_tab(wi
     wait_loaded(qtbot, win)
     assert win.session.problem.kind == "batch" and win.act_cluster.isEnabled()
 
+    dialog = ClusterDialog(win.session.problem, win.session.dataset_name, win)
+    qtbot.addWidget(dialog)
+    assert dialog.use_dataset.isChecked() and [dialog.algorithm.itemData(i) for i in range(dialog.algorithm.count())] \
+        == ["hungarian"]
+    save_shot(dialog, "cluster-dialog-batch.png")
     request = request_for(win, scheduler)
     assert request.algorithm == "hungarian" and request.source == "dataset"
     view = win.cluster_view
@@ -180,6 +185,9 @@ def test_a_folder_of_files_one_row_each_and_a_row_opens_its_file(window, qtbot, 
     qtbot.waitUntil(lambda: win.session.path == first.item and win.session.current_run is not None
                     and win.session.current_run.result is not None, timeout=30_000)
     assert win.session.current_run.result.value == first.value
+    save_shot(win, "cluster-file-opened.png")
+    win.show_view(win.labels_view)
+    save_shot(win, "cluster-file-labels.png")
 
 
 def _pause_after_first_task(monkeypatch):
@@ -209,7 +217,9 @@ def test_stop_mid_run_keeps_no_rows_and_the_window_goes_on(window, qtbot, tmp_pa
     view = win.cluster_view
     cluster_dialog.start(win, request_for(win, scheduler))
     qtbot.waitUntil(lambda: paused.is_set() and view.state.done >= 1, timeout=RUN_TIMEOUT)
-    assert view.stop_button.isEnabled()
+    assert view.stop_button.isEnabled() and not view.export_button.isEnabled()
+    view.refresh(force=True)
+    save_shot(win, "cluster-running.png")
     view.stop_button.click()
     state = wait_ended(qtbot, view)
     assert state.phase == "cancelled" and state.done < state.total
@@ -256,6 +266,7 @@ def test_a_bad_scheduler_address_is_one_line(window, qtbot, tmp_path):
         assert dialog.result() != dialog.DialogCode.Accepted and dialog.request() is None
         text = dialog.error_text
         assert words in text and "\n" not in text and "Traceback" not in text and "Error" not in text, text
+    save_shot(dialog, "cluster-dialog-bad-address.png")
     dialog.set_scheduler("local", 2)
     assert dialog.error_text == ""  # a change clears the line
     dialog.folder_edit.setText(str(tmp_path / "missing"))

@@ -169,7 +169,7 @@ class ClusterView(View):
         self.workers.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.NoSelection)
         self.workers.verticalHeader().setVisible(False)
         self.workers.verticalHeader().setDefaultSectionSize(22)
-        self.workers.horizontalHeader().setStretchLastSection(True)
+        self.workers.horizontalHeader().setStretchLastSection(False)
         split.addWidget(self.workers)
 
         lower = QtWidgets.QWidget()
@@ -191,6 +191,8 @@ class ClusterView(View):
         self.table.verticalHeader().setDefaultSectionSize(22)
         self.table.horizontalHeader().setStretchLastSection(True)
         self.table.doubleClicked.connect(self._open_index)
+        self.model.modelReset.connect(self._fit_columns)
+        self._fit_columns()
         self.hint = QtWidgets.QLabel(wordWrap=True)
         self.hint.setForegroundRole(QtGui.QPalette.ColorRole.PlaceholderText)
         lv.addWidget(self.table, 1)
@@ -213,6 +215,8 @@ class ClusterView(View):
         if self.running:
             self.notice.emit("warning", "a cluster run is in progress: stop it first")
             return None
+        if self.runner is not None:
+            self.runner.deleteLater()  # its thread has ended
         self.runner = ClusterRun(request, self)
         self.runner.changed.connect(self._changed)
         self.runner.ended.connect(self._ended)
@@ -282,7 +286,8 @@ class ClusterView(View):
         self.header.setText(line)
         if state.dashboard:
             link = html.escape(state.dashboard)
-            self.dashboard.setText(f"Dashboard: <a href=\"{link}\">{link}</a>")
+            self.dashboard.setText(f"Dashboard: <a href=\"{link}\">{link}</a>"
+                                   + (f" ({html.escape(state.dashboard_note)})" if state.dashboard_note else ""))
         else:
             self.dashboard.setText("Dashboard: " + ("none (the scheduler serves none)" if state.phase != "connecting"
                                                     else "not yet (connecting)"))
@@ -307,6 +312,15 @@ class ClusterView(View):
         else:
             self.hint.setText("Items appear here as they finish.")
 
+    def _fit_columns(self) -> None:
+        """Columns as wide as their text, the long ones (item, worker, error) capped; the error column
+        takes what is left."""
+        self.table.resizeColumnsToContents()
+        header = self.table.horizontalHeader()
+        for name, cap in (("item", 260), ("worker", 170), ("error", 400)):
+            column = COLUMNS.index(name)
+            header.resizeSection(column, min(header.sectionSize(column), cap))
+
     def _draw_workers(self, state) -> None:
         workers = sorted(state.workers.values(), key=lambda w: w.address)
         self.workers.setRowCount(len(workers))
@@ -321,7 +335,7 @@ class ClusterView(View):
                 item.setText(text)
                 if c in (2, 3, 4):
                     item.setTextAlignment(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter)
-        self.workers.resizeColumnToContents(0)
+        self.workers.resizeColumnsToContents()
         self.workers.setToolTip("A task is one file, one chunk of a batch or one run of frame pairs of a series; "
                                 "busy means the scheduler has tasks on that worker now.")
 
