@@ -169,6 +169,79 @@ def forbidden_pair(s):                                      # item 12: a row ont
     s.row_to_col[ro[12]] = int(np.flatnonzero(np.isinf(M[0]))[0])
 out["tamper"] = {f.__name__: tampered(f) for f in (raise_u, swap, twice, free_v, positive_v, out_of_range,
                                                     forbidden_pair)}
+
+# the device's exact certificate: certify_batch.certify_packed's dict, bit for bit
+from numba import cuda
+from solvers.batch import device as D
+from solvers.batch.certify_batch import certify_packed as host_certify
+
+
+def on_device(p):
+    q = SimpleNamespace(**vars(p))
+    q.costs = cuda.to_device(p.costs)
+    q.size = len(p.rows)
+    p.size = len(p.rows)
+    return q
+
+
+def same_certificate(p, sol):
+    mine = D.certify_packed(on_device(p), sol)
+    ref = host_certify(p, sol)
+    return {k: bool(np.array_equal(mine[k], ref[k], equal_nan=True)) for k in ref}, ref["reason"].tolist()
+
+
+def u_nan(s): s.u[ro[5]] = np.inf                              # item 5: a non-finite dual (code 7)
+def u_nudge(s): s.u[ro[0] + 2] += 1e-3                         # item 0: u_i + v_j > c_ij (code 4)
+def loose(s):                                               # item 6 (integer): a worse assignment,
+    r = s.row_to_col[ro[6]:ro[7]].copy()                    # duals kept: not tight (code 5)
+    s.row_to_col[ro[6]:ro[7]] = np.roll(r, 1)
+checks = {}
+codes = {}
+for f in (None, raise_u, swap, twice, free_v, positive_v, out_of_range, forbidden_pair, u_nan, u_nudge, loose):
+    sol = type(first)(**{k: getattr(first, k).copy() for k in ("row_to_col", "u", "v", "iterations", "status")})
+    if f is not None:
+        f(sol)
+    name = "solved" if f is None else f.__name__
+    checks[name], codes[name] = same_certificate(packed, sol)
+checks["squares"], codes["squares"] = same_certificate(psq, ssq)
+checks["f32"], codes["f32"] = same_certificate(p32, s32)
+checks["wide"], codes["wide"] = same_certificate(pw, sw)
+claimed = type(first)(**{k: getattr(first, k).copy() for k in ("row_to_col", "u", "v", "iterations", "status")})
+claimed.status[0] = 1                                        # item 0 claimed infeasible: refuted (code 9)
+checks["claimed"], codes["claimed"] = same_certificate(packed, claimed)
+out["device_certificate"] = {"same": checks, "codes": codes}
+
+# device inputs: packed on the device as the host packs them, bad values named alike
+from solvers.batch.inputs import prepare_batch
+from solvers.errors import InputError
+dev_in = {}
+for label, host in (("float64", rng.random((3, 4, 5))), ("tall float32", rng.random((2, 6, 4)).astype(np.float32)),
+                    ("int64", rng.integers(-9, 9, (2, 3, 3))), ("int32 tall", rng.integers(-9, 9, (2, 5, 3)).astype(np.int32))):
+    got = D.prepare_device(cuda.to_device(host))
+    ref = prepare_batch(host)
+    dev_in[label] = {
+        "costs": bool(np.array_equal(np.asarray(got.packed.costs.copy_to_host()), ref.packed.costs)),
+        "dtype": str(np.asarray(got.packed.costs.copy_to_host()).dtype) == str(ref.packed.costs.dtype),
+        "index": all(np.array_equal(getattr(got.packed, k), getattr(ref.packed, k))
+                     for k in ("offsets", "rows", "cols", "transposed", "row_offsets", "col_offsets")),
+        "shape": got.regular and got.item_shape == ref.item_shape and np.array_equal(got.shapes, ref.shapes)}
+errors = {}
+for label, host in (("nan", rng.random((3, 4, 4))), ("neg_inf", rng.random((2, 5, 3))), ("huge", rng.random((2, 3, 3)))):
+    if label == "nan":
+        host[1, 2, 3] = np.nan
+    elif label == "neg_inf":
+        host[1, 4, 0] = -np.inf
+    else:
+        host[1, 0, 0] = 1e307
+    messages = []
+    for prepare, data in ((D.prepare_device, cuda.to_device(host)), (prepare_batch, host)):
+        try:
+            prepare(data)
+            messages.append(None)
+        except InputError as e:
+            messages.append(str(e))
+    errors[label] = messages
+out["device_inputs"] = {"packed": dev_in, "errors": errors}
 print("RESULT " + json.dumps(out))
 '''
 
@@ -265,6 +338,24 @@ def test_certificate_refuses_tampering(sim):
         assert [t[name]["violation"][b] for b in others] == [base["violation"][b] for b in others], name
 
 
+def test_device_certificate_equals_host_certificate(sim):
+    """device.certify_packed (checks and sums on the device, the gap's bound and infeasibility on the
+    host) returns certify_batch.certify_packed's dict exactly: solved, tampered (every reason code
+    the tampering reaches), square items with positive duals, float32, wide items, a refuted claim."""
+    cert = sim["device_certificate"]
+    for name, same in cert["same"].items():
+        assert all(same.values()), (name, same)
+    seen = {code for codes in cert["codes"].values() for code in codes}
+    assert {0, 1, 2, 3, 4, 5, 6, 7, 9, 10} <= seen, seen
+
+
+def test_device_inputs_pack_like_the_host(sim):
+    for label, checks in sim["device_inputs"]["packed"].items():
+        assert all(checks.values()), (label, checks)
+    for label, (device_message, host_message) in sim["device_inputs"]["errors"].items():
+        assert device_message is not None and device_message == host_message, label
+
+
 # ---------------------------------------------------------------------------------------------
 # a real GPU
 
@@ -326,3 +417,57 @@ def test_gpu_cases_and_device_resident_costs():
         value = float(M.astype(np.float64)[np.arange(100), cols].sum())
         r, c = linear_sum_assignment(M.astype(np.float64))
         assert value == pytest.approx(float(M.astype(np.float64)[r, c].sum()), rel=1e-12), b
+
+
+def _assert_batch_matches_scipy(result, host):
+    for b in range(host.shape[0]):
+        r, c = linear_sum_assignment(host[b].astype(np.float64))
+        assert result.values[b] == pytest.approx(float(host[b].astype(np.float64)[r, c].sum()), rel=1e-12), b
+
+
+@gpu
+def test_gpu_solve_batch_numba_device_array_end_to_end():
+    """solve_batch on a numba device array (square, wide, tall): packed on the device, certified
+    there with certify_batch's answer exactly (compared with the host's certificate of the same
+    solution), assignments back as device arrays."""
+    from numba import cuda
+
+    import solvers
+    from solvers.batch import certify_batch, device
+    rng = np.random.default_rng(11)
+    for shape in ((200, 64, 64), (50, 40, 90), (30, 70, 20), (20, 256, 256)):
+        host = rng.random(shape, dtype=np.float32)
+        result = solvers.solve_batch(cuda.to_device(host), backend="cuda")
+        assert result.all_certified and result.certified.all(), shape
+        assert hasattr(result.assignments, "copy_to_host"), type(result.assignments)
+        _assert_batch_matches_scipy(result, host)
+        batch = device.prepare_device(cuda.to_device(host))
+        sol = device.solve_packed_cuda(batch.packed)
+        mine = device.certify_packed(batch.packed, sol)
+        import dataclasses
+        ref = certify_batch.certify_packed(dataclasses.replace(batch.packed, costs=batch.packed.costs.copy_to_host()),
+                                           sol)
+        for key in ref:
+            assert np.array_equal(mine[key], ref[key], equal_nan=True), (shape, key)
+
+
+@gpu
+def test_gpu_solve_batch_torch_tensor_end_to_end():
+    torch = pytest.importorskip("torch", reason="torch is not importable here")
+    if not torch.cuda.is_available():
+        pytest.skip("torch has no CUDA device here")
+    import solvers
+    rng = np.random.default_rng(12)
+    host = rng.random((300, 50, 80), dtype=np.float32)
+    tensor = torch.from_numpy(host).cuda()
+    result = solvers.solve_batch(tensor, backend="cuda")
+    assert result.certified.all()
+    assert isinstance(result.assignments, torch.Tensor) and result.assignments.device == tensor.device
+    _assert_batch_matches_scipy(result, host)
+    tall = torch.from_numpy(host).cuda().transpose(1, 2)  # a strided (300, 80, 50) view: packed by the kernel
+    again = solvers.solve_batch(tall, backend="cuda")
+    assert again.certified.all() and np.allclose(again.values, result.values, rtol=1e-12)
+    ints = torch.from_numpy(rng.integers(0, 5, (40, 12, 12))).cuda()
+    exact = solvers.solve_batch(ints, backend="cuda")
+    assert exact.certified.all()
+    _assert_batch_matches_scipy(exact, ints.cpu().numpy())

@@ -69,6 +69,12 @@ def _solution_class():
     return PackedSolution
 
 
+def _device_launcher():
+    """The launcher for arrays on "the device": the simulator's in a simulator process, else cuda's."""
+    from numba import config
+    return _launcher("cudasim" if config.ENABLE_CUDASIM else "cuda")
+
+
 def _launcher(backend: str):
     from ..targets import configure_numba
     from ..targets.launcher import launcher_for
@@ -149,21 +155,44 @@ def solve_packed_device(costs_device, offsets, rows, cols, row_offsets, col_offs
     items = np.arange(batch, dtype=np.int64)
     wide_items = items[~narrow]
     narrow_items = items[narrow]
+    # a ragged batch with both kinds: the two launches on two streams of their own, so that the warps'
+    # items fill the SMs beside the blocks' (the legacy default stream, which readbacks and later
+    # kernels use, waits for both)
+    streams = _streams() if len(wide_items) and len(narrow_items) and not launcher.simulated else None
     if len(wide_items):  # one block per item, launched first: the longest searches start early
         g_dist = launcher.empty(scratch, np.float64)
         g_path = launcher.empty(scratch, np.int32)
         g_r4c = launcher.empty(scratch, np.int32)
         g_seen = launcher.empty(scratch, np.int32)
-        launcher.launch(K.SOLVE, len(wide_items), costs, offsets_d, rows_d, cols_d, row_off_d, col_off_d,
-                        launcher.upload(wide_items), row_to_col, u, v, iterations, status, g_dist, g_path, g_r4c,
-                        g_seen, np.int32(K.TREE if launcher.simulated else K.BLOCK_MODE))
+        args = (costs, offsets_d, rows_d, cols_d, row_off_d, col_off_d, launcher.upload(wide_items), row_to_col, u, v,
+                iterations, status, g_dist, g_path, g_r4c, g_seen,
+                np.int32(K.TREE if launcher.simulated else K.BLOCK_MODE))
+        if streams:
+            K.SOLVE.cuda[len(wide_items), launcher.threads(K.SOLVE), streams[0]](*args)
+        else:
+            launcher.launch(K.SOLVE, len(wide_items), *args)
     if len(narrow_items):  # one warp per item (under the simulator: one block per item)
         per_block = 1 if launcher.simulated else K.WARPS_PER_BLOCK
-        launcher.launch(K.SOLVE_WARP, (len(narrow_items) + per_block - 1) // per_block, costs, offsets_d, rows_d,
-                        cols_d, row_off_d, col_off_d, launcher.upload(narrow_items), row_to_col, u, v, iterations,
-                        status, np.int32(K.TREE if launcher.simulated else K.WARP_MODE))
+        blocks = (len(narrow_items) + per_block - 1) // per_block
+        args = (costs, offsets_d, rows_d, cols_d, row_off_d, col_off_d, launcher.upload(narrow_items), row_to_col, u,
+                v, iterations, status, np.int32(K.TREE if launcher.simulated else K.WARP_MODE))
+        if streams:
+            K.SOLVE_WARP.cuda[blocks, launcher.threads(K.SOLVE_WARP), streams[1]](*args)
+        else:
+            launcher.launch(K.SOLVE_WARP, blocks, *args)
     return DeviceSolution(row_to_col[:total_rows], u[:total_rows], v[:total_cols], iterations[:batch],
                           status[:batch])
+
+
+_STREAMS: list = []
+
+
+def _streams():
+    """Two CUDA streams for the ragged launches, made once per process."""
+    if not _STREAMS:
+        from numba import cuda
+        _STREAMS.extend((cuda.stream(), cuda.stream()))
+    return _STREAMS
 
 
 def _solve_packed(packed, backend: str, **options):
@@ -238,3 +267,210 @@ def certify_solution(packed, solution, backend: str = "cuda") -> DeviceCertifica
                                  packed.col_offsets, solution.row_to_col, solution.u, solution.v, launcher=launcher)
     return DeviceCertificate(*(_read(launcher, getattr(cert, name), None)
                                for name in ("violation", "value", "dual", "scale", "valid")))
+
+
+# ---------------------------------------------------------------------------------------------
+# device inputs end to end (solvers.batch.api: prepare_device, certify_packed, result_to_device)
+
+def _as_device_array(costs):
+    """A numba device array over the caller's GPU memory (no copy): ``__cuda_array_interface__``
+    directly; a torch tensor that needs grad is detached first; another DLPack producer on a CUDA
+    device is read through torch or CuPy, whichever is importable."""
+    from numba import config, cuda
+    if config.ENABLE_CUDASIM and hasattr(costs, "copy_to_host"):
+        return costs  # the simulator's device array
+    if hasattr(costs, "__cuda_array_interface__"):
+        try:
+            return cuda.as_cuda_array(costs)
+        except RuntimeError:  # torch refuses the interface on a tensor that requires grad
+            detach = getattr(costs, "detach", None)
+            if detach is None:
+                raise
+            return cuda.as_cuda_array(detach())
+    for module, name in (("torch.utils.dlpack", "from_dlpack"), ("cupy", "from_dlpack")):
+        try:
+            converter = getattr(__import__(module, fromlist=[name]), name)
+        except ImportError:
+            continue
+        return cuda.as_cuda_array(converter(costs))
+    from ..errors import InputError
+    raise InputError("a DLPack array on a GPU needs torch or CuPy to be read here (neither is importable)")
+
+
+def _c_contiguous(array) -> bool:
+    check = getattr(array, "is_c_contiguous", None)
+    if check is not None:
+        return bool(check())
+    return bool(array.flags["C_CONTIGUOUS"])
+
+
+def prepare_device(costs):
+    """Validate and pack a (B, n, m) batch that lives on the GPU, on the GPU: the oriented flat costs
+    (float32 stays float32, other real types become float64) are made by one kernel from the
+    caller's array (any strides), the values are checked by another (NaN, -inf and magnitudes
+    refused as for host batches, naming the item), and only the per-item verdicts come back.
+    Returns an inputs.BatchInput whose ``packed.costs`` is a numba device array (the index arrays
+    are host arrays: they depend on the shape alone)."""
+    from numba import cuda
+
+    from ..errors import InputError
+    from ..problems import FLOAT_MAX
+    from . import device_kernels as K
+    from .inputs import BatchInput, _check_sizes, _dtype_words, _packed
+
+    array = _as_device_array(costs)
+    if array.ndim != 3:
+        raise InputError(f"a batch on the GPU must be one 3-D array (problems x rows x columns), got an array of "
+                         f"shape {tuple(array.shape)}")
+    dtype = np.dtype(array.dtype)
+    if dtype.kind not in "iuf":
+        raise InputError(f"the batch: costs must be real numbers, got {_dtype_words(dtype)}")
+    b, n, m = (int(x) for x in array.shape)
+    shapes = np.tile(np.array([n, m], dtype=np.int64), (b, 1))
+    out_dtype = np.dtype(np.float32) if dtype == np.float32 else np.dtype(np.float64)
+    _check_sizes(shapes, out_dtype.itemsize)
+    launcher = _device_launcher()
+    transposed = n > m
+    total = b * n * m
+    if total and not transposed and dtype == out_dtype and _c_contiguous(array):
+        flat = array.reshape(total)  # already the packed layout: used in place
+    else:
+        flat = cuda.device_array(max(total, 1), dtype=out_dtype)[:total]
+        integer_source = dtype.kind in "iu" and dtype.itemsize >= 8
+        flags = cuda.to_device(np.zeros(2 if integer_source else 1, np.int32))
+        if total:
+            launcher.launch(K.PACK, total, array, flat, transposed, flags)
+        if integer_source and int(flags.copy_to_host()[0]):
+            raise InputError("the batch holds integer costs beyond +-2^53 (9007199254740992), which float64 cannot "
+                             "hold exactly")
+    packed = _packed(flat, shapes)
+    per = n * m
+    if b and per and dtype.kind == "f":
+        bad = cuda.device_array(b, np.int8)
+        where = cuda.device_array(b, np.int64)
+        biggest = cuda.device_array(b, np.float64)
+        launcher.launch(K.SCAN, b, flat, np.int64(per), bad, where, biggest)
+        bad_h, where_h, biggest_h = bad.copy_to_host(), where.copy_to_host(), biggest.copy_to_host()
+        found = np.flatnonzero(bad_h)
+        if found.size:
+            item = int(found[0])
+            i, j = divmod(int(where_h[item]), int(packed.cols[item]))
+            if transposed:
+                i, j = j, i
+            what = "NaN" if bad_h[item] == 1 else "-inf"
+            raise InputError(f"item {item}: the cost at row {i}, column {j} is {what} (use +inf to forbid a pair)")
+        limit = FLOAT_MAX / (16.0 * max(n + m, 1))
+        over = np.flatnonzero(biggest_h > limit)
+        if over.size:
+            item = int(over[0])
+            raise InputError(f"item {item}: costs up to {biggest_h[item]:.3g} can overflow float64 sums in a problem "
+                             f"of its size: keep |cost| at or below {limit:.3g}")
+    return BatchInput(packed, True, shapes, (n, m))
+
+
+def certify_packed(packed, solution):
+    """solvers.batch.certify_batch.certify_packed's answer (the same dict, the same codes, values,
+    gaps and tolerances, bit for bit), computed where the costs are: for costs on the GPU, one
+    launch (``device_kernels.CERTIFY_EXACT``) does every check and sum in certify_batch's order;
+    the host then bounds each item's gap from its float sums (certify_batch._sum_up's arithmetic, in
+    numpy) and confirms claimed infeasibility by its own matching on that item's costs alone. Host
+    costs are certified on the host (certify_batch itself: uploading them again would cost more
+    than it saves)."""
+    from .certify_batch import EPS, INFEASIBLE_PROVEN, TINY, _max_matching
+    from .certify_batch import certify_packed as host_certify
+    if not (hasattr(packed.costs, "__cuda_array_interface__") or hasattr(packed.costs, "copy_to_host")):
+        return host_certify(packed, solution)
+    from numba import cuda
+
+    from . import device_kernels as K
+    count = packed.size
+    reason = np.zeros(count, dtype=np.int8)
+    at_row = np.full(count, -1, dtype=np.int64)
+    at_col = np.full(count, -1, dtype=np.int64)
+    value = np.full(count, np.nan)
+    gap = np.full(count, np.nan)
+    tol = np.full(count, np.nan)
+    out = {"reason": reason, "at_row": at_row, "at_col": at_col, "value": value, "gap": gap, "tol": tol}
+    if not count:
+        return out
+    launcher = _device_launcher()
+    costs = packed.costs if launcher.simulated else cuda.as_cuda_array(packed.costs)
+    total_rows = int(packed.row_offsets[-1])
+    total_cols = int(packed.col_offsets[-1])
+
+    def up(a, dtype):
+        return launcher.upload(np.asarray(a), dtype)
+    r2c = _index_array(launcher, solution.row_to_col)
+    u = _dual_array(launcher, solution.u)
+    v = _dual_array(launcher, solution.v)
+    reason_d = cuda.device_array(count, np.int8)
+    at_row_d = cuda.to_device(at_row)
+    at_col_d = cuda.to_device(at_col)
+    value_d = cuda.to_device(value)
+    tol_d = cuda.to_device(tol)
+    integral_d = cuda.to_device(np.zeros(count, np.int8))
+    s_d, e_d, eabs_d = (cuda.to_device(np.zeros(count)) for _ in range(3))
+    count_d = cuda.to_device(np.zeros(count, np.int64))
+    launcher.launch(K.CERTIFY_EXACT, count, costs, up(packed.offsets, np.int64), up(packed.rows, np.int64),
+                    up(packed.cols, np.int64), up(packed.row_offsets, np.int64), up(packed.col_offsets, np.int64),
+                    r2c, u, v, up(solution.status, np.int8), cuda.device_array(max(total_cols, 1), np.int32),
+                    cuda.device_array(max(total_rows, 1), np.int32), cuda.device_array(max(total_rows, 1)),
+                    cuda.device_array(max(total_rows, 1)), cuda.device_array(max(total_rows, 1)), reason_d, at_row_d,
+                    at_col_d, value_d, tol_d, integral_d, s_d, e_d, eabs_d, count_d)
+    code = reason_d.copy_to_host()
+    at_row[:] = at_row_d.copy_to_host()
+    at_col[:] = at_col_d.copy_to_host()
+    value[:] = value_d.copy_to_host()
+    tol[:] = tol_d.copy_to_host()
+    decided = code > 0
+    reason[decided] = code[decided]
+    summed = np.flatnonzero(code == K.HOST_DECIDES_GAP)
+    if summed.size:  # certify_batch._sum_up, elementwise (numpy rounds every operation alone, as numba does)
+        s = s_d.copy_to_host()[summed]
+        e_sum = e_d.copy_to_host()[summed]
+        e_abs = eabs_d.copy_to_host()[summed]
+        terms = count_d.copy_to_host()[summed]
+        g = s + e_sum
+        bound = 2.0 * (EPS * np.abs(g) + (terms + 2) * EPS * e_abs) + 8 * TINY
+        bound_up = np.nextafter(g + bound, np.inf)
+        gap[summed] = bound_up
+        integral = integral_d.copy_to_host()[summed] == 1
+        proven = (bound_up <= tol[summed]) | (integral & (bound_up < 1.0))
+        reason[summed] = np.where(proven, 0, 8)
+    for b in np.flatnonzero(code == K.HOST_DECIDES_INFEASIBLE):  # that item's costs alone come back
+        n, m = int(packed.rows[b]), int(packed.cols[b])
+        item = costs[int(packed.offsets[b]):int(packed.offsets[b + 1])].copy_to_host() if n * m else np.zeros(0)
+        size = _max_matching(item, 0, n, m)
+        if size < n:
+            reason[b], at_row[b] = INFEASIBLE_PROVEN, size
+        else:
+            reason[b] = 9
+        at_col[b] = -1
+    return out
+
+
+def result_to_device(result, costs):
+    """``result`` (a BatchResult of a regular batch) with ``assignments``, ``u`` and ``v`` as arrays of
+    the caller's kind on the caller's device: torch tensors (int64 / float64) on the tensor's
+    device, CuPy arrays, else numba device arrays. Values, certificates and the rest stay on the
+    host (small per-item arrays)."""
+    import dataclasses
+    fields = {}
+    for name in ("assignments", "u", "v"):
+        data = getattr(result, name)
+        if isinstance(data, np.ndarray):
+            fields[name] = _to_callers_device(np.ascontiguousarray(data), costs)
+    return dataclasses.replace(result, **fields) if fields else result
+
+
+def _to_callers_device(host: np.ndarray, costs):
+    module = type(costs).__module__.split(".")[0]
+    if module == "torch":
+        import torch
+        return torch.as_tensor(host).to(costs.device)
+    if module == "cupy":
+        import cupy
+        with cupy.cuda.Device(costs.device.id):
+            return cupy.asarray(host)
+    from numba import cuda
+    return cuda.to_device(host)

@@ -39,13 +39,18 @@ No cpu loops here: the batch's cpu backend (``solvers.batch.cpu``) runs its own 
 """
 from __future__ import annotations
 
+import math
+import os
+
 import numpy as np
-from numba import float64, int32
+from numba import config as numba_config
+from numba import float64, int32, int64
 from numba.extending import register_jitable
 
+from ..dual_steps import floor_step
 from ..targets.cuda_jit import cuda_kernel
 from ..targets.geometry import WARP_SIZE
-from ..targets.kernel import BLOCK_PER_ITEM, Kernel
+from ..targets.kernel import BLOCK_PER_ITEM, EACH, Kernel
 
 cuda = None  # numba.cuda, bound when the first kernel here is built (solvers.targets.cuda_jit)
 
@@ -60,6 +65,11 @@ WARP_SHARED = WARPS_PER_BLOCK * WARP_COLS  # its shared column state (a constant
 MAX_WARPS = 32
 FULL_MASK = 0xFFFFFFFF
 SOLVED, INFEASIBLE = 0, 1
+# registers per thread the solver kernels may use (ptxas spills the rest to local memory): fewer
+# registers, more items resident per SM (128-thread blocks: 64 -> 8 blocks, 72 -> 7, 80 -> 6, 96 -> 5).
+# MATCHSCOPE_BATCH_MAX_REGISTERS overrides it (0: the compiler's choice), for measuring.
+MAX_REGISTERS = int(os.environ.get("MATCHSCOPE_BATCH_MAX_REGISTERS", "64"))
+SOLVER_OPTIONS = {"max_registers": MAX_REGISTERS} if MAX_REGISTERS > 0 and not numba_config.ENABLE_CUDASIM else {}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -358,7 +368,7 @@ def solve_item(C, base, n, m, r0, row_to_col, u, vv, dist, path, r4c, seen, so, 
     return steps, status
 
 
-@cuda_kernel
+@cuda_kernel(**SOLVER_OPTIONS)
 def solve_batch_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, items, row_to_col, u, v, iterations,
                      status, g_dist, g_path, g_r4c, g_seen, mode):
     """One block per item of ``items`` (grid-stride). ``g_*``: global column scratch laid out by
@@ -399,7 +409,7 @@ def solve_batch_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, items
         cuda.syncthreads()  # the next item reuses the shared arrays
 
 
-@cuda_kernel
+@cuda_kernel(**SOLVER_OPTIONS)
 def solve_warp_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, items, row_to_col, u, v, iterations,
                     status, mode):
     """One warp per item of ``items`` (at most WARP_COLS columns each), WARPS_PER_BLOCK warps a
@@ -548,4 +558,301 @@ def certify_batch_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, row
 
 CERTIFY = Kernel("batch_certify", None, certify_batch_cuda, BLOCK_PER_ITEM, threads=BLOCK, sim_threads=SIM_BLOCK)
 
-KERNELS = (SOLVE, SOLVE_WARP, CERTIFY)
+
+# ---------------------------------------------------------------------------------------------
+# the exact certificate (solvers.batch.certify_batch's, item by item the same decisions)
+
+C_EPS = 2.220446049250313e-16   # certify_batch.EPS
+C_ROUNDING = 16                 # certify_batch.ROUNDING
+C_INTEGRAL_LIMIT = 9007199254740992.0  # 2^53
+HOST_DECIDES_INFEASIBLE = -1    # ``reason``: a claimed infeasible item, confirmed on the host
+HOST_DECIDES_GAP = -2           # ``reason``: every check passed; the host bounds the gap from the sums
+
+
+@register_jitable
+def _c_two_sum(a, b):
+    s = a + b
+    back = s - a
+    return s, (a - (s - back)) + (b - back)
+
+
+@register_jitable
+def _c_add(x, s, e_sum, e_abs):
+    s, e = _c_two_sum(s, x)
+    return s, e_sum + e, e_abs + abs(e)
+
+
+@cuda_kernel
+def certify_exact_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, row_to_col, u, v, status, owner,
+                       r_bad, r_f, r_e2, r_e1, reason, at_row, at_col, value, tol_out, integral_out, s_out, e_out,
+                       eabs_out, count_out):
+    """certify_batch._certify_item's checks and sums, in its order, one block per item: the O(n m)
+    passes (the largest |c| and integrality, each row's rounded-down floor min_j (c_ij - v_j), its
+    first violated pair and its three exact gap terms) spread over the threads with order-free
+    reductions (max, min, the first index), the O(n + m) passes that decide by order (the
+    matching, the value and its magnitude, the duals' checks, the gap's TwoSum sum) run by thread 0
+    in certify_batch's order. Only additions, subtractions and comparisons touch the sums, so no
+    fused multiply-add changes a bit. ``reason``: a final code (1-7), HOST_DECIDES_GAP (the host
+    bounds s + e from ``s_out``, ``e_out``, ``eabs_out``, ``count_out`` and decides 0 or 8) or
+    HOST_DECIDES_INFEASIBLE. ``owner`` (int32, by col_offsets) and ``r_*`` (by row_offsets): scratch."""
+    sh_top = cuda.shared.array(TREE_BLOCK, float64)
+    sh_int = cuda.shared.array(TREE_BLOCK, int32)
+    sh_f = cuda.shared.array(2, float64)
+    sh_stop = cuda.shared.array(1, int32)
+    t = cuda.threadIdx.x
+    nt = cuda.blockDim.x
+    for b in range(cuda.blockIdx.x, rows.shape[0], cuda.gridDim.x):
+        n = rows[b]
+        m = cols[b]
+        base = offsets[b]
+        r0 = row_offsets[b]
+        c0 = col_offsets[b]
+        if status[b] != 0:
+            if t == 0:
+                reason[b] = HOST_DECIDES_INFEASIBLE
+            continue
+        for j in range(t, m, nt):
+            owner[c0 + j] = -1
+        top = 0.0
+        whole = 1
+        for k in range(t, n * m, nt):
+            c = float64(costs[base + k])
+            if c != np.inf:
+                if abs(c) > top:
+                    top = abs(c)
+                if c != math.floor(c):
+                    whole = 0
+        sh_top[t] = top
+        sh_int[t] = whole
+        cuda.syncthreads()
+        step = nt // 2
+        while step > 0:
+            if t < step:
+                sh_top[t] = max(sh_top[t], sh_top[t + step])
+                sh_int[t] = min(sh_int[t], sh_int[t + step])
+            cuda.syncthreads()
+            step //= 2
+        if t == 0:
+            top = sh_top[0]
+            code = 0
+            ai = -1
+            aj = -1
+            s = 0.0
+            e_sum = 0.0
+            e_abs = 0.0
+            magnitude = 0.0
+            for i in range(n):  # 1. a matching of every row through allowed pairs
+                j = row_to_col[r0 + i]
+                if j < 0 or j >= m:
+                    code = 1
+                    ai = i
+                    break
+                if owner[c0 + j] >= 0:
+                    code = 2
+                    ai = i
+                    aj = j
+                    break
+                owner[c0 + j] = i
+                c = float64(costs[base + i * m + j])
+                if c == np.inf:
+                    code = 3
+                    ai = i
+                    aj = j
+                    break
+                s, e_sum, e_abs = _c_add(c, s, e_sum, e_abs)
+                magnitude += abs(c)
+            tol = np.nan
+            shift = 0.0
+            if code == 0:
+                value[b] = s + e_sum
+                tol = C_ROUNDING * (n + 1) * C_EPS * (2.0 * magnitude + top)
+                integral = sh_int[0] == 1 and top * max(n, 1) < C_INTEGRAL_LIMIT
+                if integral:
+                    tol = min(tol, 0.5)
+                integral_out[b] = 1 if integral else 0
+                for j in range(m):  # 2. the duals within tol
+                    vj = v[c0 + j]
+                    if not (abs(vj) < np.inf):
+                        code = 7
+                        aj = j
+                        break
+                    if n < m:
+                        if vj > tol or (owner[c0 + j] < 0 and abs(vj) > tol):
+                            code = 6
+                            aj = j
+                            break
+                        shift = max(shift, vj)
+                if code == 0:
+                    for i in range(n):
+                        if not (abs(u[r0 + i]) < np.inf):
+                            code = 7
+                            ai = i
+                            break
+            else:
+                value[b] = np.nan
+            tol_out[b] = tol
+            sh_f[0] = shift
+            sh_f[1] = tol
+            sh_stop[0] = code
+            if code != 0:
+                reason[b] = code
+                at_row[b] = ai
+                at_col[b] = aj
+        cuda.syncthreads()
+        if sh_stop[0] == 0:
+            shift = sh_f[0]
+            tol = sh_f[1]
+            for i in range(t, n, nt):  # 3. each row: its floor, its first violation, its gap terms
+                row = base + i * m
+                ui = u[r0 + i]
+                floor = np.inf
+                bad = -1
+                for j in range(m):
+                    c = float64(costs[row + j])
+                    if c == np.inf:
+                        continue
+                    vj = v[c0 + j]
+                    if ui + vj - c > tol:
+                        bad = j
+                        break
+                    floor = floor_step(c, vj - shift, floor)
+                if bad < 0:
+                    j = row_to_col[r0 + i]
+                    c = float64(costs[row + j])
+                    if abs(c - ui - v[c0 + j]) > tol:
+                        bad = m
+                    else:
+                        d, e1 = _c_two_sum(c, -(v[c0 + j] - shift))
+                        f, e2 = _c_two_sum(d, -floor)
+                        r_f[r0 + i] = f
+                        r_e2[r0 + i] = e2
+                        r_e1[r0 + i] = e1
+                r_bad[r0 + i] = bad
+            cuda.syncthreads()
+            if t == 0:
+                code = 0
+                s = 0.0
+                e_sum = 0.0
+                e_abs = 0.0
+                count = 0
+                for i in range(n):
+                    bad = r_bad[r0 + i]
+                    if bad >= 0:
+                        code = 4 if bad < m else 5
+                        at_row[b] = i
+                        at_col[b] = bad if bad < m else row_to_col[r0 + i]
+                        break
+                    s, e_sum, e_abs = _c_add(r_f[r0 + i], s, e_sum, e_abs)
+                    s, e_sum, e_abs = _c_add(r_e2[r0 + i], s, e_sum, e_abs)
+                    s, e_sum, e_abs = _c_add(r_e1[r0 + i], s, e_sum, e_abs)
+                    count += 3
+                if code == 0 and n < m:
+                    for j in range(m):
+                        if owner[c0 + j] < 0:
+                            s, e_sum, e_abs = _c_add(-(v[c0 + j] - shift), s, e_sum, e_abs)
+                            count += 1
+                if code != 0:
+                    reason[b] = code
+                else:
+                    reason[b] = HOST_DECIDES_GAP
+                    s_out[b] = s
+                    e_out[b] = e_sum
+                    eabs_out[b] = e_abs
+                    count_out[b] = count
+        cuda.syncthreads()
+
+
+CERTIFY_EXACT = Kernel("batch_certify_exact", None, certify_exact_cuda, BLOCK_PER_ITEM, threads=BLOCK,
+                       sim_threads=SIM_BLOCK)
+
+
+
+# ---------------------------------------------------------------------------------------------
+# device inputs: packing and the values' check, without a host copy
+
+EXACT_INTEGER = 9007199254740992  # 2^53: larger integers are refused (float64 would round them)
+
+
+@cuda_kernel
+def pack_costs_cuda(src, out, transposed, flags):
+    """A (B, n0, m0) device array (any strides, any real type) into the flat oriented layout: item b
+    row-major, transposed when ``transposed`` (then n0 > m0), as ``out``'s type. ``flags[0]`` is set
+    to 1 when an integer beyond +-2^53 is seen (checked only for integer sources)."""
+    B = src.shape[0]
+    if transposed:
+        n = src.shape[2]
+        m = src.shape[1]
+    else:
+        n = src.shape[1]
+        m = src.shape[2]
+    per = n * m
+    start = cuda.grid(1)
+    stride = cuda.gridsize(1)
+    for k in range(start, B * per, stride):
+        b = k // per
+        rem = k - b * per
+        i = rem // m
+        j = rem - i * m
+        if transposed:
+            x = src[b, j, i]
+        else:
+            x = src[b, i, j]
+        out[k] = x
+        if flags.shape[0] > 1 and (x > EXACT_INTEGER or x < -EXACT_INTEGER):
+            flags[0] = 1
+
+
+@cuda_kernel
+def scan_costs_cuda(costs, per, bad, where, biggest):
+    """solvers.batch.scan.scan_items on the device for B items of ``per`` entries each: per item the
+    first NaN (1) or -inf (2) entry and the largest finite |cost| before it."""
+    sh_at = cuda.shared.array(TREE_BLOCK, int64)
+    sh_top = cuda.shared.array(TREE_BLOCK, float64)
+    t = cuda.threadIdx.x
+    nt = cuda.blockDim.x
+    for b in range(cuda.blockIdx.x, bad.shape[0], cuda.gridDim.x):
+        base = b * per
+        first = per
+        for k in range(t, per, nt):
+            c = float64(costs[base + k])
+            if (c != c or c == -np.inf) and k < first:
+                first = k
+        sh_at[t] = first
+        cuda.syncthreads()
+        step = nt // 2
+        while step > 0:
+            if t < step:
+                sh_at[t] = min(sh_at[t], sh_at[t + step])
+            cuda.syncthreads()
+            step //= 2
+        first = sh_at[0]
+        top = 0.0
+        for k in range(t, first, nt):
+            c = float64(costs[base + k])
+            if c != np.inf and abs(c) > top:
+                top = abs(c)
+        cuda.syncthreads()
+        sh_top[t] = top
+        cuda.syncthreads()
+        step = nt // 2
+        while step > 0:
+            if t < step:
+                sh_top[t] = max(sh_top[t], sh_top[t + step])
+            cuda.syncthreads()
+            step //= 2
+        if t == 0:
+            biggest[b] = sh_top[0]
+            if first < per:
+                c = float64(costs[base + first])
+                bad[b] = 1 if c != c else 2
+                where[b] = first
+            else:
+                bad[b] = 0
+                where[b] = -1
+        cuda.syncthreads()
+
+
+PACK = Kernel("batch_pack", None, pack_costs_cuda, EACH)
+SCAN = Kernel("batch_scan", None, scan_costs_cuda, BLOCK_PER_ITEM, threads=BLOCK, sim_threads=SIM_BLOCK)
+
+KERNELS = (SOLVE, SOLVE_WARP, CERTIFY, CERTIFY_EXACT, PACK, SCAN)
