@@ -57,7 +57,7 @@ def request_for(win, scheduler_text, algorithm=None, folder=None, workers=None):
 
 
 def wait_ended(qtbot, view, timeout=RUN_TIMEOUT):
-    qtbot.waitUntil(lambda: view.state is not None and not view.state.active and not view.running, timeout=timeout)
+    qtbot.waitUntil(lambda: view.ended is not None and not view.running, timeout=timeout)
     return view.state
 
 
@@ -272,3 +272,41 @@ def test_a_bad_scheduler_address_is_one_line(window, qtbot, tmp_path):
     dialog.folder_edit.setText(str(tmp_path / "missing"))
     dialog.accept()
     assert "there is no folder" in dialog.error_text
+
+
+def test_a_cluster_that_cannot_be_reached_is_one_line_in_the_error_dialog(window, qtbot, monkeypatch):
+    import solvers.scale_out
+    from solvers.errors import InputError
+
+    def unreachable(scheduler, workers=None, backend="auto"):
+        raise InputError(f"cannot reach the Dask scheduler at {scheduler}: Timed out trying to connect")
+
+    monkeypatch.setattr(solvers.scale_out, "connect", unreachable)
+    win = window
+    win.generate("particles", {"n": 50, "frames": 3, "seed": 1})
+    wait_loaded(qtbot, win)
+    request = request_for(win, "local", workers=1)
+    cluster_dialog.start(win, request)
+    state = wait_ended(qtbot, win.cluster_view)
+    assert state.phase == "failed" and state.cluster_closed
+    assert win.errors and win.errors[-1].startswith("cannot reach the Dask scheduler at local")
+    assert "\n" not in win.errors[-1] and win.error_box is not None and win.error_box.isVisible()
+    assert win.cluster_view.model.rowCount() == 0 and not win.cluster_view.export_button.isEnabled()
+
+
+def test_a_flood_of_events_pokes_the_window_a_few_times(qtbot, qapp):
+    from explorer.cluster_run import ClusterRequest, ClusterRun
+    from solvers.scale_out.progress import Progress
+
+    run = ClusterRun(ClusterRequest([], [], "folder", "nothing"))
+    pokes = []
+    run.changed.connect(lambda: pokes.append(1))  # same thread: a direct call, counted at once
+    events = 20_000
+    run._take(Progress("started", 0, events, 0, 1))
+    for k in range(events):
+        run._take(Progress("task", k + 1, events, 0, 1, 0, "x", "", "tcp://w:1" if k % 2 else "tcp://w:2", 0.001))
+    run._take(Progress("finished", events, events, 1, 1))
+    state = run.snapshot()
+    assert state.done == events and sum(w.tasks for w in state.workers.values()) == events
+    # forced on "started" and "finished"; between them at most one per POKE_INTERVAL of this loop's time
+    assert len(pokes) <= 2 + state.elapsed / 0.1 + 1 and len(pokes) < events / 100

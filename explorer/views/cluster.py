@@ -125,6 +125,7 @@ class ClusterView(View):
         super().__init__(session, parent)
         self.runner = None       # the ClusterRun shown (the last one)
         self.state = None        # its last snapshot
+        self.ended = None        # its final phase, once the window has heard it ended (its cluster closed)
         self._drawn = -1
         self.placeholder.setText("Run ▸ Run on cluster… solves a batch, a point series or a folder of files "
                                  "on a Dask cluster (a local one or a scheduler's address); its progress per "
@@ -221,6 +222,7 @@ class ClusterView(View):
         self.runner.changed.connect(self._changed)
         self.runner.ended.connect(self._ended)
         self.state = self.runner.snapshot()
+        self.ended = None
         self.model.set_rows([], [])
         self.notice.emit("info", f"run on cluster: {request.what} with {request.algorithm or 'the fastest algorithm'} "
                                  f"on {request.where}")
@@ -252,6 +254,7 @@ class ClusterView(View):
 
     def _ended(self, phase: str) -> None:
         self._changed()
+        self.ended = phase
         state = self.state
         if phase == "failed":
             self.notice.emit("error", state.message)
