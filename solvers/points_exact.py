@@ -52,10 +52,10 @@ ALGORITHMS = [
                  Option("max_pairs", MAX_PAIRS, help="candidate pairs held at most (memory follows them)",
                         low=1, high=2 ** 40)),
         summary="Exact point correspondence without the distance matrix: k nearest neighbours as candidates "
-                "(scipy cKDTree), solved by shortest augmenting paths on them, with the pairs that break the "
+                "(found on a uniform grid of cells), solved by shortest augmenting paths on them, with the pairs that break the "
                 "dual potentials added until none is left; optimal for all pairs, not just the candidates.",
         reference="Vasconcelos & Rosenhahn 2009 (3-D point correspondence by assignment); Jonker & Volgenant "
-                  "1987 (shortest augmenting paths); scipy.spatial.cKDTree",
+                  "1987 (shortest augmenting paths); scipy.spatial.cKDTree for long neighbour lists",
         interruptible=False, phases=("start", "done")),
 ]
 

@@ -177,3 +177,16 @@ class TrackResult:
     @property
     def certified(self) -> bool:
         return all(s["certified"] for s in self.frame_stats)
+
+    def point_tracks(self) -> list:
+        """The track id of every point, frame by frame (numbered as ``tracks``), made once."""
+        cached = self.__dict__.get("_point_tracks")
+        if cached is None:
+            from .tracking import point_tracks
+            if self.series is not None:
+                sizes = self.series.sizes
+            else:  # every point is on one track: the tracks count each frame's points
+                frames = [frame for track in self.tracks for frame, _ in track]
+                sizes = np.bincount(frames, minlength=len(self.links) + 1).tolist() if frames else []
+            cached = self.__dict__["_point_tracks"] = point_tracks(sizes, self.links)
+        return cached

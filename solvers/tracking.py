@@ -407,12 +407,12 @@ def _link_accuracy(ids_a: np.ndarray, ids_b: np.ndarray, pairs: np.ndarray) -> d
             "recall": correct / true_links if true_links else 1.0}
 
 
-def chain_tracks(sizes: list[int], links: list[np.ndarray]) -> list[list[tuple[int, int]]]:
-    """Tracks from per-pair links: a point not linked from the previous frame starts a track (new
-    tracks numbered in frame order, then point order); each track lists (frame, index) in frame order."""
+def point_tracks(sizes: list[int], links: list[np.ndarray]) -> list[np.ndarray]:
+    """The track id of every point, frame by frame: a point not linked from the previous frame starts
+    a track (new tracks numbered in frame order, then point order)."""
     if not sizes:
         return []
-    owner = np.arange(sizes[0], dtype=np.int64)  # track id of each point of the current frame
+    owner = np.arange(sizes[0], dtype=np.int64)
     owners, count = [owner], sizes[0]
     for t, pairs in enumerate(links):
         nxt = np.full(sizes[t + 1], -1, dtype=np.int64)
@@ -422,10 +422,18 @@ def chain_tracks(sizes: list[int], links: list[np.ndarray]) -> list[list[tuple[i
         count += fresh.size
         owners.append(nxt)
         owner = nxt
-    track_of = np.concatenate(owners)
+    return owners
+
+
+def chain_tracks(sizes: list[int], links: list[np.ndarray]) -> list[list[tuple[int, int]]]:
+    """Tracks from per-pair links (numbered as point_tracks numbers them); each track lists
+    (frame, index) in frame order."""
+    if not sizes:
+        return []
+    track_of = np.concatenate(point_tracks(sizes, links))
     frame = np.repeat(np.arange(len(sizes)), sizes)
     index = np.concatenate([np.arange(size) for size in sizes])
     order = np.argsort(track_of, kind="stable")  # stable: frame order within a track
     points = list(zip(frame[order].tolist(), index[order].tolist()))
-    ends = np.cumsum(np.bincount(track_of, minlength=count)).tolist()
+    ends = np.cumsum(np.bincount(track_of, minlength=int(track_of.max(initial=-1)) + 1)).tolist()
     return [points[start:end] for start, end in zip([0] + ends[:-1], ends)]

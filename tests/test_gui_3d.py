@@ -102,6 +102,16 @@ def assert_axes_and_legend(view, series) -> None:
     view.color_mode.setCurrentIndex(view.color_mode.findData("time"))
     legend = list(view.legend_text.text)
     assert "correct link (same id)" not in legend and f"points, links: frames 0 to {series.n_frames - 1}" in legend
+    # by track: every link drawn in its track's colour, the links of one track alike, of others apart
+    view.color_mode.setCurrentIndex(view.color_mode.findData("track"))
+    assert "… each track its own colour" in list(view.legend_text.text)
+    run = view.session.current_run
+    links = run.track.links[pair]
+    colours = view._segment_colors(series, run.track.links, pair, series.n_frames, 1.0, run.track)[0::2]
+    owner = run.track.point_tracks()[pair][links[:, 0]]
+    assert len({tuple(c) for c in np.round(colours, 4)}) >= min(20, len(set(owner.tolist()))) // 2
+    for k in sorted(set(owner.tolist()))[:5]:
+        assert len({tuple(c) for c in np.round(colours[owner == k], 4)}) == 1
     view.color_mode.setCurrentIndex(view.color_mode.findData("correct"))
 
 

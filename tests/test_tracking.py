@@ -478,3 +478,15 @@ def test_coordinates_whose_distances_overflow_are_refused_in_one_line():
             solvers.track(series, algorithm, backend="cpu")
         text = str(info.value)
         assert "frame 1" in text and "rescale the points" in text and "far.npz" in text and "\n" not in text
+
+
+def test_point_tracks_number_every_point_as_chain_tracks_does():
+    series = solvers.generate("particles", n=60, frames=6, seed=4, enter_rate=0.1, leave_rate=0.1)
+    tracked = solvers.track(series)
+    ids = tracked.point_tracks()
+    assert [a.size for a in ids] == series.sizes
+    for k, track in enumerate(tracked.tracks):
+        assert all(ids[frame][index] == k for frame, index in track)
+    # a result without its series (as read back from a file) numbers the same from its tracks
+    import dataclasses
+    assert all(np.array_equal(x, y) for x, y in zip(dataclasses.replace(tracked, series=None).point_tracks(), ids))

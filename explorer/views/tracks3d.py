@@ -72,6 +72,29 @@ def time_colors(frame_of_point: np.ndarray, n_frames: int, alpha: float) -> np.n
     return rgba
 
 
+GOLDEN = 0.6180339887498949  # hue steps of the golden ratio: neighbouring ids get distant hues
+
+
+def id_colors(track_ids: np.ndarray, alpha: float) -> np.ndarray:
+    """A colour per track id, distinct for nearby ids (hues spread by the golden ratio, two lightness
+    levels so that every tenth hue is not the same as the first)."""
+    ids = np.asarray(track_ids, dtype=np.float64)
+    hue = (ids * GOLDEN) % 1.0
+    light = np.where(ids.astype(np.int64) % 2 == 0, 0.55, 0.7)
+    # HSL with saturation 0.75 to RGB, vectorised
+    c = (1.0 - np.abs(2.0 * light - 1.0)) * 0.75
+    h6 = hue * 6.0
+    x = c * (1.0 - np.abs(h6 % 2.0 - 1.0))
+    m = light - c / 2.0
+    sector = np.floor(h6).astype(np.int64) % 6
+    zero = np.zeros_like(c)
+    r = np.choose(sector, [c, x, zero, zero, x, c])
+    g = np.choose(sector, [x, c, c, x, zero, zero])
+    b = np.choose(sector, [zero, zero, x, c, c, x])
+    rgba = np.stack([r + m, g + m, b + m, np.full_like(c, alpha)], axis=1)
+    return rgba.astype(np.float32)
+
+
 def link_correctness(ids, t: int, links: np.ndarray) -> np.ndarray | None:
     """True where a link (i in frame t -> j in frame t+1) joins the same ground-truth particle."""
     if ids is None or links.size == 0:
@@ -162,6 +185,7 @@ class Tracks3DView(View):
         self.trail_length.setToolTip("frame pairs of track drawn on each side of the selected pair")
         self.color_mode = QtWidgets.QComboBox()
         self.color_mode.addItem("links by correctness", "correct")
+        self.color_mode.addItem("tracks by id", "track")
         self.color_mode.addItem("links by time", "time")
         self.reset_camera = QtWidgets.QPushButton("Reset view")
         self.play = QtWidgets.QToolButton()
@@ -553,11 +577,15 @@ class Tracks3DView(View):
         if pair + 1 < n_frames:  # a one-frame series has no next frame to name
             rows.append(("ring", FRAME_B_COLOR, f"frame {pair + 1}"))
         by_correctness = self.color_mode.currentData() == "correct" and series.ids is not None
+        by_track = self.color_mode.currentData() == "track"
         if tracked and by_correctness:
             rows += [("mark", Color(CORRECT_COLOR).rgba, "correct link (same id)"),
                      ("mark", Color(WRONG_COLOR).rgba, "wrong link (other id)")]
-        if self.show_all.isChecked() or (tracked and not by_correctness):
-            what = "points" if not tracked or by_correctness else "points, links"
+        if tracked and by_track:
+            rows += [("mark", tuple(id_colors(np.array([k]), 1.0)[0]), f"track {k}") for k in range(3)]
+            rows.append(("mark", (0.6, 0.6, 0.6, 1.0), "… each track its own colour"))
+        if self.show_all.isChecked() or (tracked and not by_correctness and not by_track):
+            what = "points" if not tracked or by_correctness or by_track else "points, links"
             rows.append(("bar", None, f"{what}: frames 0 to {n_frames - 1}"))
         return rows
 
@@ -595,9 +623,12 @@ class Tracks3DView(View):
         seg[1::2] = series.frames[t + 1][l[:, 1]]
         return seg
 
-    def _segment_colors(self, series, links, t, n_frames, alpha) -> np.ndarray:
+    def _segment_colors(self, series, links, t, n_frames, alpha, track=None) -> np.ndarray:
         l = links[t]
-        correct = link_correctness(series.ids, t, l) if self.color_mode.currentData() == "correct" else None
+        mode = self.color_mode.currentData()
+        if mode == "track" and track is not None and l.size:  # each track its own colour, from its start
+            return np.repeat(id_colors(track.point_tracks()[t][l[:, 0]], alpha), 2, axis=0)
+        correct = link_correctness(series.ids, t, l) if mode == "correct" else None
         if correct is None:
             rgba = time_colors(np.full(l.shape[0], t), n_frames, alpha)
         else:
@@ -612,7 +643,7 @@ class Tracks3DView(View):
         usable = [t for t in range(min(len(links), n_frames - 1)) if links[t].size]
         if pair in usable:
             self.links.set_data(pos=self._link_segments(series, links, pair),
-                                color=self._segment_colors(series, links, pair, n_frames, 1.0))
+                                color=self._segment_colors(series, links, pair, n_frames, 1.0, track))
             self.links.visible = True
         else:
             self.links.visible = False
@@ -626,8 +657,8 @@ class Tracks3DView(View):
             if self._drawn.get("trails") != key or track is None:
                 thin = {t: links[t][::step] for t in trail}
                 self.trails.set_data(pos=np.concatenate([self._link_segments(series, thin, t) for t in trail]),
-                                     color=np.concatenate([self._segment_colors(series, thin, t, n_frames, 0.85)
-                                                           for t in trail]))
+                                     color=np.concatenate([self._segment_colors(series, thin, t, n_frames, 0.85,
+                                                                                track) for t in trail]))
                 self._drawn["trails"] = key
             self.trails.visible = True
         else:
