@@ -56,6 +56,26 @@ def request_for(win, scheduler_text, algorithm=None, folder=None, workers=None):
     return request
 
 
+def through_the_menu(win, configure) -> list[str]:
+    """Run ▸ Run on cluster…: ``configure(dialog)`` fills the dialog, then Start; the lines it said
+    (the dialog is cancelled if Start refused, so nothing waits for a person)."""
+    from PySide6 import QtCore, QtWidgets
+    said = []
+
+    def fill():
+        dialog = QtWidgets.QApplication.activeModalWidget()
+        assert isinstance(dialog, ClusterDialog)
+        configure(dialog)
+        dialog.start_button.click()
+        if dialog.isVisible():
+            said.append(dialog.error_text)
+            dialog.reject()
+
+    QtCore.QTimer.singleShot(0, fill)
+    win.act_cluster.trigger()
+    return said
+
+
 def wait_ended(qtbot, view, timeout=RUN_TIMEOUT):
     qtbot.waitUntil(lambda: view.ended is not None and not view.running, timeout=timeout)
     return view.state
@@ -163,9 +183,15 @@ def test_a_folder_of_files_one_row_each_and_a_row_opens_its_file(window, qtbot, 
     (folder / "sub").mkdir()
     solvers.save(graphs[0], folder / "sub" / "inner.mtx")  # subfolders are not searched
 
-    request = request_for(win, scheduler, folder=folder)
+    def configure(dialog):
+        dialog.set_folder(str(folder))
+        dialog.set_backend("cpu")
+        dialog.set_scheduler(scheduler)
+
+    assert through_the_menu(win, configure) == []
+    request = win.cluster_view.runner.request
     assert request.labels == ["g0.mtx", "g1.mtx", "g2.mtx"] and request.algorithm is None
-    cluster_dialog.start(win, request)
+    assert win.settings.value("cluster/scheduler") == scheduler  # offered again next time
     state = wait_ended(qtbot, win.cluster_view)
     check_progress(state)
     assert state.done == 3  # one task per file

@@ -116,7 +116,7 @@ class ClusterView(View):
     """The Cluster tab; ``start(request)`` runs, ``stop()`` cancels, ``shutdown()`` on the window's close."""
 
     title = "Cluster"
-    formats = ("csv",)
+    formats = ("csv",)  # through its Export CSV button (has_content is False: no chart to export)
     rowOpened = QtCore.Signal(object, object)   # the request, the row (ItemResult) double-clicked
     notice = QtCore.Signal(str, str)            # level ("info", "warning", "error"), one line
     exportRequested = QtCore.Signal()
@@ -356,10 +356,15 @@ class ClusterView(View):
 
     # ---- export --------------------------------------------------------------------------------
     def has_content(self) -> bool:
+        """False: the tab has no chart for Export Current View or the run report; its own Export CSV
+        button writes the results (with each item's answer)."""
+        return False
+
+    def has_results(self) -> bool:
         return self.state is not None and self.state.phase == "finished" and bool(self.state.results)
 
     def tables(self) -> dict:
-        if not self.has_content():
+        if not self.has_results():
             return {}
         rows = self.state.results
         return {"results": {key: [self.model.cell(r, key) for r in rows] for key in COLUMNS}}
@@ -367,7 +372,7 @@ class ClusterView(View):
     def export_csv(self, path) -> list[Path]:
         """The rows as CSV and each item's answer into PATH-STEM-items/ (solvers.cli_batch.write_outputs)."""
         from solvers.cli_batch import items_folder, write_outputs
-        if not self.has_content():
+        if not self.has_results():
             raise ValueError("no finished cluster run to export")
         write_outputs(self.runner.run, self.state.results, path, ".csv")
         return [Path(path), items_folder(path)]
