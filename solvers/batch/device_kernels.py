@@ -69,6 +69,9 @@ SOLVED, INFEASIBLE = 0, 1
 # registers, more items resident per SM (128-thread blocks: 64 -> 8 blocks, 72 -> 7, 80 -> 6, 96 -> 5).
 # MATCHSCOPE_BATCH_MAX_REGISTERS overrides it (0: the compiler's choice), for measuring.
 MAX_REGISTERS = int(os.environ.get("MATCHSCOPE_BATCH_MAX_REGISTERS", "64"))
+# how a square item starts (0: duals 0, searches only; 1: column reduction; 2: and augmenting row
+# reduction), for the warp kernel and the block kernel; MATCHSCOPE_BATCH_REDUCE="warp,block" overrides
+REDUCE_WARP, REDUCE_BLOCK = (int(x) for x in os.environ.get("MATCHSCOPE_BATCH_REDUCE", "2,2").split(","))
 SOLVER_OPTIONS = {"max_registers": MAX_REGISTERS} if MAX_REGISTERS > 0 and not numba_config.ENABLE_CUDASIM else {}
 
 
@@ -156,7 +159,8 @@ def relax(j, c, so, m, i, minv, ui, vv, dist, path, r4c, seen, low, low_key):
 
 
 @register_jitable
-def reduce_square(C, base, n, r0, row_to_col, u, vv, dist, path, r4c, so, red_val, red_key, lane, lanes, mode):
+def reduce_square(C, base, n, r0, row_to_col, u, vv, dist, path, r4c, so, red_val, red_key, lane, lanes, mode,
+                  passes):
     """A square item's start, as the cpu backend's (Jonker & Volgenant's column reduction and two
     bounded passes of augmenting row reduction), by the group. Column reduction: v_j = min_i c_ij
     (lowest i on ties), and each row takes the lowest column whose minimum lies on it (an atomic
@@ -203,7 +207,7 @@ def reduce_square(C, base, n, r0, row_to_col, u, vv, dist, path, r4c, so, red_va
     group_sync(mode)
     scans = 0
     parity = 0
-    for _ in range(2):
+    for _ in range(passes):
         k = 0
         previous = n_free
         n_free = 0
@@ -271,7 +275,8 @@ def reduce_square(C, base, n, r0, row_to_col, u, vv, dist, path, r4c, so, red_va
 
 
 @register_jitable
-def solve_item(C, base, n, m, r0, row_to_col, u, vv, dist, path, r4c, seen, so, red_val, red_key, lane, lanes, mode):
+def solve_item(C, base, n, m, r0, row_to_col, u, vv, dist, path, r4c, seen, so, red_val, red_key, lane, lanes, mode,
+               reduce):
     """Shortest augmenting paths for one item, by a group of ``lanes`` threads (a power of two;
     every lane calls it). Column state lives at ``so + j`` of ``vv`` (potentials), ``dist``,
     ``path``, ``r4c`` (assigned row) and ``seen`` (visited); rows at ``r0 + i`` of ``u`` and
@@ -291,9 +296,9 @@ def solve_item(C, base, n, m, r0, row_to_col, u, vv, dist, path, r4c, seen, so, 
     group_sync(mode)
     steps = 0
     parity = 0
-    if n == m and n > 0:
+    if reduce > 0 and n == m and n > 0:
         steps, parity = reduce_square(C, base, n, r0, row_to_col, u, vv, dist, path, r4c, so, red_val, red_key,
-                                      lane, lanes, mode)
+                                      lane, lanes, mode, 2 if reduce > 1 else 0)
         for j in range(lane, m, lanes):
             dist[so + j] = np.inf
         group_sync(mode)
@@ -393,7 +398,7 @@ def solve_batch_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, items
         c0 = col_offsets[b]
         if m <= SMEM_COLS:  # rows <= cols: the rows' state fits beside the columns'
             steps, state = solve_item(costs, offsets[b], n, m, 0, sh_c4r, sh_u, sh_v, sh_dist, sh_path, sh_r4c,
-                                      sh_seen, 0, red_val, red_key, t, nt, mode)
+                                      sh_seen, 0, red_val, red_key, t, nt, mode, REDUCE_BLOCK)
             cuda.syncthreads()
             for j in range(t, m, nt):
                 v[c0 + j] = sh_v[j]
@@ -402,7 +407,7 @@ def solve_batch_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, items
                 row_to_col[r0 + i] = sh_c4r[i]
         else:
             steps, state = solve_item(costs, offsets[b], n, m, r0, row_to_col, u, v, g_dist, g_path, g_r4c,
-                                      g_seen, c0, red_val, red_key, t, nt, mode)
+                                      g_seen, c0, red_val, red_key, t, nt, mode, REDUCE_BLOCK)
         if t == 0:
             iterations[b] = steps
             status[b] = state
@@ -441,7 +446,7 @@ def solve_warp_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, items,
         c0 = col_offsets[b]
         r0 = row_offsets[b]
         steps, state = solve_item(costs, offsets[b], n, m, so, sh_c4r, sh_u, sh_v, sh_dist, sh_path, sh_r4c,
-                                  sh_seen, so, red_val, red_key, lane, lanes, mode)
+                                  sh_seen, so, red_val, red_key, lane, lanes, mode, REDUCE_WARP)
         group_sync(mode)
         for j in range(lane, m, lanes):
             v[c0 + j] = sh_v[so + j]
