@@ -15,7 +15,7 @@ import os
 import re
 import socket
 
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from .cluster_run import ClusterRequest, problem_files
 from .wording import plural
@@ -113,6 +113,9 @@ class ClusterDialog(QtWidgets.QDialog):
         hl = QtWidgets.QFormLayout(how)
         hl.addRow("Algorithm", self.algorithm)
         hl.addRow("Backend", self.backend)
+        note = QtWidgets.QLabel("with the algorithm's default options (the Solver dock's are not used)")
+        note.setForegroundRole(QtGui.QPalette.ColorRole.PlaceholderText)
+        hl.addRow("", note)
 
         # where
         self.use_local = QtWidgets.QRadioButton("a local cluster of")

@@ -335,9 +335,9 @@ def show_row(window, request: ClusterRequest, row) -> str:
     if reading is not None and reading == (_default_reading(path)):
         reading = None
 
-    def loaded(problem) -> None:
+    def loaded(problem) -> None:  # once: the next dataset is this file, or the user opened another
+        window.session.datasetChanged.disconnect(loaded)
         if window.session.path == path and problem is not None:
-            window.session.datasetChanged.disconnect(loaded)
             _add_finished_run(window, row, problem, Path(path).name)
 
     window.session.datasetChanged.connect(loaded)

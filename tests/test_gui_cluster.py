@@ -143,7 +143,8 @@ def test_a_batch_on_the_cluster_equals_solve_batch_and_opens_in_the_batch_tab(wi
     files = win.cluster_view.export_csv(out)
     with open(out, newline="") as f:
         (record,) = list(csv.DictReader(f))
-    assert record["kind"] == "batch" and record["certified"] == "True" and record["error"] == ""
+    assert record["item"] == "batch.npy" and record["kind"] == "batch" and record["certified"] == "True"
+    assert record["error"] == "" and record["output"].endswith(".csv")
     assert files[1].is_dir() and any(files[1].iterdir())
 
 
@@ -199,8 +200,18 @@ def test_a_folder_of_files_one_row_each_and_a_row_opens_its_file(window, qtbot, 
         assert row.error is None and row.certified
         assert row.value == solvers.solve(graph, row.algorithm, backend="cpu").value
 
-    # sorted by value (descending), the last row is the smallest
+    # exported: one row per file, each file's matching beside them (rendered on its worker)
     view = win.cluster_view
+    out = tmp_path / "out" / "folder.csv"
+    out.parent.mkdir()
+    view.export_csv(out)
+    with open(out, newline="") as f:
+        records = list(csv.DictReader(f))
+    assert [r["item"] for r in records] == [str(folder / f"g{k}.mtx") for k in range(3)]
+    assert sorted(p.name for p in (tmp_path / "out" / "folder-items").iterdir()) == \
+        ["0000-g0.mtx.csv", "0001-g1.mtx.csv", "0002-g2.mtx.csv"]
+
+    # sorted by value (descending), the last row is the smallest
     from PySide6 import QtCore
     view.table.sortByColumn(4, QtCore.Qt.SortOrder.DescendingOrder)
     values = [view.proxy.data(view.proxy.index(r, 4), QtCore.Qt.ItemDataRole.UserRole) for r in range(3)]

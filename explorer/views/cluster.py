@@ -279,7 +279,7 @@ class ClusterView(View):
         self.show_message(None)
         req = runner.request
         phase = PHASE_WORDS[state.phase]
-        if state.phase == "running" and runner.stopping:
+        if state.active and runner.stopping:
             phase = "stopping"
         algorithm = req.algorithm or "the fastest algorithm per item"
         line = (f"<b>{html.escape(req.what)}</b> · {html.escape(algorithm)} on the {html.escape(req.backend)} "
@@ -374,5 +374,9 @@ class ClusterView(View):
         from solvers.cli_batch import items_folder, write_outputs
         if not self.has_results():
             raise ValueError("no finished cluster run to export")
-        write_outputs(self.runner.run, self.state.results, path, ".csv")
+        rows = self.state.results
+        if self.runner.request.source == "dataset":  # named as the tab names it, not "item 0"
+            from dataclasses import replace
+            rows = [replace(r, item=self.model.label(r)) for r in rows]
+        write_outputs(self.runner.run, rows, path, ".csv")
         return [Path(path), items_folder(path)]
