@@ -347,3 +347,23 @@ def test_a_flood_of_events_pokes_the_window_a_few_times(qtbot, qapp):
     assert state.done == events and sum(w.tasks for w in state.workers.values()) == events
     # forced on "started" and "finished"; between them at most one per POKE_INTERVAL of this loop's time
     assert len(pokes) <= 2 + state.elapsed / 0.1 + 1 and len(pokes) < events / 100
+
+
+def test_rows_arriving_during_a_run_are_inserted_in_input_order(qtbot, qapp):
+    from explorer.views.cluster import ResultsTable
+    from solvers.scale_out import ItemResult
+
+    rows = [ItemResult(k, f"f{k}.mtx", "problem", "gpr", "cpu", float(k), True, 0.001) for k in range(5)]
+    labels = [r.item for r in rows]
+    model = ResultsTable()
+    resets, inserted = [], []
+    model.modelReset.connect(lambda: resets.append(1))
+    model.rowsInserted.connect(lambda parent, first, last: inserted.append(first))
+    model.set_rows([rows[3]], labels)
+    model.set_rows([rows[1], rows[3]], labels)
+    model.set_rows([rows[0], rows[1], rows[3], rows[4]], labels)
+    model.set_rows(rows, labels)  # the whole run, in input order: nothing to reset
+    assert [model.data(model.index(r, 0)) for r in range(5)] == labels
+    assert inserted == [0, 0, 0, 3, 2] and resets == []
+    model.set_rows(rows[:2], labels)  # another run: a reset
+    assert resets == [1] and model.rowCount() == 2

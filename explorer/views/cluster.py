@@ -49,7 +49,18 @@ class ResultsTable(QtCore.QAbstractTableModel):
         self.labels: list[str] = []
 
     def set_rows(self, rows: list, labels: list[str]) -> None:
+        """Show ``rows``; rows added to those shown are inserted (the selection and the scroll
+        position stay while a run adds rows), anything else resets the table."""
         if [id(r) for r in rows] == [id(r) for r in self.rows]:
+            return
+        shown = {id(r) for r in self.rows}
+        if [id(r) for r in rows if id(r) in shown] == [id(r) for r in self.rows] and len(shown) == len(self.rows):
+            self.labels = list(labels)
+            for position, row in enumerate(rows):
+                if id(row) not in shown:
+                    self.beginInsertRows(QtCore.QModelIndex(), position, position)
+                    self.rows.insert(position, row)
+                    self.endInsertRows()
             return
         self.beginResetModel()
         self.rows, self.labels = list(rows), list(labels)
@@ -193,6 +204,7 @@ class ClusterView(View):
         self.table.horizontalHeader().setStretchLastSection(True)
         self.table.doubleClicked.connect(self._open_index)
         self.model.modelReset.connect(self._fit_columns)
+        self.model.rowsInserted.connect(self._fit_columns)
         self._fit_columns()
         self.hint = QtWidgets.QLabel(wordWrap=True)
         self.hint.setForegroundRole(QtGui.QPalette.ColorRole.PlaceholderText)
@@ -340,7 +352,8 @@ class ClusterView(View):
                     item.setTextAlignment(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter)
         self.workers.resizeColumnsToContents()
         self.workers.setToolTip("A task is one file, one chunk of a batch or one run of frame pairs of a series; "
-                                "busy means the scheduler has tasks on that worker now.")
+                                "busy means the scheduler has tasks on that worker now. The time on tasks is "
+                                "their wall time there, a worker's first compile of the kernels included.")
 
     def open_link(self, link: str) -> None:
         QtGui.QDesktopServices.openUrl(QtCore.QUrl(link))
