@@ -282,10 +282,10 @@ class ClusterDialog(QtWidgets.QDialog):
             if self.problem.kind == "points" and getattr(self.problem, "n_frames", 2) < 2:
                 return None, "a point series needs at least two frames to be tracked"
             if self.problem.kind == "batch":
-                kind, size = "batch", plural(len(self.problem), "problem")
-            else:
-                kind, size = "point series", plural(self.problem.n_frames, "frame")
-            what = f"the {kind} {self.dataset_name} ({size})" if self.dataset_name else f"the {kind} ({size})"
+                kind, size = "batch", f" ({plural(len(self.problem), 'problem')})"
+            else:  # a series' name says its frames already
+                kind, size = "point series", ""
+            what = f"the {kind} {self.dataset_name}{size}" if self.dataset_name else f"the {kind}{size}"
             return ClusterRequest([self.problem], [self.dataset_name or kind], "dataset", what, algorithm, backend,
                                   scheduler, workers, problem=self.problem), None
         folder = self.folder_edit.text().strip()

@@ -169,6 +169,7 @@ def test_a_point_series_on_the_cluster_equals_track(window, qtbot, scheduler):
     win.cluster_view.open_row(0)
     assert win.current_view() is win.tracks_view
     assert win.session.current_run.track is not None
+    save_shot(win, "cluster-series-3d.png")
 
 
 def test_a_folder_of_files_one_row_each_and_a_row_opens_its_file(window, qtbot, tmp_path, scheduler):
@@ -257,6 +258,9 @@ def test_stop_mid_run_keeps_no_rows_and_the_window_goes_on(window, qtbot, tmp_pa
     assert view.stop_button.isEnabled() and not view.export_button.isEnabled()
     view.refresh(force=True)
     save_shot(win, "cluster-running.png")
+    win.resize(1024, 700)
+    qtbot.wait(50)
+    save_shot(win, "cluster-running-1024.png")
     view.stop_button.click()
     state = wait_ended(qtbot, view)
     assert state.phase == "cancelled" and state.done < state.total
