@@ -13,7 +13,9 @@ when d_ij < u_i + v_j; a uniform grid over b's points, with each cell's largest 
 and the distances of the pairs left are recomputed here. So delta_i is the largest violation among
 them, plus a rounding allowance of a few epsilon of the magnitudes involved, and
 gap = value - (that bound) is summed exactly (solvers.exact).
-The answer is optimal when the gap is within the rounding tolerance of the data.
+The answer is optimal when the gap is within the rounding tolerance of the data: the assignment
+certificate's (solvers.certify.rounding_tolerance), 16 (n + 1) epsilon times the magnitudes summed,
+the rounding that a solver's n dual steps may leave.
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ import numpy as np
 from numba import njit, prange
 
 from . import point_grid
-from .certify import _as_match, _check_mates
+from .certify import _as_match, _check_mates, rounding_tolerance
 from .exact import float_sum, float_sum_up
 from .point_grid import box_distance, cell_span, pair_distance
 from .problems import EuclideanCosts, point_distances
@@ -31,7 +33,6 @@ from .result import Certificate, Solution
 
 EPS = float(np.finfo(np.float64).eps)
 DISTANCE_ROUNDING = 4 * EPS  # a recomputed distance, and u + v - d, are this close to exact (relative)
-TOLERANCE = 16 * EPS          # the gap allowed for rounding, relative to the magnitudes summed
 
 
 def certify_euclidean(problem: EuclideanCosts, solution: Solution) -> Certificate:
@@ -63,8 +64,9 @@ def certify_euclidean(problem: EuclideanCosts, solution: Solution) -> Certificat
     delta, scale, pairs = _row_violations(a, b, u, v)
     v_bound = v if n == m else np.minimum(v, 0.0)
     gap = float_sum_up(matched, -u, -v_bound, delta)  # value - lower bound, rounded up
-    # a scale, not a proof: numpy's pairwise sums of magnitudes (bounded by 1e150-coordinate distances)
-    tolerance = TOLERANCE * float(np.abs(matched).sum() + np.abs(u).sum() + np.abs(v).sum() + scale.sum())
+    # the assignment certificate's allowance (solvers.certify: rounding that n dual steps may leave), on
+    # the magnitudes summed; numpy's pairwise sums: a scale, not a proof (distances of 1e150 coordinates)
+    tolerance = rounding_tolerance(n, float(np.abs(matched).sum() + np.abs(u).sum() + np.abs(v).sum() + scale.sum()))
     optimal = gap <= tolerance
     witness.update(u=duals.get("u"), v=duals.get("v"), checked_pairs=pairs)
     shape = "square" if n == m else "rectangular"
