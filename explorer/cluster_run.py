@@ -234,8 +234,9 @@ class ClusterRun(QtCore.QObject):
                     self.state.results = rows
                 phase = "finished"
                 failed = sum(not r.ok for r in rows)
-                message = (f"{len(rows):,} item{'s' if len(rows) != 1 else ''} solved"
-                           + (f", {failed:,} failed or not certified" if failed else ", every answer certified"))
+                message = (f"{len(rows):,} item{'s' if len(rows) != 1 else ''}: "
+                           + (f"{len(rows) - failed:,} certified, {failed:,} failed or not certified" if failed
+                              else "every answer certified"))
         except Exception as exc:  # every failure is one line in the view; the details go to the log
             from solvers.errors import Cancelled, InputError
             if isinstance(exc, Cancelled) or (self._stop.is_set() and not isinstance(exc, InputError)):
