@@ -35,3 +35,25 @@ def test_chunked_pinned_upload_copies_every_element_in_the_device_dtype(run_cuda
     for chunk, dtype, shape, contiguous, equal in rows:
         assert equal and contiguous, (chunk, dtype, shape)
         assert dtype in ("float32", "float64") and sorted(shape) == [37, 53]
+
+
+FLAT = """
+import json
+import numpy as np
+from solvers.targets import staged_upload as su
+su.STAGED_MIN_BYTES = 0
+values = np.random.default_rng(5).random(1001).astype(np.float32)
+out = []
+for chunk_bytes in (4 * 7 + 2, 4 * 500, 4 * 1001, 1 << 20):  # many chunks, two, one exactly, one larger
+    su.CHUNK_BYTES = chunk_bytes
+    su.release_staging()
+    for source, dtype in [(values, np.float32), (values.astype(np.float64), np.float64), (values, np.float64)]:
+        host = su.upload_flat(source, dtype).copy_to_host()
+        out.append([chunk_bytes, str(host.dtype), bool(np.array_equal(host, source.astype(dtype)))])
+print(json.dumps(out))
+"""
+
+
+def test_a_flat_array_goes_through_the_same_stages(run_cudasim):
+    rows = json.loads(run_cudasim(FLAT).strip().splitlines()[-1])
+    assert len(rows) == 12 and all(equal for _, _, equal in rows), rows

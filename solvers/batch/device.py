@@ -116,7 +116,10 @@ def _costs_array(launcher, costs):
     costs = np.asarray(costs).reshape(-1)
     if costs.dtype not in (np.float32, np.float64):
         costs = costs.astype(np.float64)
-    return launcher.upload(costs)
+    if launcher.simulated:
+        return launcher.upload(costs)
+    from ..targets.staged_upload import upload_flat  # pinned, chunked, overlapped: at the bus's speed
+    return upload_flat(costs, costs.dtype)
 
 
 def solve_packed_device(costs_device, offsets, rows, cols, row_offsets, col_offsets, *, backend: str = "cuda",

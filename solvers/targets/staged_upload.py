@@ -21,6 +21,15 @@ _staging: list = []      # [(buffer, stream), (buffer, stream)], allocated on fi
 
 
 @njit(cache=True, parallel=True)
+def _convert_flat(source, target):
+    """target[k] = source[k], in blocks spread over the cores."""
+    block = 1 << 16
+    for b in prange((source.size + block - 1) // block):
+        for k in range(b * block, min(source.size, (b + 1) * block)):
+            target[k] = source[k]
+
+
+@njit(cache=True, parallel=True)
 def _convert_rows(source, target):
     """target[i, j] = source[i, j] (any strides in, C order out), rows spread over the cores."""
     for i in prange(source.shape[0]):
@@ -65,6 +74,28 @@ def upload_matrix(costs: np.ndarray, dtype) -> object:
         last = min(rows, first + chunk_rows)
         staged = buffer[:(last - first) * cols * dtype.itemsize].view(dtype).reshape(last - first, cols)
         _convert_rows(costs[first:last], staged)
+        device[first:last].copy_to_device(staged, stream=stream)
+    for _, stream in stages:
+        stream.synchronize()
+    return device
+
+
+def upload_flat(values: np.ndarray, dtype) -> object:
+    """A device copy of the 1-D ``values`` in ``dtype`` (a packed batch's costs), staged through the
+    same two pinned buffers; returns when the copy is complete."""
+    dtype = np.dtype(dtype)
+    values = np.asarray(values).reshape(-1)
+    if values.size * dtype.itemsize < STAGED_MIN_BYTES:
+        return cuda.to_device(np.ascontiguousarray(values, dtype=dtype))
+    chunk = CHUNK_BYTES // dtype.itemsize
+    device = cuda.device_array(values.size, dtype=dtype)
+    stages = _stages()
+    for k, first in enumerate(range(0, values.size, chunk)):
+        buffer, stream = stages[k % 2]
+        stream.synchronize()  # this buffer's previous copy has left it
+        last = min(values.size, first + chunk)
+        staged = buffer[:(last - first) * dtype.itemsize].view(dtype)
+        _convert_flat(values[first:last], staged)
         device[first:last].copy_to_device(staged, stream=stream)
     for _, stream in stages:
         stream.synchronize()
