@@ -26,13 +26,14 @@ from numba import njit, prange
 
 from . import point_grid
 from .certify import _as_match, _check_mates, rounding_tolerance
+# the rounding allowance of a recomputed distance and of u + v - d; a GPU checks every pair up to MAX_PAIRS
+from .certify_points_device import DISTANCE_ROUNDING, MAX_PAIRS
 from .exact import float_sum, float_sum_up
 from .point_grid import box_distance, cell_span, pair_distance
 from .problems import EuclideanCosts, point_distances
 from .result import Certificate, Solution
 
 EPS = float(np.finfo(np.float64).eps)
-DISTANCE_ROUNDING = 4 * EPS  # a recomputed distance, and u + v - d, are this close to exact (relative)
 
 
 def certify_euclidean(problem: EuclideanCosts, solution: Solution) -> Certificate:
@@ -61,7 +62,13 @@ def certify_euclidean(problem: EuclideanCosts, solution: Solution) -> Certificat
     if u is None or v is None:
         why = "the solver gave no finite dual potentials to check"
         return Certificate("dual-potentials", True, False, math.inf, details=why, witness=witness, reason=why)
-    delta, scale, pairs = _row_violations(a, b, u, v)
+    if solution.on_gpu and 0 < n * m <= MAX_PAIRS and _gpu_usable():  # every pair, where the solve ran
+        from .certify_points_device import row_violations
+        delta, scale, pairs = row_violations(a, b, u, v, "cuda")
+        where = "every pair, on the GPU"
+    else:
+        delta, scale, pairs = _row_violations(a, b, u, v)
+        where = "the pairs that could break it (every other pair lies in a grid cell at least u_i + its largest v away)"
     v_bound = v if n == m else np.minimum(v, 0.0)
     gap = float_sum_up(matched, -u, -v_bound, delta)  # value - lower bound, rounded up
     # the assignment certificate's allowance (solvers.certify: rounding that n dual steps may leave), on
@@ -70,8 +77,7 @@ def certify_euclidean(problem: EuclideanCosts, solution: Solution) -> Certificat
     optimal = gap <= tolerance
     witness.update(u=duals.get("u"), v=duals.get("v"), checked_pairs=pairs)
     shape = "square" if n == m else "rectangular"
-    checks = (f"dual feasibility checked on the {pairs:,} pairs that could break it (every other pair lies in a "
-              f"grid cell at least u_i + its largest v away); value - dual bound = {gap:.6g} (tolerance {tolerance:.3g})")
+    checks = f"dual feasibility checked on {pairs:,} pairs: {where}; value - dual bound = {gap:.6g} (tolerance {tolerance:.3g})"
     broken = delta > 2 * DISTANCE_ROUNDING * scale  # beyond rounding: the duals are infeasible there
     if optimal:
         details = f"optimal for the full Euclidean problem ({shape}, every pair of points): {checks}"
@@ -82,6 +88,11 @@ def certify_euclidean(problem: EuclideanCosts, solution: Solution) -> Certificat
         details = f"not proven for every pair of points: {infeasible}; {checks}"
         reason = f"not proven: {infeasible}"
     return Certificate("dual-potentials", True, optimal, max(gap, 0.0), tolerance, details, witness, 0.0, reason)
+
+
+def _gpu_usable() -> bool:
+    from .targets import cuda_available
+    return cuda_available()
 
 
 def _finite(values, size: int):

@@ -145,6 +145,9 @@ class Solution:
     # float64, or float32 holding them exactly): the certificate checks the duals there, after
     # checking that it still holds the problem's costs (solvers.certify_device)
     device_costs: object = None
+    # the solve ran on a GPU: checks that can run there do (the point certificate's pair scan
+    # uploads its own copy of the points; nothing of the solver's is read there)
+    on_gpu: bool = False
 
 
 @dataclass

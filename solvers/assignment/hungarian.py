@@ -317,4 +317,5 @@ def run(problem: CostMatrix | EuclideanCosts, backend: str, tel, variant: str = 
     return Solution(value=value, iterations=iterations, row_match=row_match, col_match=col_match,
                     duals={"u": u, "v": v}, epsilon=0.0, stats=stats,
                     # the certificate checks a matrix's duals on its device copy (points: from the points)
-                    device_costs=C if launcher.device and isinstance(view, CostView) else None)
+                    device_costs=C if launcher.device and isinstance(view, CostView) else None,
+                    on_gpu=launcher.device and not launcher.simulated)
