@@ -337,11 +337,11 @@ def show_row(window, request: ClusterRequest, row) -> str:
         reading = None
 
     def loaded(problem) -> None:  # once: the next dataset is this file, or the user opened another
-        window.session.datasetChanged.disconnect(loaded)
         if window.session.path == path and problem is not None:
             _add_finished_run(window, row, problem, Path(path).name)
 
-    window.session.datasetChanged.connect(loaded)
+    # Qt drops a single-shot connection after its first call (no disconnecting inside the signal)
+    window.session.datasetChanged.connect(loaded, QtCore.Qt.ConnectionType.SingleShotConnection)
     window.open_path(path, problem=reading)
     return f"opening {Path(path).name}"
 

@@ -227,6 +227,13 @@ def test_a_folder_of_files_one_row_each_and_a_row_opens_its_file(window, qtbot, 
     win.show_view(win.labels_view)
     save_shot(win, "cluster-file-labels.png")
 
+    # another row: its file, its result (the first row's wait for its file is over)
+    runs = len(win.session.runs)
+    view.open_row(2)
+    last = view.model.rows[view.proxy.mapToSource(view.proxy.index(2, 0)).row()]
+    qtbot.waitUntil(lambda: win.session.path == last.item and len(win.session.runs) == runs + 1, timeout=30_000)
+    assert win.session.current_run.result.value == last.value
+
 
 def _pause_after_first_task(monkeypatch):
     """The run pauses after its first finished task until it is cancelled (at most 30 s), so a
