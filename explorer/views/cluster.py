@@ -220,7 +220,8 @@ class ClusterView(View):
     # ---- running -------------------------------------------------------------------------------
     @property
     def running(self) -> bool:
-        return self.runner is not None and self.runner.alive
+        """A run is under way, or its end has not reached the window yet."""
+        return self.runner is not None and (self.runner.alive or self.ended is None)
 
     def start(self, request):
         """Run ``request`` (explorer.cluster_run.ClusterRequest); refused (None) while one runs."""
@@ -260,11 +261,13 @@ class ClusterView(View):
         return done
 
     def _changed(self) -> None:
-        if self.runner is not None:
+        if self.runner is not None and self.sender() in (None, self.runner):  # not a late word of an older run
             self.state = self.runner.snapshot()
             self.refresh(force=True)
 
     def _ended(self, phase: str) -> None:
+        if self.sender() not in (None, self.runner):
+            return
         self._changed()
         self.ended = phase
         state = self.state
