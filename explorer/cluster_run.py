@@ -227,7 +227,7 @@ class ClusterRun(QtCore.QObject):
             for event in run:
                 self._take(event)
             if run.cancelled:
-                phase, message = "cancelled", "stopped: no results were kept"
+                phase, message = "cancelled", "no results were kept"
             else:
                 rows = run.results()
                 with self._lock:
@@ -240,7 +240,7 @@ class ClusterRun(QtCore.QObject):
         except Exception as exc:  # every failure is one line in the view; the details go to the log
             from solvers.errors import Cancelled, InputError
             if isinstance(exc, Cancelled) or (self._stop.is_set() and not isinstance(exc, InputError)):
-                phase, message = "cancelled", "stopped: no results were kept"
+                phase, message = "cancelled", "no results were kept"
             else:
                 if not isinstance(exc, (InputError, OSError, TimeoutError)):
                     log.exception("cluster run failed")

@@ -274,6 +274,7 @@ def test_stop_mid_run_keeps_no_rows_and_the_window_goes_on(window, qtbot, tmp_pa
     assert state.results is None and not state.rows and view.model.rowCount() == 0
     assert not view.export_button.isEnabled() and view.tables() == {}
     assert "No results were kept" in view.hint.text()
+    save_shot(win, "cluster-stopped-1024.png")
 
     # the window goes on: the same batch again, to the end
     monkeypatch.undo()
