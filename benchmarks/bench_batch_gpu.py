@@ -137,7 +137,9 @@ def run_case(name, packed, torch_tensor, torch_padded_rows, args, cuda, device):
     if int(packed.cols.min()) <= device_kernels().WARP_COLS:  # the other kernel, for the choice by size
         blk_s, _, _ = timed(lambda: device.solve_packed_device(costs_d, *idx, warp_cols=0), sync, args.repeats)
         row["ours_block_kernel_only_ms"] = blk_s * 1e3
-    host_s, host_all, sol = timed(lambda: device.solve_packed_cuda(packed), sync, max(1, args.repeats // 2))
+    device.solve_packed_cuda(packed)  # untimed: the staged upload's conversion compiles (or loads) once
+    sync()
+    host_s, host_all, sol = timed(lambda: device.solve_packed_cuda(packed), sync, max(3, args.repeats // 2))
     row["ours_host_ms"] = host_s * 1e3
     status = out.status.copy_to_host()
     iterations = out.iterations.copy_to_host()
