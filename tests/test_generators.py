@@ -596,8 +596,20 @@ def test_each_bundled_sample_is_its_documented_generator_output(file, kind, para
 def test_bundled_samples_cover_every_kind_and_stay_small():
     assert {kind for _, _, kind, _ in SAMPLES.SAMPLES} == set(KINDS)
     files = [p for p in SAMPLES.HERE.iterdir() if p.suffix not in (".py", ".md")]
-    assert sorted(p.name for p in files) == sorted(f for f, _, _, _ in SAMPLES.SAMPLES)
+    listed = [f for f, _, _, _ in SAMPLES.SAMPLES] + [f for f, _, _ in SAMPLES.BATCHES]
+    assert sorted(p.name for p in files) == sorted(listed)
     assert sum(p.stat().st_size for p in files) < SAMPLES.SIZE_LIMIT
+
+
+@pytest.mark.parametrize("file, fmt, params", SAMPLES.BATCHES)
+def test_each_bundled_batch_is_its_documented_command_output(file, fmt, params):
+    from solvers import load
+    from solvers.generators.batches import dense_lap_batch
+    batch = load(SAMPLES.HERE / file)
+    expected = dense_lap_batch(**params, seed=SAMPLES.SEED)
+    assert len(batch) == params["batch"]
+    assert all(np.array_equal(batch.item_costs(b), expected[b]) for b in range(len(batch)))
+    assert SAMPLES.command("dense-lap-batch", params, file) in (SAMPLES.HERE / "README.md").read_text()
     npz = generate("particles", **SAMPLES.SAMPLES[-2][3], seed=SAMPLES.SEED)
     ply = generate("particles", **SAMPLES.SAMPLES[-1][3], seed=SAMPLES.SEED)
     assert np.array_equal(npz.frames[0], ply.frames[0]) and np.array_equal(npz.ids[0], ply.ids[0])

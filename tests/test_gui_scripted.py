@@ -41,11 +41,11 @@ def test_scripted_run_saves_screenshots_of_every_view(tmp_path):
     assert_real_content(window, "scripted window")
     files = sorted(p.name for p in views.glob("*.png"))
     assert files == ["01-labels.png", "02-activity.png", "03-workload.png", "04-3d.png", "05-batch.png",
-                     "06-compare.png"]
+                     "06-compare.png", "07-cluster.png"]
     for name in ("01-labels.png", "02-activity.png", "06-compare.png"):
         assert_real_content(load_png(views / name), f"scripted {name}")
     # pr-seq reports no per-warp workload and a graph is no point series nor batch: those tabs explain, in grey
-    for name in ("03-workload.png", "04-3d.png", "05-batch.png"):
+    for name in ("03-workload.png", "04-3d.png", "05-batch.png", "07-cluster.png"):
         assert colourful_fraction(load_png(views / name)) < 0.001, name
     SHOTS.mkdir(parents=True, exist_ok=True)
     for p in [out, *views.glob("*.png")]:
