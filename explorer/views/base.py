@@ -78,6 +78,27 @@ class View(QtWidgets.QWidget):
         self.invalidate()
 
 
+class NamedColumnsTable(QtCore.QAbstractTableModel):
+    """A read-only table model with fixed, named columns (``columns``); a subclass says how many
+    rows it holds (``row_count``) and what a cell shows (``data``)."""
+
+    columns: tuple[str, ...] = ()
+
+    def row_count(self) -> int:
+        return 0
+
+    def rowCount(self, parent=QtCore.QModelIndex()) -> int:  # noqa: N802 (Qt's name)
+        return 0 if parent.isValid() else self.row_count()
+
+    def columnCount(self, parent=QtCore.QModelIndex()) -> int:  # noqa: N802
+        return 0 if parent.isValid() else len(self.columns)
+
+    def headerData(self, section, orientation, role=QtCore.Qt.ItemDataRole.DisplayRole):  # noqa: N802
+        if role == QtCore.Qt.ItemDataRole.DisplayRole and orientation == QtCore.Qt.Orientation.Horizontal:
+            return self.columns[section]
+        return None
+
+
 def new_layout_widget() -> pg.GraphicsLayoutWidget:
     w = pg.GraphicsLayoutWidget()
     w.ci.setContentsMargins(6, 6, 6, 6)

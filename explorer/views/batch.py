@@ -11,15 +11,17 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 
 from ..wording import duration
-from .base import View, add_plot, new_layout_widget, set_axis_label, time_unit
+from .base import NamedColumnsTable, View, add_plot, new_layout_widget, set_axis_label, time_unit
 
 COLUMNS = ("problem", "size", "value", "search steps", "time", "certificate")
 SORT_ROLE = QtCore.Qt.ItemDataRole.UserRole
 BINS = 40
 
 
-class BatchTable(QtCore.QAbstractTableModel):
+class BatchTable(NamedColumnsTable):
     """The problems of one BatchResult; sorting by the raw numbers (SORT_ROLE), shown as text."""
+
+    columns = COLUMNS
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -31,16 +33,8 @@ class BatchTable(QtCore.QAbstractTableModel):
         self.result, self.shapes = result, shapes
         self.endResetModel()
 
-    def rowCount(self, parent=QtCore.QModelIndex()) -> int:  # noqa: N802 (Qt's name)
-        return 0 if parent.isValid() or self.result is None else len(self.result)
-
-    def columnCount(self, parent=QtCore.QModelIndex()) -> int:  # noqa: N802
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(self, section, orientation, role=QtCore.Qt.ItemDataRole.DisplayRole):  # noqa: N802
-        if role == QtCore.Qt.ItemDataRole.DisplayRole and orientation == QtCore.Qt.Orientation.Horizontal:
-            return COLUMNS[section]
-        return None
+    def row_count(self) -> int:
+        return 0 if self.result is None else len(self.result)
 
     def data(self, index, role=QtCore.Qt.ItemDataRole.DisplayRole):
         if not index.isValid() or self.result is None:

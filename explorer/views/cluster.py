@@ -26,7 +26,7 @@ from pathlib import Path
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..wording import duration, plural
-from .base import View
+from .base import NamedColumnsTable, View
 
 COLUMNS = ("item", "kind", "algorithm", "backend", "value", "certified", "seconds", "worker", "error")
 WORKER_COLUMNS = ("worker", "state", "tasks done", "time on tasks", "failed tasks")
@@ -40,8 +40,10 @@ def short_address(address: str) -> str:
     return address.split("://", 1)[-1] if address else ""
 
 
-class ResultsTable(QtCore.QAbstractTableModel):
+class ResultsTable(NamedColumnsTable):
     """The rows of a run (ItemResults), shown as text, sorted by their raw values (SORT_ROLE)."""
+
+    columns = COLUMNS
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -69,16 +71,8 @@ class ResultsTable(QtCore.QAbstractTableModel):
     def label(self, row) -> str:
         return self.labels[row.index] if 0 <= row.index < len(self.labels) else str(row.item)
 
-    def rowCount(self, parent=QtCore.QModelIndex()) -> int:  # noqa: N802 (Qt's name)
-        return 0 if parent.isValid() else len(self.rows)
-
-    def columnCount(self, parent=QtCore.QModelIndex()) -> int:  # noqa: N802
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(self, section, orientation, role=QtCore.Qt.ItemDataRole.DisplayRole):  # noqa: N802
-        if role == QtCore.Qt.ItemDataRole.DisplayRole and orientation == QtCore.Qt.Orientation.Horizontal:
-            return COLUMNS[section]
-        return None
+    def row_count(self) -> int:
+        return len(self.rows)
 
     def cell(self, row, key: str):
         """The raw value of a cell (CSV, sorting)."""

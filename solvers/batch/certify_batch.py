@@ -237,19 +237,20 @@ def certify_packed(packed, solution):
     REASONS), at_row / at_col (where, in the oriented item; -1 if none), value (the assignment's
     cost, summed with its rounding error compensated), gap (the proven upper bound of value - optimum;
     nan where not computed) and tol."""
-    count = packed.size
-    reason = np.zeros(count, dtype=np.int8)
-    at_row = np.full(count, -1, dtype=np.int64)
-    at_col = np.full(count, -1, dtype=np.int64)
-    value = np.full(count, np.nan)
-    gap = np.full(count, np.nan)
-    tol = np.full(count, np.nan)
-    if count:
+    out = empty_outcome(packed.size)
+    if packed.size:
         _certify_all(packed.costs, packed.offsets, packed.rows, packed.cols, packed.row_offsets, packed.col_offsets,
                      np.asarray(solution.row_to_col, dtype=np.int64), np.asarray(solution.u, dtype=np.float64),
                      np.asarray(solution.v, dtype=np.float64), np.asarray(solution.status, dtype=np.int8),
-                     reason, at_row, at_col, value, gap, tol)
-    return {"reason": reason, "at_row": at_row, "at_col": at_col, "value": value, "gap": gap, "tol": tol}
+                     out["reason"], out["at_row"], out["at_col"], out["value"], out["gap"], out["tol"])
+    return out
+
+
+def empty_outcome(count: int) -> dict:
+    """certify_packed's per-item arrays before any item is checked (the GPU's certificate fills the same)."""
+    return {"reason": np.zeros(count, dtype=np.int8), "at_row": np.full(count, -1, dtype=np.int64),
+            "at_col": np.full(count, -1, dtype=np.int64), "value": np.full(count, np.nan),
+            "gap": np.full(count, np.nan), "tol": np.full(count, np.nan)}
 
 
 def explain(code: int, i: int, j: int, gap: float, tol: float) -> str:

@@ -381,19 +381,15 @@ def certify_packed(packed, solution):
     than it saves)."""
     from .certify_batch import EPS, INFEASIBLE_PROVEN, TINY, _max_matching
     from .certify_batch import certify_packed as host_certify
+    from .certify_batch import empty_outcome
     if not (hasattr(packed.costs, "__cuda_array_interface__") or hasattr(packed.costs, "copy_to_host")):
         return host_certify(packed, solution)
     from numba import cuda
 
     from . import device_kernels as K
     count = packed.size
-    reason = np.zeros(count, dtype=np.int8)
-    at_row = np.full(count, -1, dtype=np.int64)
-    at_col = np.full(count, -1, dtype=np.int64)
-    value = np.full(count, np.nan)
-    gap = np.full(count, np.nan)
-    tol = np.full(count, np.nan)
-    out = {"reason": reason, "at_row": at_row, "at_col": at_col, "value": value, "gap": gap, "tol": tol}
+    out = empty_outcome(count)
+    reason, at_row, at_col, value, gap, tol = (out[k] for k in ("reason", "at_row", "at_col", "value", "gap", "tol"))
     if not count:
         return out
     launcher = _device_launcher()
