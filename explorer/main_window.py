@@ -790,7 +790,8 @@ class MainWindow(QtWidgets.QMainWindow):
                                 and not self.solver_panel.invalid_reason())
         self.act_stop.setEnabled(busy)
         run = self.session.current_run
-        self.act_save_run.setEnabled(run is not None and not run.is_active)
+        # a batch run sends no telemetry to record: its answers go out through Export ▸ Solution
+        self.act_save_run.setEnabled(run is not None and not run.is_active and run.batch is None)
         self.act_save_dataset.setEnabled(have_problem)
         self._update_export_actions()
         self.solver_panel.update_buttons()
@@ -987,6 +988,9 @@ class MainWindow(QtWidgets.QMainWindow):
         run = run or self.session.current_run
         if run is None:
             raise ValueError("no run to save")
+        if run.batch is not None:
+            raise InputError("a batch run records no steps to replay: export its answers with Export ▸ Solution",
+                             str(path))
         run.record().save(path)
         return Path(path)
 

@@ -74,7 +74,7 @@ def test_a_batch_opens_runs_lists_its_problems_and_solves_one_alone(window, qtbo
 
     # the distributions hold every problem
     tables = view.tables()
-    assert tables["histogram of search steps"]["problems"].sum() == 40
+    assert tables["search_steps_histogram"]["problems"].sum() == 40 and tables["seconds_histogram"]["problems"].sum() == 40
     assert len(tables["problems"]["value"]) == 40
 
     # one problem alone: its own run, with telemetry, the same value
@@ -89,8 +89,9 @@ def test_a_batch_opens_runs_lists_its_problems_and_solves_one_alone(window, qtbo
     assert alone.result.value == pytest.approx(scipy_value(items[7]))
     assert "problem 7" in alone.dataset and alone.n_reports > 0
 
-    # export the batch run's assignments as the command line writes them
+    # export the batch run's assignments as the command line writes them; it records no steps to replay
     win.session.set_current_run(run)
+    assert not win.act_save_run.isEnabled()
     out = win.export_solution(tmp_path / "assignments.csv")
     with open(out, newline="") as fh:
         rows = list(csv.DictReader(fh))

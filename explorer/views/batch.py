@@ -169,14 +169,14 @@ class BatchView(View):
 
     def _draw_histograms(self, result) -> None:
         steps = result.iterations.astype(np.float64)
-        self._histograms = {"search steps": _histogram(steps)}
-        edges, counts = self._histograms["search steps"]
+        self._histograms = {"search_steps": _histogram(steps)}
+        edges, counts = self._histograms["search_steps"]
         self.steps_bars.setOpts(x0=edges[:-1], x1=edges[1:], height=counts)
         times = result.item_seconds[np.isfinite(result.item_seconds)]
         if times.size:
             factor, unit = time_unit(float(times.max()))
             edges, counts = _histogram(times)
-            self._histograms["time (s)"] = (edges, counts)
+            self._histograms["seconds"] = (edges, counts)
             self.time_bars.setOpts(x0=edges[:-1] * factor, x1=edges[1:] * factor, height=counts)
             set_axis_label(self.time_plot, "bottom", f"time ({unit})")
             self.time_note.setText("")
@@ -217,7 +217,7 @@ class BatchView(View):
                             "certified": r.certified, "infeasible": r.infeasible,
                             "status": np.array(r.status, dtype=object)}}
         for name, (edges, counts) in self._histograms.items():
-            out[f"histogram of {name}"] = {"from": edges[:-1], "to": edges[1:], "problems": counts}
+            out[f"{name}_histogram"] = {"from": edges[:-1], "to": edges[1:], "problems": counts}
         return out
 
 
