@@ -255,3 +255,14 @@ def test_workers_sharing_a_gpu_each_see_that_gpu_only(monkeypatch):
         assert sorted(seen.values()) == ["3", "3"]
     finally:
         cluster.close()
+
+
+def test_a_truncated_batch_file_is_its_row_with_the_readers_line(tmp_path):
+    """The workers map a .npy batch; a truncated one is refused before that, in the reader's words."""
+    good = tmp_path / "good.npy"
+    np.save(good, np.random.default_rng(2).random((70, 5, 5)))
+    cut = tmp_path / "cut.npy"
+    cut.write_bytes(good.read_bytes()[:-800])
+    rows = solvers.solve_many([str(cut), str(good)])
+    assert rows[0].error and "cut.npy" in rows[0].error and "truncated" in rows[0].error and "\n" not in rows[0].error
+    assert rows[1].error is None and rows[1].certified

@@ -81,14 +81,7 @@ def read_npy(fh, path, what: str = "array", stored_size: int | None = None, trus
     need = math.prod(shape) * dtype.itemsize
     check_allocation(need, f"{what} of shape {shape_text(shape)}", name)
     if stored_size is not None:
-        present = stored_size - fh.tell()
-        if present < need:
-            raise InputError(f"{what}: the file is truncated: the header declares {shape_text(shape)} "
-                             f"{dtype.name} values ({need:,} bytes) but {present:,} bytes of data follow it",
-                             name)
-        if present > need:
-            raise InputError(f"{what}: {present - need:,} bytes follow the {shape_text(shape)} array the header "
-                             "declares (a damaged file, or not one array?)", name)
+        check_data_size(stored_size - fh.tell(), shape, dtype, path, what)
     if trusted_size and need >= MAP_MIN_BYTES:
         # a large plain file is mapped, not read: the first pass over it (validation, on all cores)
         # pulls it from the page cache at memory speed, and no second copy exists
@@ -97,6 +90,17 @@ def read_npy(fh, path, what: str = "array", stored_size: int | None = None, trus
     data = _read_data(fh, need, trusted_size, path, what)
     array = np.frombuffer(data, dtype=dtype)
     return array.reshape(shape, order="F" if fortran else "C")
+
+
+def check_data_size(present: int, shape: tuple[int, ...], dtype: np.dtype, path, what: str = "array") -> None:
+    """InputError unless exactly the bytes the header declares follow it (``present`` of them)."""
+    need = math.prod(shape) * dtype.itemsize
+    if present < need:
+        raise InputError(f"{what}: the file is truncated: the header declares {shape_text(shape)} "
+                         f"{dtype.name} values ({need:,} bytes) but {present:,} bytes of data follow it", str(path))
+    if present > need:
+        raise InputError(f"{what}: {present - need:,} bytes follow the {shape_text(shape)} array the header "
+                         "declares (a damaged file, or not one array?)", str(path))
 
 
 def _read_data(fh, need: int, trusted_size: bool, path, what: str) -> bytearray:

@@ -90,13 +90,15 @@ class NpySlices:
 
 def _npy_batch(path):
     """An NpySlices of every item of a plain (not gzipped, C-ordered) 3-D .npy batch, else None."""
-    from ..formats._npy import read_header
+    from ..formats._npy import check_data_size, read_header
     from ..formats._text import close_binary, open_binary
     if not str(path).lower().endswith(".npy"):
         return None
     fh = open_binary(path)
     try:
-        shape, fortran, _ = read_header(fh, path)
+        shape, fortran, dtype = read_header(fh, path, "cost batch")
+        # the workers map the file: a truncated or padded one is refused here, in the reader's words
+        check_data_size(os.stat(path).st_size - fh.tell(), shape, dtype, path, "cost batch")
     finally:
         close_binary(fh)
     return None if fortran else NpySlices(os.fspath(path), 0, shape[0])
