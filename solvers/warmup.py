@@ -31,7 +31,7 @@ from .telemetry import Observer
 
 WARM_SIDE = 8192     # a larger graph warms up on a random one this size (above every threading threshold)
 COST_CORNER = 48     # a cost matrix warms up on its top-left corner (same dtype, same integrality)
-POINTS = 16          # a point series on its first two frames, this many points each
+POINTS = 80          # points per frame of the warm-up series: past the auction's Gauss-Seidel tail (64 bidders)
 
 
 def wants_warmup(algorithm: str, backend: str) -> bool:
@@ -82,9 +82,17 @@ def warmup_problem(problem):
     if isinstance(problem, FlowNetwork):
         return generate("washington-rlg", rows=4, cols=4, seed=1)
     if isinstance(problem, PointSeries):
-        frames = [f[:POINTS] for f in problem.frames[:2]]
-        ids = [i[:POINTS] for i in problem.ids[:2]] if problem.ids is not None else None
-        return PointSeries.from_frames(frames, ids, source="<warm-up>")
+        # three frames: a pair of different sizes (the rectangular assignment) and a square one,
+        # whose links include an outlier, so the automatic gate re-solves on gated sparse costs
+        rng = np.random.default_rng(1)
+        first = rng.random((POINTS, 3))
+        second = first + rng.normal(0, 0.01, first.shape)
+        second[0] += 5.0
+        second = np.vstack([second, rng.random((POINTS // 8, 3))])  # new points: the reverse auction's objects
+        third = second + rng.normal(0, 0.01, second.shape)
+        sizes = (POINTS, len(second), len(third))
+        ids = [np.arange(size) for size in sizes] if problem.ids is not None else None
+        return PointSeries.from_frames([first, second, third], ids, source="<warm-up>")
     return None
 
 

@@ -53,3 +53,31 @@ def test_a_backend_that_is_not_here_is_one_line(capsys):
     assert main(["warmup", "--backend", "cuda"]) == 2
     out, err = capsys.readouterr()
     assert out == "" and len(err.strip().splitlines()) == 1 and err.startswith("error: ")
+
+
+FRESH_CACHE_CODE = """
+import sys, solvers
+from solvers import warmup
+series = solvers.load("sample_graphs/particles_100x10.npz")
+for algorithm in ("auction", "hungarian"):
+    warmup.warm_up(series, algorithm, "cpu", {}, track=True)
+    with warmup.watch_compiles() as watch:
+        solvers.track(series, algorithm=algorithm, backend="cpu")
+    print(algorithm, watch.compiled)
+"""
+
+
+def test_a_series_warm_up_leaves_nothing_to_compile_for_the_timed_run(tmp_path):
+    """On an empty kernel cache, the untimed warm-up of a point series (frames of different sizes,
+    an outlier link for the automatic gate, more points than the auction's Gauss-Seidel tail) takes
+    every compiled path the tracking run then takes: its solve time holds no compiling."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "kernels"), PYTHONPATH=str(root))
+    done = subprocess.run([sys.executable, "-c", FRESH_CACHE_CODE], cwd=root, env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["auction", "0", "hungarian", "0"], done.stdout
