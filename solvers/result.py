@@ -168,14 +168,14 @@ class TrackResult:
     ``max_distance``: the gate used (None: none); ``gating``: "auto", "fixed" or "off".
     ``series``: the tracked PointSeries (for exports)."""
 
-    tracks: list
-    links: list
-    frame_stats: list
+    tracks: list = field(repr=False)  # printed, a result shows its accuracy, gate and summary, not its arrays
+    links: list = field(repr=False)
+    frame_stats: list = field(repr=False)
     accuracy: float | None = None
     summary: dict = field(default_factory=dict)
     max_distance: float | None = None
     gating: str = "off"
-    series: PointSeries | None = None
+    series: PointSeries | None = field(default=None, repr=False)
 
     @property
     def certified(self) -> bool:

@@ -33,6 +33,11 @@ class AssignmentBatch:
     def __len__(self) -> int:
         return self.batch.packed.size
 
+    def __repr__(self) -> str:
+        described = self.describe()
+        return (f"AssignmentBatch({described['problems']} problems, {described['layout']}, {described['costs']}"
+                + (f", from {self.source}" if self.source else "") + ")")
+
     @property
     def shapes(self) -> np.ndarray:
         """(B, 2): each problem's rows and columns, as given."""

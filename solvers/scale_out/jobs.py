@@ -42,8 +42,8 @@ class ItemResult:
     wall_seconds: float = 0.0
     worker: str = ""
     error: str | None = None
-    result: object = None
-    output: bytes | None = None
+    result: object = field(default=None, repr=False)   # printed rows stay one line: the answer is big
+    output: bytes | None = field(default=None, repr=False)
 
     @property
     def ok(self) -> bool:
