@@ -181,6 +181,10 @@ class TrackResult:
     def certified(self) -> bool:
         return all(s["certified"] for s in self.frame_stats)
 
+    def track_through(self, frame: int, index: int) -> list:
+        """The track through point ``index`` of ``frame``: (frame, index) in frame order."""
+        return self.tracks[int(self.point_tracks()[frame][index])]
+
     def point_tracks(self) -> list:
         """The track id of every point, frame by frame (numbered as ``tracks``), made once."""
         cached = self.__dict__.get("_point_tracks")

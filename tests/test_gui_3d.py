@@ -297,7 +297,6 @@ def test_play_steps_through_the_pairs_and_subsampling_is_said(window, qtbot, tmp
 def test_picking_a_point_shows_its_track_and_link_costs(window, qtbot, tmp_path):
     """A click on a point of the selected pair (here: at the canvas pixel the point is drawn at)
     highlights its whole track and says the costs of its links, checked against the links."""
-    from explorer.views.tracks3d import pick_chain
     series, view, run = tracked_with_knn(qtbot, window, tmp_path)
     view.frame_slider.setValue(2)
     view.refresh(force=True)
@@ -307,7 +306,7 @@ def test_picking_a_point_shows_its_track_and_link_costs(window, qtbot, tmp_path)
     mapped = transform.map(series.frames[t][i][None, :])
     pos = mapped[0, :2] / mapped[0, 3]
     assert view.pick_at(pos) == (t, i)
-    chain = pick_chain(links, t, i)
+    chain = run.track.track_through(t, i)
     assert (t, i) in chain and [f for f, _ in chain] == list(range(chain[0][0], chain[-1][0] + 1))
     j = int(links[2][0, 1])
     cost = float(np.linalg.norm(series.frames[3][j] - series.frames[2][i]))
@@ -319,10 +318,12 @@ def test_picking_a_point_shows_its_track_and_link_costs(window, qtbot, tmp_path)
     assert view.picked is None and "picked" not in view.info.text()
 
 
-def test_pick_chain_follows_links_both_ways():
-    from explorer.views.tracks3d import pick_chain
+def test_a_picked_points_track_follows_links_both_ways():
+    from solvers.result import TrackResult
+    from solvers.tracking import chain_tracks
     links = [np.array([[0, 1], [1, 0]]), np.array([[0, 2]]), np.zeros((0, 2), dtype=int)]
-    assert pick_chain(links, 1, 0) == [(0, 1), (1, 0), (2, 2)]
-    assert pick_chain(links, 2, 2) == [(0, 1), (1, 0), (2, 2)]
-    assert pick_chain(links, 1, 1) == [(0, 0), (1, 1)]
-    assert pick_chain(links, 3, 0) == [(3, 0)]
+    track = TrackResult(chain_tracks([2, 2, 3, 1], links), links, [])
+    assert track.track_through(1, 0) == [(0, 1), (1, 0), (2, 2)]
+    assert track.track_through(2, 2) == [(0, 1), (1, 0), (2, 2)]
+    assert track.track_through(1, 1) == [(0, 0), (1, 1)]
+    assert track.track_through(3, 0) == [(3, 0)]

@@ -112,27 +112,6 @@ def thinning(count: int, limit: int) -> int:
     return max(1, -(-count // limit))
 
 
-def pick_chain(links: list[np.ndarray], t: int, i: int) -> list[tuple[int, int]]:
-    """The track through point i of frame t, as (frame, index) in frame order, from the links of
-    each frame pair (links[t]: (k, 2) pairs of frame t and frame t + 1)."""
-    chain = [(t, i)]
-    frame, index = t, i
-    while frame > 0 and frame - 1 < len(links):  # back
-        at = np.flatnonzero(links[frame - 1][:, 1] == index)
-        if not at.size:
-            break
-        frame, index = frame - 1, int(links[frame - 1][at[0], 0])
-        chain.insert(0, (frame, index))
-    frame, index = t, i
-    while frame < len(links):  # forward
-        at = np.flatnonzero(links[frame][:, 0] == index)
-        if not at.size:
-            break
-        frame, index = frame + 1, int(links[frame][at[0], 1])
-        chain.append((frame, index))
-    return chain
-
-
 def nice_ticks(lo: float, hi: float, target: int = 5) -> np.ndarray:
     """Round tick values inside [lo, hi]: steps of 1, 2 or 5 times a power of ten, about ``target`` of them."""
     span = hi - lo
@@ -414,8 +393,7 @@ class Tracks3DView(View):
 
     def _show_pick(self, series, t: int, i: int) -> None:
         run = self.current_track()
-        links = track_links(run.track) if run is not None else []
-        chain = pick_chain(links, t, i)
+        chain = run.track.track_through(t, i) if run is not None else [(t, i)]
         where = np.array([series.frames[f][k] for f, k in chain])
         self.picked_point.set_data(series.frames[t][i][None, :], face_color=(1, 1, 1, 1), size=14,
                                    edge_width=2.5, edge_color=(0.8, 0.1, 0.6, 1))
