@@ -99,6 +99,23 @@ class NamedColumnsTable(QtCore.QAbstractTableModel):
         return None
 
 
+SORT_ROLE = QtCore.Qt.ItemDataRole.UserRole  # a table's raw value of a cell, for sorting
+
+
+def sortable_table(model: QtCore.QAbstractTableModel, parent) -> tuple[QtCore.QSortFilterProxyModel,
+                                                                       QtWidgets.QTableView]:
+    """(proxy, view) of a read-only table sorted by its models' SORT_ROLE, one whole row selected at a time."""
+    proxy = QtCore.QSortFilterProxyModel(parent)
+    proxy.setSourceModel(model)
+    proxy.setSortRole(SORT_ROLE)
+    table = QtWidgets.QTableView()
+    table.setModel(proxy)
+    table.setSortingEnabled(True)
+    table.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectionBehavior.SelectRows)
+    table.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.SingleSelection)
+    return proxy, table
+
+
 def new_layout_widget() -> pg.GraphicsLayoutWidget:
     w = pg.GraphicsLayoutWidget()
     w.ci.setContentsMargins(6, 6, 6, 6)

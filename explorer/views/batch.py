@@ -11,10 +11,10 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 
 from ..wording import duration
-from .base import NamedColumnsTable, View, add_plot, new_layout_widget, set_axis_label, time_unit
+from .base import (SORT_ROLE, NamedColumnsTable, View, add_plot, new_layout_widget, set_axis_label, sortable_table,
+                   time_unit)
 
 COLUMNS = ("problem", "size", "value", "search steps", "time", "certificate")
-SORT_ROLE = QtCore.Qt.ItemDataRole.UserRole
 BINS = 40
 
 
@@ -89,15 +89,8 @@ class BatchView(View):
         lv = QtWidgets.QVBoxLayout(left)
         lv.setContentsMargins(0, 0, 0, 0)
         self.model = BatchTable(self)
-        self.proxy = QtCore.QSortFilterProxyModel(self)
-        self.proxy.setSourceModel(self.model)
-        self.proxy.setSortRole(SORT_ROLE)
-        self.table = QtWidgets.QTableView()
-        self.table.setModel(self.proxy)
-        self.table.setSortingEnabled(True)
+        self.proxy, self.table = sortable_table(self.model, self)
         self.table.sortByColumn(0, QtCore.Qt.SortOrder.AscendingOrder)
-        self.table.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.SingleSelection)
         self.table.verticalHeader().setVisible(False)
         self.table.horizontalHeader().setStretchLastSection(True)
         self.table.doubleClicked.connect(self._request_selected)

@@ -26,12 +26,11 @@ from pathlib import Path
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..wording import duration, plural
-from .base import NamedColumnsTable, View
+from .base import SORT_ROLE, NamedColumnsTable, View, sortable_table
 
 COLUMNS = ("item", "kind", "algorithm", "backend", "value", "certified", "seconds", "worker", "error")
 WORKER_COLUMNS = ("worker", "state", "tasks done", "time on tasks", "failed tasks")
 KIND_WORDS = {"problem": "problem", "batch": "batch", "series": "point series"}
-SORT_ROLE = QtCore.Qt.ItemDataRole.UserRole
 PHASE_WORDS = {"connecting": "starting", "running": "running", "finished": "finished", "cancelled": "stopped",
                "failed": "failed"}
 
@@ -183,15 +182,8 @@ class ClusterView(View):
         lv.setContentsMargins(0, 0, 0, 0)
         lv.setSpacing(2)
         self.model = ResultsTable(self)
-        self.proxy = QtCore.QSortFilterProxyModel(self)
-        self.proxy.setSourceModel(self.model)
-        self.proxy.setSortRole(SORT_ROLE)
-        self.table = QtWidgets.QTableView()
-        self.table.setModel(self.proxy)
-        self.table.setSortingEnabled(True)
+        self.proxy, self.table = sortable_table(self.model, self)
         self.table.sortByColumn(-1, QtCore.Qt.SortOrder.AscendingOrder)  # input order until a header is clicked
-        self.table.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setAlternatingRowColors(True)
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setDefaultSectionSize(22)
