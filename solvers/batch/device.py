@@ -93,6 +93,14 @@ def _index_array(launcher, array, dtype=np.int64):
     return launcher.upload(np.asarray(array), dtype)
 
 
+def _batch_arrays(launcher, costs, offsets, rows, cols, row_offsets, col_offsets) -> tuple:
+    """The packed layout where the kernels read it (costs, offsets, rows, cols, row and column
+    offsets), and the number of items."""
+    arrays = (_costs_array(launcher, costs),) + tuple(
+        _index_array(launcher, a) for a in (offsets, rows, cols, row_offsets, col_offsets))
+    return arrays + (int(arrays[2].shape[0]) if hasattr(rows, "__cuda_array_interface__") else len(rows),)
+
+
 def _index_host(device) -> np.ndarray:
     return device.copy_to_host()
 
@@ -136,13 +144,8 @@ def solve_packed_device(costs_device, offsets, rows, cols, row_offsets, col_offs
     host_cols = np.asarray(cols) if not hasattr(cols, "__cuda_array_interface__") else None
     if host_rows is not None and host_cols is not None and np.any(host_rows > host_cols):
         raise ValueError("every item must be oriented with rows <= cols")
-    costs = _costs_array(launcher, costs_device)
-    offsets_d = _index_array(launcher, offsets)
-    rows_d = _index_array(launcher, rows)
-    cols_d = _index_array(launcher, cols)
-    row_off_d = _index_array(launcher, row_offsets)
-    col_off_d = _index_array(launcher, col_offsets)
-    batch = int(rows_d.shape[0]) if host_rows is None else len(host_rows)
+    costs, offsets_d, rows_d, cols_d, row_off_d, col_off_d, batch = _batch_arrays(
+        launcher, costs_device, offsets, rows, cols, row_offsets, col_offsets)
     total_rows = _last(row_offsets, row_off_d, batch)
     total_cols = _last(col_offsets, col_off_d, batch)
     if host_cols is None:
@@ -232,13 +235,8 @@ def certify_packed_device(costs_device, offsets, rows, cols, row_offsets, col_of
     from . import device_kernels as K
 
     launcher = launcher or _launcher(backend)
-    costs = _costs_array(launcher, costs_device)
-    offsets_d = _index_array(launcher, offsets)
-    rows_d = _index_array(launcher, rows)
-    cols_d = _index_array(launcher, cols)
-    row_off_d = _index_array(launcher, row_offsets)
-    col_off_d = _index_array(launcher, col_offsets)
-    batch = len(rows) if not hasattr(rows, "__cuda_array_interface__") else int(rows_d.shape[0])
+    costs, offsets_d, rows_d, cols_d, row_off_d, col_off_d, batch = _batch_arrays(
+        launcher, costs_device, offsets, rows, cols, row_offsets, col_offsets)
     r2c = _index_array(launcher, row_to_col)
     u_d = _dual_array(launcher, u)
     v_d = _dual_array(launcher, v)
