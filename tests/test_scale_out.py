@@ -266,3 +266,20 @@ def test_a_truncated_batch_file_is_its_row_with_the_readers_line(tmp_path):
     rows = solvers.solve_many([str(cut), str(good)])
     assert rows[0].error and "cut.npy" in rows[0].error and "truncated" in rows[0].error and "\n" not in rows[0].error
     assert rows[1].error is None and rows[1].certified
+
+
+def test_gpu_workers_get_chunks_that_fill_a_gpu(client):
+    """On GPUs a chunk is one batch call of one block per item, so it holds 1024 items (fewer only
+    when they pass 1 GiB); on CPUs the same batch is cut four ways per worker."""
+    from solvers.scale_out.items import NpySlices, batch_chunks
+    from solvers.scale_out.run import _solves_on_gpu
+    laps = NpySlices("laps.npy", 0, 3000, item_bytes=512 * 512 * 4)
+    assert [len(c) for _, c in batch_chunks(laps, 2, gpu=True)] == [1024, 1024, 952]
+    assert [len(c) for _, c in batch_chunks(laps, 2, gpu=False)] == [375] * 8
+    big = NpySlices("big.npy", 0, 500, item_bytes=4000 * 4000 * 8)  # 128 MB items: 8 fill 1 GiB, 64 at least
+    assert [first for first, _ in batch_chunks(big, 2, gpu=True)] == list(range(0, 500, 64))
+    ragged = [np.zeros((n, n), np.float32) for n in (10, 500, 20) * 700]
+    assert [len(c) for _, c in batch_chunks(ragged, 3, gpu=True)] == [1024, 1024, 52]
+    assert len(batch_chunks(ragged, 1, gpu=True)) == 1  # one worker: one task
+    assert _solves_on_gpu(client, "cuda") and not _solves_on_gpu(client, "cpu") and not _solves_on_gpu(None, "auto")
+    assert not _solves_on_gpu(client, "auto")  # these workers have no GPU

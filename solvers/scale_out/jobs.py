@@ -65,7 +65,8 @@ class Job:
         self.workers: list[str] = []
         self.finished = item.error is not None
 
-    def start(self, workers: int) -> list[TaskSpec]:
+    def start(self, workers: int, gpu: bool = False) -> list[TaskSpec]:
+        """The first tasks, for ``workers`` workers (``gpu``: they solve on GPUs)."""
         raise NotImplementedError
 
     def take(self, spec: TaskSpec, outcome: tasks.Outcome) -> list[TaskSpec]:
@@ -85,7 +86,7 @@ class Job:
 
 
 class ProblemJob(Job):
-    def start(self, workers: int) -> list[TaskSpec]:
+    def start(self, workers: int, gpu: bool = False) -> list[TaskSpec]:
         return [TaskSpec(self, tasks.solve_problem, (self.item.data, self.algorithm, self.backend, self.options))]
 
     def take(self, spec, outcome):
@@ -107,12 +108,12 @@ class ProblemJob(Job):
 class BatchJob(Job):
     """Chunks of a batch, each a solve_batch call; the row holds their BatchResults joined."""
 
-    def start(self, workers: int) -> list[TaskSpec]:
+    def start(self, workers: int, gpu: bool = False) -> list[TaskSpec]:
         if self.options:
             self.fail("a batch of assignment problems takes no options "
                       f"(given: {', '.join(sorted(self.options))})")
             return []
-        chunks = batch_chunks(self.item.data, workers)
+        chunks = batch_chunks(self.item.data, workers, gpu)
         self.parts: list = [None] * len(chunks)
         self.reported = 0
         return [TaskSpec(self, tasks.solve_batch_chunk, (costs, self.algorithm, self.backend),

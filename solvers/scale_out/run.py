@@ -61,6 +61,7 @@ class ManyRun:
         self.client = client
         self.output_format = output_format
         self.workers = _worker_count(client)
+        self.gpu = _solves_on_gpu(client, backend)
         self.jobs: list[Job] = []
         for index, data in enumerate(items):
             item = classify(index, data, algorithm)
@@ -91,7 +92,7 @@ class ManyRun:
         specs = []
         for job in self.jobs:
             if not job.finished:
-                specs.extend(job.start(self.workers))
+                specs.extend(job.start(self.workers, self.gpu))
         items_total = len(self.jobs)
         finished = sum(job.finished for job in self.jobs)
         self.total_tasks = len(specs)
@@ -206,3 +207,16 @@ def _worker_count(client) -> int:
     if client is None:
         return 1
     return max(1, len(client.nthreads()))
+
+
+def _solves_on_gpu(client, backend: str) -> bool:
+    """Whether the tasks will solve on GPUs: backend cuda, or auto on workers that have one."""
+    if backend == "cuda":
+        return True
+    if backend != "auto" or client is None:
+        return False
+    from ..targets import gpu_present
+    try:
+        return any(client.run(gpu_present).values())
+    except Exception:  # a worker that cannot answer: size the chunks for CPUs, which only costs balance
+        return False

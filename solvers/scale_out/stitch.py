@@ -27,7 +27,7 @@ from .jobs import Job, TaskSpec
 
 class SeriesJob(Job):
 
-    def start(self, workers: int) -> list[TaskSpec]:
+    def start(self, workers: int, gpu: bool = False) -> list[TaskSpec]:
         series = self.item.data
         options = dict(self.options)
         max_distance = options.pop("max_distance", "auto")
