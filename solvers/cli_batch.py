@@ -101,7 +101,7 @@ def cmd_batch(argv: list[str]) -> int:
         bar = ProgressBar()
         try:
             for event in run:
-                show(event, bar)
+                bar.update(event)
         finally:
             bar.clear()
         rows = run.results()
@@ -122,15 +122,6 @@ def cmd_batch(argv: list[str]) -> int:
               file=sys.stderr)
         return EXIT_NOT_CERTIFIED
     return EXIT_OK
-
-
-def show(event, bar) -> None:
-    """One progress event on the terminal: the bar, and a line for an item that failed."""
-    bar.update(event)
-    if event.event == "item" and event.error:
-        bar.clear()
-        named = event.error.startswith(event.label)  # a file's own errors name it already
-        print(f"{PROG}: {event.error if named else f'{event.label}: {event.error}'}", file=sys.stderr)
 
 
 def print_rows(rows) -> None:

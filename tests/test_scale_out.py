@@ -195,20 +195,22 @@ def test_cli_batch_on_a_scheduler_address(client, tmp_path, capsys):
     assert rows[4]["error"].startswith(paths[4]) and all(r["worker"] in client.nthreads() for r in rows[:4])
     for r in rows[:4]:
         assert os.path.getsize(r["output"]) > 0 and os.path.dirname(r["output"]) == str(tmp_path / "results-items")
-    err = capsys.readouterr().err
-    assert "2 workers" in err and "1 of 5 items failed" in err
+    said = capsys.readouterr()
+    assert "2 workers" in said.err and "1 of 5 items failed" in said.err
+    assert (said.out + said.err).count(rows[4]["error"]) == 1  # the bad file's line once, in its row
 
 
-@pytest.mark.parametrize("where", ["show", "_write_item"])
+@pytest.mark.parametrize("where", ["progress", "_write_item"])
 def test_cli_batch_interrupted_leaves_no_output(client, tmp_path, monkeypatch, where):
     import solvers.cli_batch as cli_batch
+    from solvers.scale_out.progress import ProgressBar
     paths = _cli_inputs(tmp_path)
     before = set(os.listdir(tmp_path))
 
     def interrupt(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli_batch, where, interrupt)
+    monkeypatch.setattr(*((ProgressBar, "update") if where == "progress" else (cli_batch, where)), interrupt)
     out = tmp_path / "results.csv"
     code = main(["batch", *paths, "--scheduler", client.scheduler.address, "--out", str(out)])
     assert code == 130
@@ -283,3 +285,22 @@ def test_gpu_workers_get_chunks_that_fill_a_gpu(client):
     assert len(batch_chunks(ragged, 1, gpu=True)) == 1  # one worker: one task
     assert _solves_on_gpu(client, "cuda") and not _solves_on_gpu(client, "cpu") and not _solves_on_gpu(None, "auto")
     assert not _solves_on_gpu(client, "auto")  # these workers have no GPU
+
+
+def test_the_progress_bar_counts_failed_items_and_stays_off_logs():
+    import io
+
+    from solvers.scale_out.progress import Progress, ProgressBar
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+    events = [Progress("started", 0, 3, 0, 2), Progress("item", 1, 3, 1, 2, 0, "bad.mtx", error="bad.mtx:1: no"),
+              Progress("item", 3, 3, 2, 2, 1, "good.mtx")]
+    screen, log = Terminal(), io.StringIO()
+    for stream in (screen, log):
+        bar = ProgressBar(stream)
+        for event in events:
+            bar.update(event)
+        assert bar.failed == 1
+    assert screen.getvalue().rstrip().endswith("3/3 tasks, 2/2 items, 1 failed") and log.getvalue() == ""

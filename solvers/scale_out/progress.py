@@ -44,8 +44,11 @@ class ProgressBar:
         self.on = bool(getattr(self.stream, "isatty", lambda: False)())
         self.last = 0.0
         self.drawn = 0
+        self.failed = 0  # items whose row carries an error: counted on the bar, listed with the rows
 
     def update(self, event: Progress) -> None:
+        if event.event == "item" and event.error:
+            self.failed += 1
         if not self.on:
             return
         now = time.monotonic()
@@ -54,7 +57,7 @@ class ProgressBar:
         self.last = now
         filled = self.width * event.done // max(event.total, 1)
         text = (f"[{'#' * filled}{'.' * (self.width - filled)}] {event.done}/{event.total} tasks, "
-                f"{event.items_done}/{event.items} items")
+                f"{event.items_done}/{event.items} items" + (f", {self.failed} failed" if self.failed else ""))
         self.stream.write("\r" + text.ljust(self.drawn))
         self.stream.flush()
         self.drawn = len(text)
