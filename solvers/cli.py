@@ -637,6 +637,12 @@ def _algorithm_records() -> list[dict]:
                         "summary": algo.summary, "reference": algo.reference,
                         "compiled": algo.compiled, "interruptible": algo.interruptible,
                         "phases": list(algo.phases)})
+    from .batch.api import BATCH_SOLVERS  # solve_batch's, for batch files (problem kind "batch")
+    for algo in BATCH_SOLVERS.values():
+        records.append({"name": algo.name, "problems": list(algo.problem_kinds), "backends": list(algo.backends),
+                        "available": [b for b in algo.backends if b in here], "options": [],
+                        "summary": algo.summary, "reference": algo.reference, "compiled": True,
+                        "interruptible": algo.interruptible, "phases": []})
     return records
 
 
@@ -664,10 +670,16 @@ def _cmd_algos(args) -> int:
 
 def _format_records() -> list[dict]:
     from .formats import FORMATS, RESULT_FORMATS
-    return [{"key": f.key, "name": f.name, "files": list(f.patterns), "problems": list(f.problems),
-             "reads": f.read is not None, "writes": f.write is not None, "result": table is RESULT_FORMATS,
-             "description": f.description}
-            for table in (FORMATS, RESULT_FORMATS) for f in table]
+    from .formats.batch import LISTED
+    records = [{"key": f.key, "name": f.name, "files": list(f.patterns), "problems": list(f.problems),
+                "reads": f.read is not None, "writes": f.write is not None, "result": table is RESULT_FORMATS,
+                "description": f.description}
+               for table in (FORMATS, RESULT_FORMATS) for f in table]
+    for key, name, access, files, description in LISTED:
+        records.append({"key": key, "name": name,
+                        "files": list(files), "problems": ["assignment batch"], "reads": "read" in access,
+                        "writes": "write" in access, "result": access == "write", "description": description})
+    return records
 
 
 def _cmd_formats(args) -> int:
@@ -675,9 +687,12 @@ def _cmd_formats(args) -> int:
     if args.json:
         print(json.dumps(records))
         return EXIT_OK
-    for title, results in (("Problem files (solve, gen --out, gui):", False), ("Results (solve --out):", True)):
+    sections = (("Problem files (solve, gen --out, gui):", False, False), ("Results (solve --out):", True, False),
+                ("Batches of assignment problems (solve, batch, gui):", False, True),
+                ("Batch results (solve --out on a batch):", True, True))
+    for title, results, batch in sections:
         print(title)
-        for r in (r for r in records if r["result"] == results):
+        for r in (r for r in records if r["result"] == results and r["key"].startswith("batch-") == batch):
             access = "read/write" if r["reads"] and r["writes"] else "read" if r["reads"] else "write"
             print(f"  {r['name']} ({access}: {', '.join(r['problems'])})  {' '.join(r['files'])}")
             print(f"      {r['description']}")

@@ -30,7 +30,7 @@ from .errors import InfeasibleError, InputError
 from . import point_grid, point_neighbours
 from .point_grid import box_distance, cell_span, pair_distance
 from .problems import DENSE_DISTANCES, EuclideanCosts
-from .registry import Algorithm, Option
+from .points_knn import MAX_PAIRS
 from .result import Solution
 
 EPS = np.finfo(np.float64).eps
@@ -39,26 +39,6 @@ EPS = np.finfo(np.float64).eps
 DENSE_SHARE = 4
 PARALLEL_QUERIES = 4096  # kd-tree queries from this many points run on all cores (threads cost more below)
 GRID_NEIGHBOURS = 64  # lists up to this long are found on the grid (a few rings of cells), longer by the kd-tree
-MAX_PAIRS = 1 << 26  # candidate pairs held at most (about 1.5 GB with their costs and the solver's copies)
-
-ALGORITHMS = [
-    Algorithm(
-        name="knn", problem_kinds=("points",), accepts=(EuclideanCosts,), backends=("cpu",),
-        runner="solvers.points_exact:run",
-        options=(Option("k", 8, help="nearest neighbours each point starts with as candidates", low=1,
-                        high=2 ** 31 - 1),
-                 Option("max_rounds", 12, help="solves at most: each adds the pairs that break the last one's "
-                        "dual potentials", low=1, high=64),
-                 Option("max_pairs", MAX_PAIRS, help="candidate pairs held at most (memory follows them)",
-                        low=1, high=2 ** 40)),
-        summary="Exact point correspondence without the distance matrix: k nearest neighbours as candidates "
-                "(found on a uniform grid of cells), solved by shortest augmenting paths on them, with the pairs that break the "
-                "dual potentials added until none is left; optimal for all pairs, not just the candidates.",
-        reference="Vasconcelos & Rosenhahn 2009 (3-D point correspondence by assignment); Jonker & Volgenant "
-                  "1987 (shortest augmenting paths); scipy.spatial.cKDTree for long neighbour lists",
-        interruptible=False, phases=("start", "done")),
-]
-
 
 def match_points(a, b, k: int = 8, max_rounds: int = 12, max_pairs: int = MAX_PAIRS):
     """The minimum-distance matching of every point of the smaller set, certified for the full

@@ -25,7 +25,7 @@ DECLARING_MODULES = (
     "solvers.matching.gpr", "solvers.matching.pr_seq", "solvers.matching.reference",
     "solvers.flow.wbpr", "solvers.flow.reference",
     "solvers.assignment.hungarian", "solvers.assignment.auction", "solvers.assignment.reference",
-    "solvers.assignment.sparse_sap", "solvers.points_exact",
+    "solvers.assignment.sparse_sap", "solvers.points_knn",
 )
 
 

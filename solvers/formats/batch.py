@@ -24,6 +24,18 @@ from ._text import close_binary, format_rows, open_binary, write_file
 
 _MEMBER = re.compile(r"arr_(\d+)\.npy\Z")
 
+# what `matchscope formats` lists for batches: (key, name, access, patterns, description)
+LISTED = (
+    ("batch-npy", "NumPy batch of cost matrices", "read/write", ("*.npy",),
+     "3-D array (problems x rows x columns), float32 or float64; inf forbids a pair."),
+    ("batch-npz", "NumPy batch of matrices, any shapes", "read/write", ("*.npz",),
+     "2-D arrays arr_0, arr_1, ... (np.savez), one problem each; an .npz with a points member is a point series."),
+    ("batch-result-csv", "Batch result CSV", "write", ("*.csv",),
+     "item,row,col,cost per row of every problem (col -1 and no cost for a row left unassigned)."),
+    ("batch-result-json", "Batch result JSON", "write", ("*.json",),
+     "The batch summary and, per problem, its value, certificate status and assignment."),
+)
+
 
 def batch_layout(path) -> str | None:
     """"npy" for a .npy holding a 3-D array, "npz" for an .npz of matrices (no ``points`` member),
