@@ -128,3 +128,22 @@ def test_a_batch_file_with_a_bad_number_is_one_line(window, qtbot, tmp_path):
     qtbot.waitUntil(lambda: bool(shown) and not win.host.busy, timeout=20_000)
     assert "bad.npy" in shown[0] and "item 2" in shown[0] and "\n" not in shown[0]
     assert win.session.problem is None
+
+
+def test_a_small_window_shows_every_column_of_the_batch_table(window, qtbot):
+    """At 1024 x 700 the table takes the width of its six columns and the charts keep theirs."""
+    from explorer.views.batch import CHARTS_MIN_WIDTH
+    from pathlib import Path
+    win = window
+    win.resize(1024, 700)
+    win.open_path(Path(__file__).resolve().parents[1] / "sample_graphs" / "dense-lap-batch_100x16x24.npy")
+    wait_loaded(qtbot, win)
+    run = win.start_run()
+    wait_run(qtbot, run)
+    view = win.batch_view
+    view.refresh(force=True)
+    qtbot.wait(50)
+    table = view.table
+    assert table.horizontalScrollBar().maximum() == 0  # no column cut off
+    assert view.split.sizes()[1] >= CHARTS_MIN_WIDTH
+    save_shot(win, "batch-1024.png")

@@ -15,6 +15,7 @@ from .base import (SORT_ROLE, NamedColumnsTable, View, add_plot, new_layout_widg
                    time_unit)
 
 COLUMNS = ("problem", "size", "value", "search steps", "time", "certificate")
+CHARTS_MIN_WIDTH = 230  # pixels the distribution charts keep beside the table
 BINS = 40
 
 
@@ -116,9 +117,11 @@ class BatchView(View):
         self.time_plot.addItem(self.time_bars)
         self.time_note = pg.TextItem("", anchor=(0.5, 0.5), color="#888")
         self.time_plot.addItem(self.time_note)
+        self.charts.setMinimumWidth(CHARTS_MIN_WIDTH)  # below the plots' own hint, so the table can fit a small window
         split.addWidget(self.charts)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
+        self.split = split
         outer.addWidget(split, 1)
         self.set_content(content)
         self._histograms: dict[str, tuple[np.ndarray, np.ndarray]] = {}
@@ -153,12 +156,26 @@ class BatchView(View):
             self._shown = (run.id, id(result))
             shapes = run.problem.shapes if run.problem is not None else np.zeros((len(result), 2), dtype=np.int64)
             self.model.set_result(result, shapes)
-            self.table.resizeColumnsToContents()
+            self._fit_table()
             self._draw_histograms(result)
         seconds = result.seconds
         self.header.setText(f"<b>#{run.id} {run.algorithm} on {result.backend}</b> · {run.certificate_text} · "
                             f"solved in {duration(seconds.get('solve', 0.0))}, certified in "
                             f"{duration(seconds.get('certify', 0.0))}")
+
+    def _fit_table(self) -> None:
+        """Size the columns to their contents and give the table their width where the charts keep
+        CHARTS_MIN_WIDTH (a small window otherwise showed four of the six columns and a scroll bar)."""
+        header = self.table.horizontalHeader()
+        header.setStretchLastSection(False)  # measured unstretched, then the last one fills what is left
+        self.table.resizeColumnsToContents()
+        columns = header.length()
+        header.setStretchLastSection(True)
+        total = sum(self.split.sizes())
+        scroll_bar = self.style().pixelMetric(QtWidgets.QStyle.PixelMetric.PM_ScrollBarExtent)
+        table = min(columns + scroll_bar + 2 * self.table.frameWidth() + 2, total - CHARTS_MIN_WIDTH)
+        if total > 0 and table > self.split.sizes()[0]:
+            self.split.setSizes([table, total - table])
 
     def _draw_histograms(self, result) -> None:
         steps = result.iterations.astype(np.float64)
