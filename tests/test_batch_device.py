@@ -242,6 +242,39 @@ for label, host in (("nan", rng.random((3, 4, 4))), ("neg_inf", rng.random((2, 5
             messages.append(str(e))
     errors[label] = messages
 out["device_inputs"] = {"packed": dev_in, "errors": errors}
+
+# checksums: the device's (float64_bits) equal the host scan's (a bit cast) on awkward values
+import solvers.batch.certify_batch as CB
+from solvers.batch.device import item_checksums
+odd = np.array([0.0, -0.0, np.inf, 5e-324, -2.5e-310, 1e300, -1e-300, 3.0, np.pi, -7.25, 2.0 ** -1022, 1 - 2 ** -53])
+sums = {}
+for label, dtype in (("float64", np.float64), ("float32", np.float32)):
+    mats_odd = [rng.permutation(odd).reshape(3, 4).astype(dtype) for _ in range(3)] + [rng.random((5, 2)).astype(dtype)]
+    p_odd = prepare_batch(mats_odd).packed
+    sums[label] = bool(np.array_equal(item_checksums(cuda.to_device(p_odd.costs), p_odd.offsets), p_odd.checksums))
+
+# host costs: certified on the solver's GPU copy once its checksums match, else on the host
+host_calls = []
+real_host = CB.certify_packed
+CB.certify_packed = lambda *a: host_calls.append(1) or real_host(*a)
+checked = prepare_batch(mats).packed
+sol = solve_packed_cudasim(checked)
+mine = D.certify_packed(checked, sol)
+ref = real_host(checked, sol)
+copy_used = {"same": all(np.array_equal(mine[k], ref[k], equal_nan=True) for k in ref), "host_calls": len(host_calls)}
+sol.device_costs[int(checked.offsets[3]) + 1] = 0.123                 # the GPU copy no longer holds the costs
+mine = D.certify_packed(checked, sol)
+copy_changed = {"same": all(np.array_equal(mine[k], ref[k], equal_nan=True) for k in ref), "host_calls": len(host_calls)}
+CB.certify_packed = real_host
+
+# a GPU batch whose costs change during the solve: that item is not certified, the others are
+square = rng.random((4, 5, 5))
+given = D.prepare_device(cuda.to_device(square))
+sol = solve_packed_cudasim(given.packed)
+given.packed.costs[int(given.packed.offsets[2]) + 3] = 0.5
+after = D.certify_packed(given.packed, sol)
+out["checksums"] = {"equal": sums, "copy_used": copy_used, "copy_changed": copy_changed,
+                    "device_changed": after["reason"].tolist(), "explained": CB.explain(int(after["reason"][2]), 0, 0, 0, 0)}
 print("RESULT " + json.dumps(out))
 '''
 
@@ -347,6 +380,19 @@ def test_device_certificate_equals_host_certificate(sim):
         assert all(same.values()), (name, same)
     seen = {code for codes in cert["codes"].values() for code in codes}
     assert {0, 1, 2, 3, 4, 5, 6, 7, 9, 10} <= seen, seen
+
+
+def test_the_certificate_uses_the_gpu_copy_only_while_it_holds_the_costs(sim):
+    """Host costs are certified on the copy the solver read on the GPU (the host's certificate is not
+    called, the answer is the same bit for bit) while every item's checksum there equals the one the
+    host scan took (the device and host checksums agree on signed zeros, infinities, subnormals,
+    float32); a changed copy sends the check back to the host; a GPU batch changed during the solve
+    is not certified where it changed."""
+    got = sim["checksums"]
+    assert got["equal"] == {"float64": True, "float32": True}
+    assert got["copy_used"] == {"same": True, "host_calls": 0}
+    assert got["copy_changed"] == {"same": True, "host_calls": 1}
+    assert got["device_changed"] == [0, 0, 11, 0] and "changed during the solve" in got["explained"]
 
 
 def test_device_inputs_pack_like_the_host(sim):

@@ -55,8 +55,10 @@ REASONS = {
     8: "the duals do not prove optimality: cost - dual bound = {gap:.6g} > tolerance {tol:.3g}",
     9: "reported infeasible, but the allowed pairs hold a complete assignment",
     10: "infeasible: the allowed pairs match at most {i} of the rows",
+    11: "the costs on the GPU changed during the solve (their checksum differs), so nothing is proven",
 }
 INFEASIBLE_PROVEN = 10
+COSTS_CHANGED = 11
 
 
 @njit(cache=True)

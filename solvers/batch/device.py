@@ -19,7 +19,8 @@ only runs in such a process.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import warnings
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -59,6 +60,8 @@ class _PackedSolution:
     v: np.ndarray
     iterations: np.ndarray
     status: np.ndarray
+    seconds: object = None
+    device_costs: object = None
 
 
 def _solution_class():
@@ -203,12 +206,39 @@ def _streams():
 
 def _solve_packed(packed, backend: str, **options):
     launcher = _launcher(backend)
-    out = solve_packed_device(packed.costs, packed.offsets, packed.rows, packed.cols, packed.row_offsets,
+    costs = _costs_array(launcher, packed.costs)
+    out = solve_packed_device(costs, packed.offsets, packed.rows, packed.cols, packed.row_offsets,
                               packed.col_offsets, launcher=launcher, **options)
     return _solution_class()(row_to_col=_read(launcher, out.row_to_col, np.int64),
                              u=_read(launcher, out.u, np.float64), v=_read(launcher, out.v, np.float64),
                              iterations=_read(launcher, out.iterations, np.int64),
-                             status=_read(launcher, out.status, np.int8))
+                             status=_read(launcher, out.status, np.int8),
+                             # host costs went up once: the certificate may check there, against their checksums
+                             device_costs=None if _on_device(packed.costs) else costs)
+
+
+def _on_device(array) -> bool:
+    return hasattr(array, "__cuda_array_interface__") or hasattr(array, "copy_to_host")
+
+
+def item_checksums(costs, offsets, launcher=None) -> np.ndarray:
+    """Each item's checksum (uint64 (B,), as solvers.batch.scan.scan_items gives it) of the costs
+    ``costs`` on the device, items by ``offsets`` (host int64 (B+1,))."""
+    from . import device_kernels as K
+    launcher = launcher or _device_launcher()
+    count = len(offsets) - 1
+    if count <= 0:
+        return np.zeros(0, np.uint64)
+    threads = launcher.threads(K.CHECKSUM)
+    partial = launcher.empty(count * threads, np.uint64)
+    args = (costs if launcher.simulated else _costs_array(launcher, costs), _index_array(launcher, offsets), partial)
+    if launcher.simulated:
+        with warnings.catch_warnings():  # the simulator's numpy scalars warn where the GPU wraps silently
+            warnings.simplefilter("ignore", RuntimeWarning)
+            launcher.launch(K.CHECKSUM, count, *args)
+    else:
+        launcher.launch(K.CHECKSUM, count, *args)
+    return launcher.read(partial).reshape(count, threads).sum(axis=1, dtype=np.uint64)
 
 
 def _read(launcher, array, dtype):
@@ -366,6 +396,7 @@ def prepare_device(costs):
             item = int(over[0])
             raise InputError(f"item {item}: costs up to {biggest_h[item]:.3g} can overflow float64 sums in a problem "
                              f"of its size: keep |cost| at or below {limit:.3g}")
+    packed = replace(packed, checksums=item_checksums(flat, packed.offsets, launcher))  # rechecked by the certificate
     return BatchInput(packed, True, shapes, (n, m))
 
 
@@ -374,14 +405,34 @@ def certify_packed(packed, solution):
     gaps and tolerances, bit for bit), computed where the costs are: for costs on the GPU, one
     launch (``device_kernels.CERTIFY_EXACT``) does every check and sum in certify_batch's order;
     the host then bounds each item's gap from its float sums (certify_batch._sum_up's arithmetic, in
-    numpy) and confirms claimed infeasibility by its own matching on that item's costs alone. Host
-    costs are certified on the host (certify_batch itself: uploading them again would cost more
-    than it saves)."""
-    from .certify_batch import EPS, INFEASIBLE_PROVEN, TINY, _max_matching
+    numpy) and confirms claimed infeasibility by its own matching on that item's costs alone.
+
+    Host costs are certified on the GPU's copy the solver read (``solution.device_costs``) once
+    every item's checksum there equals the one taken when they were checked (the solver could have
+    written over them); otherwise, or with no copy, on the host (certify_batch itself). A GPU batch
+    whose checksum changed during the solve is not certified (COSTS_CHANGED): nothing else holds
+    its costs."""
+    from .certify_batch import COSTS_CHANGED
     from .certify_batch import certify_packed as host_certify
+    changed = None
+    if not _on_device(packed.costs):
+        copy = getattr(solution, "device_costs", None)
+        checked = getattr(packed, "checksums", None)
+        if copy is None or checked is None or not np.array_equal(item_checksums(copy, packed.offsets), checked):
+            return host_certify(packed, solution)  # no copy there, or not the costs any more
+        packed = replace(packed, costs=copy)
+    elif getattr(packed, "checksums", None) is not None:  # a GPU batch: still the costs that were checked?
+        changed = item_checksums(packed.costs, packed.offsets) != packed.checksums
+    out = _certify_on_device(packed, solution)
+    if changed is not None and changed.any():
+        out["reason"][changed] = COSTS_CHANGED
+        out["gap"][changed] = np.nan
+    return out
+
+
+def _certify_on_device(packed, solution):
+    from .certify_batch import EPS, INFEASIBLE_PROVEN, TINY, _max_matching
     from .certify_batch import empty_outcome
-    if not (hasattr(packed.costs, "__cuda_array_interface__") or hasattr(packed.costs, "copy_to_host")):
-        return host_certify(packed, solution)
     from numba import cuda
 
     from . import device_kernels as K

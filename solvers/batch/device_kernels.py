@@ -47,7 +47,7 @@ from numba import config as numba_config
 from numba import float64, int32, int64
 from numba.extending import register_jitable
 
-from ..dual_steps import floor_step
+from ..dual_steps import checksum_term, float64_bits, floor_step
 from ..targets.cuda_jit import cuda_kernel
 from ..targets.geometry import WARP_SIZE
 from ..targets.kernel import BLOCK_PER_ITEM, EACH, Kernel
@@ -860,7 +860,22 @@ def scan_costs_cuda(costs, per, bad, where, biggest):
         cuda.syncthreads()
 
 
+@cuda_kernel
+def checksum_costs_cuda(costs, offsets, partial):
+    """Each item's checksum of its costs (solvers.batch.scan.scan_items's), in parts: thread t of
+    item b's block adds up entries t, t + nt, ... into ``partial[b * nt + t]``; the host adds the
+    parts (a wrapping sum: their order does not matter)."""
+    t = cuda.threadIdx.x
+    nt = cuda.blockDim.x
+    for b in range(cuda.blockIdx.x, offsets.shape[0] - 1, cuda.gridDim.x):
+        total = np.uint64(0)
+        for k in range(offsets[b] + t, offsets[b + 1], nt):
+            total += checksum_term(float64_bits(float64(costs[k])), k)
+        partial[b * nt + t] = total
+
+
 PACK = Kernel("batch_pack", None, pack_costs_cuda, EACH)
 SCAN = Kernel("batch_scan", None, scan_costs_cuda, BLOCK_PER_ITEM, threads=BLOCK, sim_threads=SIM_BLOCK)
+CHECKSUM = Kernel("batch_checksum", None, checksum_costs_cuda, BLOCK_PER_ITEM, threads=BLOCK, sim_threads=SIM_BLOCK)
 
-KERNELS = (SOLVE, SOLVE_WARP, CERTIFY, CERTIFY_EXACT, PACK, SCAN)
+KERNELS = (SOLVE, SOLVE_WARP, CERTIFY, CERTIFY_EXACT, PACK, SCAN, CHECKSUM)

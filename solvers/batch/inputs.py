@@ -23,7 +23,7 @@ assign every row of an item; results are turned back to each item's own orientat
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -162,8 +162,7 @@ def prepare_batch(costs) -> BatchInput:
     dtype = _float_dtype([a.dtype])
     _check_sizes(shapes, dtype.itemsize)
     _check_integers(a, "the batch", 0)
-    packed = _packed(_oriented_flat(a, dtype), shapes)
-    _check_values(packed)
+    packed = _checked(_packed(_oriented_flat(a, dtype), shapes))
     return BatchInput(packed, True, shapes, (n, m))
 
 
@@ -185,17 +184,17 @@ def _prepare_ragged(items) -> BatchInput:
     _check_sizes(shapes, dtype.itemsize)
     for b, a in enumerate(arrays):
         _check_integers(a, f"item {b}", b)
-    packed = _packed(np.concatenate([_oriented_flat(a, dtype) for a in arrays]) if arrays
-                     else np.empty(0, dtype=dtype), shapes)
-    _check_values(packed)
+    packed = _checked(_packed(np.concatenate([_oriented_flat(a, dtype) for a in arrays]) if arrays
+                              else np.empty(0, dtype=dtype), shapes))
     return BatchInput(packed, False, shapes)
 
 
-def _check_values(packed: PackedBatch) -> None:
+def _checked(packed: PackedBatch) -> PackedBatch:
     """One compiled pass over the costs, items in parallel: NaN, -inf and magnitudes whose sums could
-    overflow are refused, naming the first bad item and entry (in the item's own orientation)."""
+    overflow are refused, naming the first bad item and entry (in the item's own orientation); the
+    packed batch comes back with its items' checksums."""
     from .scan import scan_items
-    bad, where, biggest = scan_items(packed.costs, packed.offsets)
+    bad, where, biggest, checksums = scan_items(packed.costs, packed.offsets)
     found = np.flatnonzero(bad)
     if found.size:
         b = int(found[0])
@@ -212,3 +211,4 @@ def _check_values(packed: PackedBatch) -> None:
         b = int(over[0])
         raise InputError(f"item {b}: costs up to {biggest[b]:.3g} can overflow float64 sums in a problem of its "
                          f"size: keep |cost| at or below {limits[b]:.3g}")
+    return replace(packed, checksums=checksums)

@@ -26,6 +26,8 @@ class PackedBatch:
     (B,), the item was given with more rows than columns and is stored as its transpose;
     row_offsets, col_offsets: int64 (B+1,), prefix sums of rows and cols: where an item's entries
     start in flat per-row and per-column arrays.
+    checksums: uint64 (B,), each item's checksum of its costs when they were checked (None where not
+    computed): a copy of the costs elsewhere (the GPU's) is certified only after it matches them.
     """
     costs: np.ndarray
     offsets: np.ndarray
@@ -34,6 +36,7 @@ class PackedBatch:
     transposed: np.ndarray
     row_offsets: np.ndarray
     col_offsets: np.ndarray
+    checksums: np.ndarray | None = None
 
     @property
     def size(self) -> int:
@@ -51,7 +54,9 @@ class PackedSolution:
         column settled each); status: int8 (B,), SOLVED (0) or INFEASIBLE (1: the +inf pairs leave
         no assignment of every row);
     seconds: float64 (B,), each item's own solve time where the backend measures it (NaN where not),
-        or None.
+        or None;
+    device_costs: the GPU's copy of the costs the solver read (a backend that uploaded host costs),
+        or None: the certificate can run there instead of reading the host's costs again.
     """
     row_to_col: np.ndarray
     u: np.ndarray
@@ -59,3 +64,4 @@ class PackedSolution:
     iterations: np.ndarray
     status: np.ndarray
     seconds: np.ndarray | None = None
+    device_costs: object = None
