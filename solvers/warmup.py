@@ -257,6 +257,27 @@ def _option_sets(algo) -> list[dict]:
     return sets
 
 
+def warm_batches(backend: str) -> None:
+    """solve_batch on ``backend`` for each path a batch can take: float64 and float32; square, wide,
+    tall and ragged items; on a GPU, items for the warp kernel and the block kernel (with and
+    without shared-memory column state), the certificate on the solver's copy, and batches that
+    already live on the GPU (floats, and integers packed on the device)."""
+    import numpy as np
+
+    from .batch.api import solve_batch
+    rng = np.random.default_rng(0)
+    for dtype in (np.float64, np.float32):
+        for shape in ((3, 4, 4), (2, 3, 6), (2, 6, 3)):
+            solve_batch(rng.random(shape).astype(dtype), backend=backend)
+        sizes = ((4, 4), (3, 7)) if backend == "cpu" else ((4, 4), (3, 7), (2, 200), (2, 600))
+        solve_batch([rng.random(size).astype(dtype) for size in sizes], backend=backend)
+    if backend == "cuda":
+        from numba import cuda
+        for host in (rng.random((3, 4, 4)), rng.random((3, 4, 4)).astype(np.float32),
+                     rng.integers(0, 9, (2, 5, 3))):
+            solve_batch(cuda.to_device(host), backend=backend)
+
+
 def warmup_plan(backend: str) -> list[WarmupItem]:
     """What ``warm_all`` runs for ``backend``: each compiled algorithm there, on each sample of
     each kind it solves, with each option set, once watched (telemetry paths) and once not."""
@@ -333,6 +354,13 @@ def warm_all(backend: str, progress=None, should_stop=None) -> WarmAllReport:
                 raise
             except Exception:  # an option set a sample does not suit still compiled what it reached
                 report.failures.append(item.label)
+        report.compiled += watch.compiled
+        report.runs += 1
+    if backend in ("cpu", "cuda"):
+        if progress is not None:
+            progress(len(plan), len(plan) + 1, "batch solver")
+        with watch_compiles(backend=backend) as watch:
+            warm_batches(backend)
         report.compiled += watch.compiled
         report.runs += 1
     report.seconds = time.perf_counter() - start

@@ -25,7 +25,7 @@ def test_warmup_runs_the_plan_marks_the_backend_warm_and_says_where_the_cache_is
     assert main(["warmup", "--backend", "cpu"]) == 0
     out, err = capsys.readouterr()
     lines = out.strip().splitlines()
-    assert lines[0].startswith("cpu: ready after 2 untimed runs in ")
+    assert lines[0].startswith("cpu: ready after 3 untimed runs in ")  # the plan's two and the batch solver
     assert lines[-1].startswith("kernel cache: ")
     assert err == ""
     assert warmup.is_warm("cpu")
@@ -81,3 +81,34 @@ def test_a_series_warm_up_leaves_nothing_to_compile_for_the_timed_run(tmp_path):
                           text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["auction", "0", "hungarian", "0"], done.stdout
+
+
+BATCH_CODE = """
+import numpy as np
+from solvers import warmup
+from solvers.batch.api import solve_batch
+warmup.warm_batches("cpu")
+rng = np.random.default_rng(5)
+with warmup.watch_compiles(backend="cpu") as watch:
+    for dtype in (np.float64, np.float32):
+        solve_batch(rng.integers(0, 50, (20, 30, 30)).astype(dtype), backend="cpu")
+        solve_batch(rng.random((7, 9, 40)).astype(dtype), backend="cpu")
+        solve_batch([rng.random((n, n + 2)).astype(dtype) for n in range(1, 30)] + [rng.random((9, 4)).astype(dtype)],
+                    backend="cpu")
+print(watch.compiled)
+"""
+
+
+def test_the_batch_warm_up_leaves_nothing_to_compile(tmp_path):
+    """`matchscope warmup` includes the batch solver: after warm_batches on an empty kernel cache,
+    batches of other sizes, both float types, rectangles and ragged lists compile nothing."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "kernels"), PYTHONPATH=str(root))
+    done = subprocess.run([sys.executable, "-c", BATCH_CODE], cwd=root, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["0"], done.stdout
