@@ -14,14 +14,27 @@ for part in "$@"; do
     tests)
       echo "=== GPU tests: the Hungarian on point sets, the batch kernels"
       timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_hungarian_points.py tests/test_batch_device.py tests/test_certify_points_device.py \
-        -k "gpu or GPU" 2>&1 | tail -8 ;;
+        -k "gpu or GPU" 2>&1 | tail -8
+      echo "=== the batch warm-up on cuda, then a fresh process: first calls of other batches (seconds; a compile takes several)"
+      export NUMBA_CACHE_DIR=/tmp/numba-cache-warm
+      timeout 200 python3 -c "import time; from solvers import warmup; t = time.perf_counter(); warmup.warm_batches('cuda'); print(f'warm_batches cuda {time.perf_counter() - t:.1f} s')"
+      timeout 120 python3 -c "
+import time, numpy as np, solvers
+from numba import cuda
+rng = np.random.default_rng(3)
+for label, data in (('float32 50x40x40', rng.random((50, 40, 40), dtype=np.float32)), ('float64 9x30x300', rng.random((9, 30, 300))),
+                    ('ragged', [rng.random((n, n + 3)) for n in (5, 140, 700)]), ('device float32', cuda.to_device(rng.random((20, 8, 9), dtype=np.float32)))):
+    t = time.perf_counter(); r = solvers.solve_batch(data, backend='cuda'); cuda.synchronize()
+    print(f'{label}: first call {time.perf_counter() - t:.2f} s, all certified {r.all_certified}')"
+      export NUMBA_CACHE_DIR=/tmp/numba-cache ;;
     points)
       echo "=== points (issue 14)"
       timeout 200 python3 benchmarks/bench_points_exact.py --out "$out" --no-series-peers --repeat 3 \
         --rows pair:8000,unrelated:8000,series:100x8000,pair:1000000 2>&1 | tail -16 ;;
     batch)
       echo "=== batch on the GPU (issue 15)"
-      timeout 150 python3 benchmarks/bench_batch_gpu.py --out "$out/batch-gpu-final.json" --repeats 5 2>&1 | tail -16 ;;
+      timeout 150 python3 benchmarks/bench_batch_gpu.py --out "$out/batch-gpu-final.json" --repeats 3 --scipy-sample 50 2>&1 \
+        | grep -v "^{" | tail -12 ;;
     scale-out)
       echo "=== scale-out on one GPU: one worker, then two sharing it (issue 16)"
       timeout 400 python3 benchmarks/bench_scale_out.py --gpu --laps 4000 --n 256 --frames 100 --workers-per-gpu 2 \

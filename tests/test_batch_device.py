@@ -465,6 +465,30 @@ def test_gpu_cases_and_device_resident_costs():
         assert value == pytest.approx(float(M.astype(np.float64)[r, c].sum()), rel=1e-12), b
 
 
+@gpu
+def test_gpu_host_costs_are_certified_on_the_solvers_copy(monkeypatch):
+    """On a GPU, host costs go up once: the certificate runs on that copy (its checksums equal the
+    host scan's) and gives the host certificate's answer bit for bit; the host's is not called."""
+    import solvers.batch.certify_batch as CB
+    from solvers.batch import device as D
+    from solvers.batch.inputs import prepare_batch
+    rng = np.random.default_rng(21)
+    for mats in ([rng.random((30, 30)) for _ in range(40)] + [rng.integers(0, 4, (20, 50)).astype(float)] * 5,
+                 [rng.random((n, n + 7)).astype(np.float32) for n in range(1, 200, 9)]):
+        packed = prepare_batch(mats).packed
+        sol = D.solve_packed_cuda(packed)
+        assert sol.device_costs is not None
+        reference = CB.certify_packed(packed, sol)
+        calls = []
+        real = CB.certify_packed
+        monkeypatch.setattr(CB, "certify_packed", lambda *a: calls.append(1) or real(*a))
+        mine = D.certify_packed(packed, sol)
+        monkeypatch.setattr(CB, "certify_packed", real)
+        assert not calls
+        assert all(np.array_equal(mine[k], reference[k], equal_nan=True) for k in reference)
+        assert (mine["reason"] == 0).all()
+
+
 def _assert_batch_matches_scipy(result, host):
     for b in range(host.shape[0]):
         r, c = linear_sum_assignment(host[b].astype(np.float64))
