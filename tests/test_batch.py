@@ -329,3 +329,33 @@ def test_gen_dense_lap_batch_is_seeded():
     assert np.all(a == np.round(a)) and a.max() <= 4
     ragged = dense_lap_batch(5, 2, max_n=6, float32=True, integer=False)
     assert all(x.dtype == np.float32 and 2 <= x.shape[0] == x.shape[1] <= 6 for x in ragged)
+
+
+@pytest.mark.parametrize("shape", [(30, 9, 14), (30, 14, 9), (8, 6, 2), (0, 5, 3)])
+def test_regular_answers_come_back_as_the_general_turning_gives_them(shape):
+    """A regular batch's answers are read in place (wide) or inverted in one step (tall); the same as
+    the item-by-item turning a ragged batch needs, infeasible items (rows left at -1) included."""
+    from solvers.batch import result as R
+    rng = np.random.default_rng(sum(shape))
+    costs = rng.random(shape)
+    if shape[0]:
+        costs[3][:, :] = np.inf                            # no allowed pair: infeasible
+        if shape[1] <= shape[2]:
+            costs[5][:2, :] = np.inf
+            costs[5][:2, 0] = 1.0                          # two rows, one column: infeasible
+        else:
+            costs[5][:, :2] = np.inf
+            costs[5][0, :2] = 1.0                          # tall: two columns, one row: infeasible
+    batch = prepare_batch(costs)
+    solution = solve_packed(batch.packed)
+    checked = certify_packed(batch.packed, solution)
+    got = R.unpack(batch, solution, checked, "cpu", {})
+    p = batch.packed
+    _, _, assign, u, v = R._turned_back(p, np.asarray(solution.row_to_col), np.asarray(solution.u),
+                                        np.asarray(solution.v), batch.shapes[:, 0], batch.shapes[:, 1])
+    n, m = shape[1:]
+    assert np.array_equal(got.assignments, assign.reshape(shape[0], n))
+    assert np.array_equal(got.u, u.reshape(shape[0], n), equal_nan=True)  # an infeasible item's duals may be nan
+    assert np.array_equal(got.v, v.reshape(shape[0], m), equal_nan=True)
+    if shape[0]:
+        assert got.infeasible[3] and got.infeasible[5] and got.all_certified

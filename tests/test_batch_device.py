@@ -382,7 +382,7 @@ def test_device_certificate_equals_host_certificate(sim):
     assert {0, 1, 2, 3, 4, 5, 6, 7, 9, 10} <= seen, seen
 
 
-def test_the_certificate_uses_the_gpu_copy_only_while_it_holds_the_costs(sim):
+def test_the_certificate_uses_the_device_copy_only_while_it_holds_the_costs(sim):
     """Host costs are certified on the copy the solver read on the GPU (the host's certificate is not
     called, the answer is the same bit for bit) while every item's checksum there equals the one the
     host scan took (the device and host checksums agree on signed zeros, infinities, subnormals,

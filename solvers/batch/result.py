@@ -81,8 +81,55 @@ def unpack(batch, solution, checked, backend: str, seconds: dict) -> BatchResult
     shapes = batch.shapes
     n_orig = shapes[:, 0] if count else np.zeros(0, dtype=np.int64)
     m_orig = shapes[:, 1] if count else np.zeros(0, dtype=np.int64)
-    # original row offsets and the answer in original rows: a transposed item's oriented rows are
-    # its columns, and oriented column c of oriented row r means original row c -> column r
+    if not packed.transposed.any():  # every item as given: the packed answer is already in place
+        orig_row_off, orig_col_off = packed.row_offsets, packed.col_offsets
+        assign, u_out, v_out = row_to_col, u_flat, v_flat
+    elif batch.regular and count:  # every item tall, stored transposed: its duals swap, its answer inverts
+        n, m = batch.item_shape
+        orig_row_off, orig_col_off = packed.col_offsets, packed.row_offsets
+        u_out, v_out = v_flat, u_flat
+        oriented = row_to_col.reshape(count, m)
+        inverse = np.full((count, n + 1), -1, dtype=np.int64)  # column n takes the -1s of infeasible items
+        np.put_along_axis(inverse, np.where(oriented >= 0, oriented, n),
+                          np.broadcast_to(np.arange(m, dtype=np.int64), (count, m)), axis=1)
+        inverse[:, n] = -1
+        assign = np.ascontiguousarray(inverse[:, :n]).reshape(-1)
+    else:
+        orig_row_off, orig_col_off, assign, u_out, v_out = _turned_back(packed, row_to_col, u_flat, v_flat,
+                                                                        n_orig, m_orig)
+
+    reason = checked["reason"]
+    certified = reason == PROVEN
+    infeasible = reason == INFEASIBLE_PROVEN
+    values = checked["value"].copy()  # recomputed by the certificate; nan where no assignment was checked
+    values[infeasible] = np.nan
+    status = ["certified optimal"] * count
+    for b in np.flatnonzero(~certified):
+        code = int(reason[b])
+        i, j = int(checked["at_row"][b]), int(checked["at_col"][b])
+        if packed.transposed[b] and code != INFEASIBLE_PROVEN:
+            i, j = j, i
+        text = explain(code, i, j, float(checked["gap"][b]), float(checked["tol"][b]))
+        if code == INFEASIBLE_PROVEN and packed.transposed[b]:
+            text = text.replace("of the rows", "of the columns")
+        status[b] = text if code == INFEASIBLE_PROVEN else f"not certified: {text}"
+    if batch.regular:
+        n, m = batch.item_shape
+        assignments = assign.reshape(count, n)
+        u_items, v_items = u_out.reshape(count, n), v_out.reshape(count, m)
+    else:
+        assignments = _split(assign, orig_row_off)
+        u_items, v_items = _split(u_out, orig_row_off), _split(v_out, orig_col_off)
+    return BatchResult(values, assignments, u_items, v_items, np.asarray(solution.iterations, dtype=np.int64),
+                       certified, infeasible, status, checked["gap"], checked["tol"], backend, seconds,
+                       _item_seconds(solution, count))
+
+
+def _turned_back(packed, row_to_col, u_flat, v_flat, n_orig, m_orig):
+    """Original row and column offsets, assignments and duals of a batch with transposed items: a
+    transposed item's oriented rows are its columns, and oriented column c of oriented row r means
+    original row c -> column r."""
+    count = packed.size
     orig_row_off = np.zeros(count + 1, dtype=np.int64)
     np.cumsum(n_orig, out=orig_row_off[1:])
     orig_col_off = np.zeros(count + 1, dtype=np.int64)
@@ -107,35 +154,7 @@ def unpack(batch, solution, checked, backend: str, seconds: dict) -> BatchResult
     u_out[(orig_row_off[item_of_col] + local_col)[is_t_col]] = v_flat[is_t_col]
     v_out[(orig_col_off[item_of_col] + local_col)[~is_t_col]] = v_flat[~is_t_col]
     v_out[(orig_col_off[item_of_row] + local_row)[is_t_row]] = u_flat[is_t_row]
-
-    reason = checked["reason"]
-    certified = reason == PROVEN
-    infeasible = reason == INFEASIBLE_PROVEN
-    values = checked["value"].copy()  # recomputed by the certificate; nan where no assignment was checked
-    values[infeasible] = np.nan
-    status = []
-    for b in range(count):
-        code = int(reason[b])
-        if code == PROVEN:
-            status.append("certified optimal")
-            continue
-        i, j = int(checked["at_row"][b]), int(checked["at_col"][b])
-        if packed.transposed[b] and code != INFEASIBLE_PROVEN:
-            i, j = j, i
-        text = explain(code, i, j, float(checked["gap"][b]), float(checked["tol"][b]))
-        if code == INFEASIBLE_PROVEN and packed.transposed[b]:
-            text = text.replace("of the rows", "of the columns")
-        status.append(text if code == INFEASIBLE_PROVEN else f"not certified: {text}")
-    if batch.regular:
-        n, m = batch.item_shape
-        assignments = assign.reshape(count, n)
-        u_items, v_items = u_out.reshape(count, n), v_out.reshape(count, m)
-    else:
-        assignments = _split(assign, orig_row_off)
-        u_items, v_items = _split(u_out, orig_row_off), _split(v_out, orig_col_off)
-    return BatchResult(values, assignments, u_items, v_items, np.asarray(solution.iterations, dtype=np.int64),
-                       certified, infeasible, status, checked["gap"], checked["tol"], backend, seconds,
-                       _item_seconds(solution, count))
+    return orig_row_off, orig_col_off, assign, u_out, v_out
 
 
 def _item_seconds(solution, count: int) -> np.ndarray:
