@@ -359,3 +359,23 @@ def test_regular_answers_come_back_as_the_general_turning_gives_them(shape):
     assert np.array_equal(got.v, v.reshape(shape[0], m), equal_nan=True)
     if shape[0]:
         assert got.infeasible[3] and got.infeasible[5] and got.all_certified
+
+
+@pytest.mark.parametrize("kind", ["float32", "float64", "int64", "mixed"])
+def test_a_large_ragged_batch_is_gathered_on_all_cores_as_one_thread_would(kind, monkeypatch):
+    """Past PARALLEL_GATHER entries the items are copied into the flat array by several threads; the
+    result is the same array as one concatenate of the oriented items (tall ones transposed)."""
+    import solvers.batch.inputs as inputs
+    monkeypatch.setattr(inputs, "PARALLEL_GATHER", 1000)
+    rng = np.random.default_rng(len(kind))
+    shapes = [(int(n), int(m)) for n, m in rng.integers(1, 90, (60, 2))] + [(0, 7), (5, 0)]
+    dtypes = {"float32": [np.float32], "float64": [np.float64], "int64": [np.int64],
+              "mixed": [np.float32, np.int32, np.float64]}[kind]
+    mats = [(rng.random(s) * 100).astype(dtypes[k % len(dtypes)]) for k, s in enumerate(shapes)]
+    mats[3] = np.asfortranarray(mats[3])
+    got = prepare_batch(mats).packed
+    dtype = np.float32 if kind == "float32" else np.float64
+    want = np.concatenate([inputs._oriented_flat(a, np.dtype(dtype)) for a in mats])
+    assert got.costs.dtype == dtype and np.array_equal(got.costs, want)
+    result = solvers.solve_batch(mats, backend="cpu")
+    check_against_scipy(mats, result)

@@ -109,6 +109,9 @@ def _check_integers(a: np.ndarray, where: str, first_item: int) -> None:
                          f"exactly in float64: integer costs must stay within +-2^53 ({EXACT_INTEGER})")
 
 
+PARALLEL_GATHER = 1 << 22  # entries of a ragged batch from which its items are copied on all cores
+
+
 def _float_dtype(dtypes) -> np.dtype:
     return np.dtype(np.float32) if dtypes and all(d == np.float32 for d in dtypes) else np.dtype(np.float64)
 
@@ -119,6 +122,36 @@ def _oriented_flat(a: np.ndarray, dtype: np.dtype) -> np.ndarray:
     if a.shape[-2] > a.shape[-1]:
         a = np.swapaxes(a, -1, -2)
     return np.ascontiguousarray(a, dtype=dtype).reshape(-1)
+
+
+def _gathered(arrays: list, dtype: np.dtype) -> np.ndarray:
+    """The items' oriented entries (see _oriented_flat) in one flat array, each item copied once.
+    From PARALLEL_GATHER entries on, groups of items are copied at once on numba's threads (numpy
+    lets go of the GIL while it copies): one thread's concatenate was most of a large ragged
+    batch's packing."""
+    oriented = [np.swapaxes(a, -1, -2) if a.shape[-2] > a.shape[-1] else a for a in arrays]
+    starts = np.zeros(len(arrays) + 1, dtype=np.int64)
+    np.cumsum([a.size for a in arrays], out=starts[1:])
+    flat = np.empty(int(starts[-1]), dtype=dtype)
+
+    def copy(items) -> None:
+        for b in items:
+            np.copyto(flat[starts[b]:starts[b + 1]].reshape(oriented[b].shape), oriented[b], casting="unsafe")
+    from numba import get_num_threads
+    threads = get_num_threads()
+    if flat.size < PARALLEL_GATHER or threads < 2:
+        copy(range(len(arrays)))
+        return flat
+    groups: list = [[] for _ in range(threads)]
+    loads = np.zeros(threads)
+    for b in np.argsort(-np.diff(starts), kind="stable"):  # largest first, each to the least loaded group
+        k = int(np.argmin(loads))
+        groups[k].append(int(b))
+        loads[k] += starts[b + 1] - starts[b]
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(copy, groups))
+    return flat
 
 
 def _packed(flat: np.ndarray, shapes: np.ndarray) -> PackedBatch:
@@ -184,8 +217,7 @@ def _prepare_ragged(items) -> BatchInput:
     _check_sizes(shapes, dtype.itemsize)
     for b, a in enumerate(arrays):
         _check_integers(a, f"item {b}", b)
-    packed = _checked(_packed(np.concatenate([_oriented_flat(a, dtype) for a in arrays]) if arrays
-                              else np.empty(0, dtype=dtype), shapes))
+    packed = _checked(_packed(_gathered(arrays, dtype), shapes))
     return BatchInput(packed, False, shapes)
 
 
