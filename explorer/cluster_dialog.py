@@ -224,6 +224,10 @@ class ClusterDialog(QtWidgets.QDialog):
         else:
             for name in algorithm_names(self.problem):
                 self.algorithm.addItem(name, name)
+            if self.problem is not None and self.problem.kind == "points":  # as solvers.track would choose
+                import solvers
+                self.algorithm.setCurrentIndex(max(0, self.algorithm.findData(
+                    solvers.default_algorithm(self.problem).algorithm)))
         self.algorithm.blockSignals(False)
         self._algorithm_changed()
         self._folder_changed()

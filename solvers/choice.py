@@ -108,6 +108,9 @@ def choose(problem, backend: str = "auto") -> Choice:
     return Choice(CPU_CHOICE[family], f"the fastest on the CPU for {what}")
 
 
+default_algorithm = choose  # the public name (solvers.default_algorithm): what solve and track run unnamed
+
+
 def _measure(problem) -> tuple[str, int, str]:
     """(family, the size its GPU threshold counts, how the problem reads in the reason)."""
     kind = problem.kind

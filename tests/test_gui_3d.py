@@ -327,3 +327,22 @@ def test_a_picked_points_track_follows_links_both_ways():
     assert track.track_through(2, 2) == [(0, 1), (1, 0), (2, 2)]
     assert track.track_through(1, 1) == [(0, 0), (1, 1)]
     assert track.track_through(3, 0) == [(3, 0)]
+
+
+def test_a_series_opens_with_the_algorithm_track_would_run(window, qtbot, tmp_path):
+    """The Solver panel selects what `matchscope solve` and solvers.track run on the series when no
+    algorithm is named: lsa on small frames, knn once frame pairs hold many point pairs."""
+    win = window
+    for n, want in ((60, "lsa"), (900, "knn")):
+        series = solvers.generate("particles", n=n, frames=3, seed=1, speed=0.01)
+        path = tmp_path / f"particles-{n}.npz"
+        solvers.save(series, str(path))
+        win.open_path(path)
+        wait_loaded(qtbot, win)
+        assert solvers.default_algorithm(win.session.problem).algorithm == want
+        assert win.solver_panel.current_algorithm().name == want
+        assert win.solver_panel.available_names()[0] == "knn"  # the point-set solver stays listed first
+    win.solver_panel.select_algorithm("hungarian")  # a choice is kept for the next series
+    win.open_path(tmp_path / "particles-60.npz")
+    wait_loaded(qtbot, win)
+    assert win.solver_panel.current_algorithm().name == "hungarian"

@@ -155,7 +155,7 @@ def test_a_point_series_on_the_cluster_equals_track(window, qtbot, scheduler):
     series = win.session.problem
     assert series.kind == "points"
     request = request_for(win, scheduler)
-    assert request.algorithm == win.solver_panel.available_names()[0]
+    assert request.algorithm == win.solver_panel.current_algorithm().name == solvers.default_algorithm(series).algorithm
     cluster_dialog.start(win, request)
     state = wait_ended(qtbot, win.cluster_view)
     check_progress(state)

@@ -27,7 +27,8 @@ BACKEND_NOTES = {"cuda": "needs an NVIDIA GPU and driver (none usable in this pr
 
 def algorithms_for(problem) -> list[registry.Algorithm]:
     """What can run on ``problem``; a point series is tracked frame pair by frame pair with an assignment
-    solver, those made for point sets first (the first is selected: it needs no distance matrices)."""
+    solver, those made for point sets first (they need no distance matrices). The panel selects what
+    solvers.track runs when none is named (solvers.default_algorithm)."""
     if problem is None:
         return []
     if problem.kind == "batch":  # the batch solvers declare themselves (solvers.batch.api)
@@ -137,6 +138,8 @@ class SolverPanel(QtWidgets.QWidget):
         self.footer = (self.invalid_label, self.run_button, self.progress, self.elapsed, self.live, self.certificate)
         self.setMinimumWidth(260)  # the forms and the result table stay readable; the charts give way
         self.algo_combo.currentIndexChanged.connect(self._algorithm_changed)
+        self.picked = None  # the algorithm the user chose (from the list, or --algo), not a default
+        self.algo_combo.activated.connect(lambda _: setattr(self, "picked", self.algo_combo.currentData()))
         self.run_button.clicked.connect(self.runRequested)
         self.stop_button.clicked.connect(self.stopRequested)
         self.clock = QtCore.QElapsedTimer()
@@ -175,6 +178,10 @@ class SolverPanel(QtWidgets.QWidget):
             self.algo_combo.setItemData(self.algo_combo.count() - 1, algo.summary or algo.name,
                                         QtCore.Qt.ItemDataRole.ToolTipRole)
         index = self.algo_combo.findData(previous)
+        if problem is not None and problem.kind == "points" and (index < 0 or previous != self.picked):
+            # what `matchscope solve` and solvers.track run on this series when no algorithm is named
+            # (it depends on the frames' sizes), unless the user picked one from the list
+            index = self.algo_combo.findData(solvers.default_algorithm(problem, "auto").algorithm)
         self.algo_combo.setCurrentIndex(index if index >= 0 else (0 if algos else -1))
         self.algo_combo.blockSignals(False)
         if problem is None:
@@ -208,6 +215,7 @@ class SolverPanel(QtWidgets.QWidget):
             if algo is None:
                 raise InputError(f"there is no algorithm called {name}; for {kind} choose from {known}")
             raise InputError(f"{name} cannot run on {kind}{hint}; choose from {known}")
+        self.picked = name  # as a choice from the list: kept when another series opens
         self.algo_combo.setCurrentIndex(index)
 
     def _algorithm_changed(self) -> None:
