@@ -585,6 +585,21 @@ class SparseCosts:
 
 
 MAX_COORDINATE = 1e150  # squared differences of larger coordinates overflow float64
+# points spread less than this: their squared differences underflow float64 (to 0 below ~1e-162), and the
+# distances lost that way can pass the certificate's allowance, which scales with the points' magnitude
+MIN_SPAN = 1e-130
+
+
+def underflowing_span(*point_sets: np.ndarray) -> float | None:
+    """The points' largest extent along one coordinate, when it is positive but below MIN_SPAN (their
+    distances would underflow); None when they are fine (or all the same point)."""
+    sets = [p for p in point_sets if p.size]
+    if not sets:
+        return None
+    low = np.min([p.min(axis=0) for p in sets], axis=0)
+    high = np.max([p.max(axis=0) for p in sets], axis=0)
+    span = float((high - low).max())
+    return span if 0.0 < span < MIN_SPAN else None
 DENSE_DISTANCES = 1 << 27  # distances a dense solver may have materialised (1 GiB of float64)
 
 
@@ -632,6 +647,10 @@ class EuclideanCosts:
         if first.shape[1] != second.shape[1]:
             raise InputError(f"the point sets differ in dimension ({first.shape[1]} and {second.shape[1]} "
                              "coordinates)", source)
+        span = underflowing_span(first, second)
+        if span is not None:
+            raise InputError(f"the points span only {span:.3g}, below {MIN_SPAN:g}, where squared distances "
+                             "underflow: rescale the points", source)
         return cls(first, second, source)
 
     @property

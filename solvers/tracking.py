@@ -61,7 +61,8 @@ import math
 import numpy as np
 
 from .errors import Cancelled, InputError
-from .problems import MAX_COORDINATE, CostMatrix, EuclideanCosts, PointSeries, SparseCosts, point_distances
+from .problems import (MAX_COORDINATE, MIN_SPAN, CostMatrix, EuclideanCosts, PointSeries, SparseCosts,
+                       point_distances, underflowing_span)
 from .result import TrackResult
 from .solving import solve_named
 
@@ -322,14 +323,21 @@ def _solve_all(pairs: list[_Pair], gate, unit: str, algorithm, backend, observer
 
 
 def check_trackable(series: PointSeries) -> None:
-    """Tracking links consecutive frames: a series of one frame has nothing to link, and distances
-    between coordinates past MAX_COORDINATE overflow (an InputError each; storing them is fine)."""
+    """Tracking links consecutive frames: a series of one frame has nothing to link, distances between
+    coordinates past MAX_COORDINATE overflow, and those of frame pairs spread less than MIN_SPAN
+    underflow (an InputError each; storing them is fine)."""
     if series.n_frames < 2:
         raise InputError("a point series needs at least two frames to track; it holds one", series.source)
-    for t, frame in enumerate(series.frames):
+    frames = series.frames
+    for t, frame in enumerate(frames):
         if frame.size and float(np.abs(frame).max()) > MAX_COORDINATE:
             raise InputError(f"frame {t} holds a coordinate beyond {MAX_COORDINATE:g} in size, where squared "
                              "distances overflow: rescale the points", series.source)
+    for t in range(len(frames) - 1):
+        span = underflowing_span(frames[t], frames[t + 1])
+        if span is not None:
+            raise InputError(f"frames {t} and {t + 1} span only {span:.3g}, below {MIN_SPAN:g}, where squared "
+                             "distances underflow: rescale the points", series.source)
 
 
 def track(series: PointSeries, algorithm: str = "knn", backend: str = "auto", observer=None,

@@ -87,6 +87,8 @@ def test_when_rounds_run_out_it_claims_only_the_candidates():
     (np.zeros(3), np.zeros((3, 3)), "array of points"),
     (np.array([[0.0, np.nan, 0.0]]), np.zeros((1, 3)), "not a finite number"),
     (np.full((2, 3), 1e200), np.zeros((2, 3)), "rescale the points"),
+    (np.random.default_rng(7).random((40, 3)) * 1e-165, np.random.default_rng(8).random((40, 3)) * 1e-165,
+     "squared distances underflow"),  # they did: every distance was 0, a wrong matching certified
     (np.array([["a", "b", "c"]]), np.zeros((1, 3)), "array of points"),
 ])
 def test_hostile_points_get_one_line(a, b, words):
@@ -172,3 +174,31 @@ def test_the_grid_finds_the_k_nearest_as_brute_force_does():
     a = rng.random((40, 3)) + 100.0
     b = rng.random((60, 3))
     assert solvers.match_points(a, b).value == pytest.approx(scipy_value(a, b), rel=1e-12)
+
+
+@pytest.mark.parametrize("algorithm", ["knn", "lsa", "hungarian"])
+def test_points_just_wide_enough_are_solved_exactly(algorithm):
+    """Spread over 2e-130, just above MIN_SPAN: every squared distance that matters is a normal number,
+    and the answer is scipy's on the unscaled points, scaled, and certified."""
+    rng = np.random.default_rng(11)
+    a, b = rng.random((40, 3)), rng.random((40, 3))
+    scale = 2e-130
+    got = solvers.solve(solvers.EuclideanCosts.from_points(a * scale, b * scale), algorithm, backend="cpu")
+    d = cdist(a, b)
+    rows, cols = linear_sum_assignment(d)
+    assert got.certified
+    assert d[np.arange(40), got.row_match].sum() == pytest.approx(d[rows, cols].sum(), rel=1e-12)
+    assert got.value == pytest.approx(d[rows, cols].sum() * scale, rel=1e-12)
+
+
+def test_a_series_too_small_to_measure_is_refused_naming_its_frames(tmp_path, capsys):
+    from solvers.cli import main
+    sample = solvers.load("sample_graphs/particles_100x10.npz")
+    tiny = solvers.PointSeries.from_frames([f * 1e-165 for f in sample.frames], sample.ids)
+    with pytest.raises(InputError, match="frames 0 and 1 span only .* squared distances underflow"):
+        solvers.track(tiny)
+    path = tmp_path / "tiny.npz"
+    solvers.save(tiny, str(path))
+    assert main(["solve", str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "tiny.npz" in err[0] and "rescale the points" in err[0]
