@@ -379,3 +379,21 @@ def test_a_large_ragged_batch_is_gathered_on_all_cores_as_one_thread_would(kind,
     assert got.costs.dtype == dtype and np.array_equal(got.costs, want)
     result = solvers.solve_batch(mats, backend="cpu")
     check_against_scipy(mats, result)
+
+
+def test_a_huge_empty_batch_is_refused_before_anything_per_item_is_made(tmp_path, capsys):
+    """A 129-byte .npy may declare 10^9 empty problems: refused from its three sizes (it got the
+    process killed for memory when a row per item was made first)."""
+    import tracemalloc
+    tracemalloc.start()
+    with pytest.raises(InputError, match="declares 5,000,000,000 rows and columns but holds only 0 costs"):
+        prepare_batch(np.empty((10**9, 0, 5)))
+    assert tracemalloc.get_traced_memory()[1] < 1 << 20
+    tracemalloc.stop()
+    path = tmp_path / "empty.npy"
+    header = "{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000, 0, 5), }"
+    header += " " * (63 - (len(header) + 10) % 64) + "\n"
+    path.write_bytes(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode())
+    assert main(["solve", str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "empty.npy" in err[0] and "rows and columns with no costs are refused" in err[0]

@@ -347,7 +347,7 @@ def prepare_device(costs):
     from ..errors import InputError
     from ..problems import FLOAT_MAX
     from . import device_kernels as K
-    from .inputs import BatchInput, _check_sizes, _dtype_words, _packed
+    from .inputs import BatchInput, _check_regular_sizes, _dtype_words, _packed
 
     array = _as_device_array(costs)
     if array.ndim != 3:
@@ -357,9 +357,9 @@ def prepare_device(costs):
     if dtype.kind not in "iuf":
         raise InputError(f"the batch: costs must be real numbers, got {_dtype_words(dtype)}")
     b, n, m = (int(x) for x in array.shape)
-    shapes = np.tile(np.array([n, m], dtype=np.int64), (b, 1))
     out_dtype = np.dtype(np.float32) if dtype == np.float32 else np.dtype(np.float64)
-    _check_sizes(shapes, out_dtype.itemsize)
+    _check_regular_sizes(b, n, m, out_dtype.itemsize)  # before anything per item is made
+    shapes = np.tile(np.array([n, m], dtype=np.int64), (b, 1))
     launcher = _device_launcher()
     transposed = n > m
     total = b * n * m

@@ -166,6 +166,19 @@ def _packed(flat: np.ndarray, shapes: np.ndarray) -> PackedBatch:
     return PackedBatch(flat, prefix(rows * cols), rows, cols, transposed, prefix(rows), prefix(cols))
 
 
+def _check_regular_sizes(b: int, n: int, m: int, itemsize: int) -> None:
+    """_check_sizes for B items of n x m, from the three numbers alone."""
+    entries = b * n * m
+    check_allocation(entries * itemsize, "the batch's costs")
+    _check_empty_lines(b * (n + m), entries, f" (item 0 is {n:,} x {m:,})" if b and not n * m else "")
+
+
+def _check_empty_lines(lines: int, entries: int, which: str) -> None:
+    if lines > 2 * entries + EMPTY_ALLOWANCE:
+        raise InputError(f"the batch declares {lines:,} rows and columns but holds only {entries:,} costs{which}; "
+                         f"more than {EMPTY_ALLOWANCE:,} rows and columns with no costs are refused")
+
+
 def _check_sizes(shapes: np.ndarray, itemsize: int) -> None:
     """Memory follows the data present: entries need memory anyway (refused past half of physical
     memory), and the rows and columns of empty items, which hold nothing, are bounded."""
@@ -175,8 +188,7 @@ def _check_sizes(shapes: np.ndarray, itemsize: int) -> None:
     if lines > 2 * entries + EMPTY_ALLOWANCE:
         empty = np.flatnonzero((shapes[:, 0] == 0) | (shapes[:, 1] == 0)) if shapes.size else []
         which = f" (item {int(empty[0])} is {shapes[empty[0], 0]:,} x {shapes[empty[0], 1]:,})" if len(empty) else ""
-        raise InputError(f"the batch declares {lines:,} rows and columns but holds only {entries:,} costs{which}; "
-                         f"more than {EMPTY_ALLOWANCE:,} rows and columns with no costs are refused")
+        _check_empty_lines(lines, entries, which)
 
 
 def prepare_batch(costs) -> BatchInput:
@@ -191,9 +203,9 @@ def prepare_batch(costs) -> BatchInput:
                          f"got an array of shape {a.shape}")
     _check_dtype(a, "the batch")
     b, n, m = a.shape
-    shapes = np.tile(np.array([n, m], dtype=np.int64), (b, 1))
     dtype = _float_dtype([a.dtype])
-    _check_sizes(shapes, dtype.itemsize)
+    _check_regular_sizes(b, n, m, dtype.itemsize)  # before anything per item is made: B may be huge and empty
+    shapes = np.tile(np.array([n, m], dtype=np.int64), (b, 1))
     _check_integers(a, "the batch", 0)
     packed = _checked(_packed(_oriented_flat(a, dtype), shapes))
     return BatchInput(packed, True, shapes, (n, m))
