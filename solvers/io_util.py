@@ -63,7 +63,7 @@ def atomic_write_bytes(path, data: bytes) -> None:
 
 def check_output_name(path) -> None:
     """Refuse, before any long work, an output name that cannot be written: its folder missing or
-    not a folder, a name too long for the file system, a NUL in it. (Path.is_dir() would raise
+    not a folder, the name itself a folder, a name too long for the file system, a NUL in it. (Path.is_dir() would raise
     OSError on a name too long instead of answering.) One InputError line, like the write's own."""
     name = str(path)
     folder = Path(path).parent
@@ -78,6 +78,8 @@ def check_output_name(path) -> None:
         raise InputError("cannot write file: the name holds a NUL character", name) from None
     if not is_folder:
         raise InputError(f"cannot write file: {folder} is not a folder", name)
+    if os.path.isdir(path):
+        raise InputError("cannot write file: it is a folder", name)
     if len(os.fsencode(Path(path).name)) > limit:
         raise InputError(f"cannot write file: the name is longer than the {limit} bytes this file system allows",
                          name)

@@ -397,3 +397,13 @@ def test_a_huge_empty_batch_is_refused_before_anything_per_item_is_made(tmp_path
     assert main(["solve", str(path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "empty.npy" in err[0] and "rows and columns with no costs are refused" in err[0]
+
+
+@pytest.mark.parametrize("sample", ["dense-lap-batch_100x16x24.npy", "dense-lap_50.npy"])
+def test_out_naming_a_folder_is_one_line_before_any_work(sample, tmp_path, capsys):
+    folder = tmp_path / "results"
+    folder.mkdir()
+    assert main(["solve", f"sample_graphs/{sample}", "--out", str(folder)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"error: {folder}: cannot write file: it is a folder"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results"] and not any(folder.iterdir())

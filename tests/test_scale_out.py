@@ -304,3 +304,11 @@ def test_the_progress_bar_counts_failed_items_and_stays_off_logs():
             bar.update(event)
         assert bar.failed == 1
     assert screen.getvalue().rstrip().endswith("3/3 tasks, 2/2 items, 1 failed") and log.getvalue() == ""
+
+
+def test_cli_batch_out_naming_a_folder_is_one_line_and_writes_nothing(tmp_path, capsys):
+    folder = tmp_path / "h"
+    folder.mkdir()
+    assert main(["batch", "sample_graphs/dense-lap_50.npy", "--out", str(folder), "--workers", "1"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [f"error: {folder}: cannot write file: it is a folder"]
+    assert [p.name for p in tmp_path.iterdir()] == ["h"]  # no h-items folder either
