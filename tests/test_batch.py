@@ -407,3 +407,18 @@ def test_out_naming_a_folder_is_one_line_before_any_work(sample, tmp_path, capsy
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"error: {folder}: cannot write file: it is a folder"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["results"] and not any(folder.iterdir())
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".json"])
+def test_items_with_no_columns_are_written_with_every_row_unassigned(suffix, tmp_path, capsys):
+    path = tmp_path / "n0.npz"
+    np.savez(path, np.zeros((3, 0)), np.array([[2.0, 1.0], [1.0, 5.0]]))
+    out = tmp_path / f"r{suffix}"
+    assert main(["solve", str(path), "--out", str(out)]) == 0
+    if suffix == ".csv":
+        rows = list(csv.DictReader(out.open()))
+        assert [(r["item"], r["row"], r["col"], r["cost"]) for r in rows] == [
+            ("0", "0", "-1", ""), ("0", "1", "-1", ""), ("0", "2", "-1", ""), ("1", "0", "1", "1.0"), ("1", "1", "0", "1.0")]
+    else:
+        record = json.loads(out.read_text())
+        assert record["problems"] == 2 and record["certified"] == 2

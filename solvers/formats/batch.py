@@ -99,6 +99,15 @@ def read_batch(path):
     return [arrays[k] for k in keys]
 
 
+def _assigned_costs(assignment: np.ndarray, costs) -> np.ndarray:
+    """Each row's assigned cost, nan for a row left unassigned (an item with no columns has only those)."""
+    out = np.full(assignment.size, np.nan)
+    rows = np.flatnonzero(assignment >= 0)
+    if rows.size:
+        out[rows] = np.asarray(costs, dtype=np.float64)[rows, assignment[rows]]
+    return out
+
+
 def save_batch_result(result, path, costs=None) -> None:
     """Write a BatchResult as CSV (``item,row,col,cost``, one line per row of every item) or JSON
     (by the extension, .gz aside; CSV without one). ``costs``: the batch solved (as read), for the
@@ -113,9 +122,7 @@ def save_batch_result(result, path, costs=None) -> None:
     col = np.concatenate(assignments).astype(np.int64) if items else np.empty(0, np.int64)
     cost = None
     if costs is not None and items:
-        cost = np.concatenate([np.where(a >= 0, np.asarray(c, dtype=np.float64)[np.arange(a.size), np.maximum(a, 0)]
-                                        if a.size else np.empty(0), np.nan)
-                               for a, c in zip(assignments, costs)])
+        cost = np.concatenate([_assigned_costs(a, c) for a, c in zip(assignments, costs)])
     if kind == ".csv":
         names, columns = ["item", "row", "col"], [item, row, col]
         if cost is not None:
