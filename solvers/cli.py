@@ -586,6 +586,8 @@ def _cmd_gen_batch(argv: list[str]) -> int:
     out = params.pop("out")
     if params["max_n"] is not None and params["m"] is not None:
         raise UsageError(f"{PROG} gen {BATCH_KIND}: --m and --max-n do not go together (ragged items are square)")
+    from .io_util import check_output_name
+    check_output_name(out)  # a missing folder or a folder of that name: one line before generating
     batch = dense_lap_batch(**params)
     save_batch(batch, out)
     if isinstance(batch, list):

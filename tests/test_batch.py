@@ -422,3 +422,19 @@ def test_items_with_no_columns_are_written_with_every_row_unassigned(suffix, tmp
     else:
         record = json.loads(out.read_text())
         assert record["problems"] == 2 and record["certified"] == 2
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--out", "{tmp}/missing/g.npy"], "no such folder"),
+    (["--out", "{tmp}"], "it is a folder"),
+    (["--k", "-1", "--out", "{tmp}/g.npy"], "k (-1) must be a finite number above 0"),
+    (["--k", "nan", "--integer", "false", "--out", "{tmp}/g.npy"], "k (nan) must be a finite number above 0"),
+    (["--k", "inf", "--integer", "false", "--out", "{tmp}/g.npy"], "k (inf) must be a finite number above 0"),
+    (["--max-n", "6", "--out", "{tmp}/g.npy"], "written as .npz"),
+])
+def test_gen_dense_lap_batch_refuses_in_one_line(args, words, tmp_path, capsys):
+    argv = ["gen", "dense-lap-batch", "--batch", "3", "--n", "4"] + [a.format(tmp=tmp_path) for a in args]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and words in err[0] and "Traceback" not in err[0]
+    assert not list(tmp_path.glob("*.npy")) and not list(tmp_path.glob(".*"))

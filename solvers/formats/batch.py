@@ -99,6 +99,15 @@ def read_batch(path):
     return [arrays[k] for k in keys]
 
 
+def _write(path, data: bytes) -> None:
+    """write_file, with what the system refuses (a missing folder, a folder of that name, a full
+    disk) as one line naming the file."""
+    try:
+        write_file(path, data)
+    except OSError as e:
+        raise InputError(f"cannot write file: {e.strerror or e}", str(path)) from None
+
+
 def _assigned_costs(assignment: np.ndarray, costs) -> np.ndarray:
     """Each row's assigned cost, nan for a row left unassigned (an item with no columns has only those)."""
     out = np.full(assignment.size, np.nan)
@@ -129,14 +138,14 @@ def save_batch_result(result, path, costs=None) -> None:
             names.append("cost")
             columns.append(cost)
         text = format_rows(columns, sep=b",").replace(b",nan\n", b",\n")
-        write_file(path, (",".join(names) + "\n").encode() + text)
+        _write(path, (",".join(names) + "\n").encode() + text)
     elif kind == ".json":
         record = dict(result.summary())
         record["items"] = [{"item": b, "value": (None if not np.isfinite(result.values[b]) else float(result.values[b])),
                             "certified": bool(result.certified[b]), "infeasible": bool(result.infeasible[b]),
                             "status": result.status[b], "iterations": int(result.iterations[b]),
                             "assignment": assignments[b].tolist()} for b in range(items)]
-        write_file(path, (json.dumps(record, indent=1) + "\n").encode())
+        _write(path, (json.dumps(record, indent=1) + "\n").encode())
     else:
         raise InputError("batch results are written as .csv or .json (or the same with .gz)", str(path))
 
@@ -151,12 +160,12 @@ def save_batch(batch, path) -> None:
             raise InputError("a ragged batch (matrices of different sizes) is written as .npz", str(path))
         buffer = io.BytesIO()
         np.savez(buffer, *batch)
-        write_file(path, buffer.getvalue())
+        _write(path, buffer.getvalue())
     elif name.endswith(".npy"):
-        write_file(path, npy_bytes(batch))
+        _write(path, npy_bytes(batch))
     elif name.endswith(".npz"):
         buffer = io.BytesIO()
         np.savez(buffer, *list(batch))
-        write_file(path, buffer.getvalue())
+        _write(path, buffer.getvalue())
     else:
         raise InputError("a batch is written as .npy (one 3-D array) or .npz (one matrix per item)", str(path))

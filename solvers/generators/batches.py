@@ -25,6 +25,7 @@ def dense_lap_batch(batch: int, n: int, m: int | None = None, max_n: int | None 
     m = n if m is None else m
     require(m >= 0, f"m ({m}) must be at least 0")
     require(max_n is None or max_n >= n, f"max-n ({max_n}) must be at least n ({n})")
+    require(math.isfinite(k) and k > 0, f"k ({k:g}) must be a finite number above 0")
     dtype = np.float32 if float32 else np.float64
     rng = make_rng(seed)
 
