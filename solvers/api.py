@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from . import registry
+from .errors import InputError
 from .api_inputs import as_observer, as_problem, as_series
 from .problems import BipartiteGraph, CostMatrix, EuclideanCosts, FlowNetwork, PointSeries, SparseCosts
 from .result import Result
@@ -52,6 +53,10 @@ def solve(data, /, algorithm: str | None = None, backend: str = "auto", observer
     observer = as_observer(observer)
     algo = registry.get(algorithm) if algorithm is not None else None
     problem_obj = as_problem(data, algo, problem)
+    if getattr(problem_obj, "kind", None) == "batch":  # a 3-D .npy or an .npz of matrices
+        raise InputError(f"this is a batch of {len(problem_obj):,} assignment problems: solve it with "
+                         "solvers.solve_batch (or one of them: solve(batch.item(k)))",
+                         getattr(problem_obj, "source", None))
     if algo is None:
         from .choice import choose
         algo = registry.get(choose(problem_obj, backend).algorithm)

@@ -438,3 +438,21 @@ def test_gen_dense_lap_batch_refuses_in_one_line(args, words, tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and words in err[0] and "Traceback" not in err[0]
     assert not list(tmp_path.glob("*.npy")) and not list(tmp_path.glob(".*"))
+
+
+def test_batch_files_through_the_python_api():
+    """solve_batch takes a batch file's path; solve on one says to use solve_batch; a single problem's
+    file given to solve_batch, and an item chosen by anything but its number, are one line."""
+    path = "sample_graphs/dense-lap-batch_100x16x24.npy"
+    result = solvers.solve_batch(path, backend="cpu")
+    assert len(result) == 100 and result.all_certified
+    assert np.array_equal(result.values, solvers.solve_batch(np.load(path), backend="cpu").values)
+    with pytest.raises(InputError, match="batch of 100 assignment problems: solve it with solvers.solve_batch"):
+        solvers.solve(path)
+    with pytest.raises(InputError, match="holds one problem, not a batch"):
+        solvers.solve_batch("sample_graphs/dense-lap_50.npy")
+    batch = solvers.load(path)
+    for bad in (1.5, "a", None):
+        with pytest.raises(InputError, match="chosen by its number"):
+            batch.item(bad)
+    assert batch.item(np.int64(3)).shape == (16, 24)

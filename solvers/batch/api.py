@@ -20,6 +20,7 @@ through DLPack) are solved on the host without a copy.
 from __future__ import annotations
 
 import importlib
+import os
 import importlib.util
 import time
 from dataclasses import dataclass
@@ -92,6 +93,14 @@ def resolve_backend(backend: str) -> str:
     return backend
 
 
+def _batch_file(path):
+    from ..formats import load
+    data = load(path)
+    if getattr(data, "kind", None) != "batch":
+        raise InputError("this file holds one problem, not a batch: solve it with solvers.solve", os.fspath(path))
+    return data
+
+
 def solve_batch(costs, algorithm: str = "hungarian", backend: str = "auto"):
     """Solve and certify every problem of a batch; see solvers.batch.inputs for what ``costs`` may
     be (a (B, n, m) array, a list of 2-D matrices, a GPU array) and BatchResult for the answer."""
@@ -99,6 +108,8 @@ def solve_batch(costs, algorithm: str = "hungarian", backend: str = "auto"):
         raise InputError(f"algorithm for batches must be one of {', '.join(ALGORITHMS)}, not {algorithm!r}")
     from .inputs import device_input, prepare_batch
     from .problem import AssignmentBatch
+    if isinstance(costs, (str, os.PathLike)):  # a batch file: a 3-D .npy or an .npz of matrices
+        costs = _batch_file(costs)
     started = time.perf_counter()
     loaded = isinstance(costs, AssignmentBatch)  # checked and packed when it was loaded
     on_device = not loaded and not isinstance(costs, (list, tuple)) and device_input(costs)

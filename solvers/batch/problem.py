@@ -6,6 +6,8 @@ again, on another backend, or one item at a time, repeats no check and no copy.
 """
 from __future__ import annotations
 
+import operator
+
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -49,6 +51,11 @@ class AssignmentBatch:
 
     def item_costs(self, b: int) -> np.ndarray:
         """Problem ``b``'s costs as given (a view of the packed batch: no copy)."""
+        try:
+            b = operator.index(b)
+        except TypeError:
+            raise InputError(f"an item of the batch is chosen by its number (0 to {len(self) - 1}), not {b!r}",
+                             self.source) from None
         if not 0 <= b < len(self):
             raise InputError(f"the batch has no item {b} (items 0 to {len(self) - 1})", self.source)
         packed = self.batch.packed
