@@ -257,6 +257,17 @@ def _option_sets(algo) -> list[dict]:
     return sets
 
 
+def series_algorithms(backend: str) -> list[str]:
+    """The compiled algorithms that track point series on ``backend`` (warm_all warms their tracking)."""
+    return [a.name for a in registry.algorithms().values()
+            if a.tracks_points and a.compiled and backend in a.backends and wants_warmup(a.name, backend)]
+
+
+def _sample_series():
+    from .generators import generate
+    return generate("particles", n=60, frames=3, seed=1)  # warm_up makes its own warm-up series from it
+
+
 def warm_batches(backend: str) -> None:
     """solve_batch on ``backend`` for each path a batch can take: float64 and float32; square, wide,
     tall and ragged items; on a GPU, items for the warp kernel and the block kernel (with and
@@ -337,8 +348,8 @@ def warm_all(backend: str, progress=None, should_stop=None) -> WarmAllReport:
     report.compiled += watch.compiled
     if backend in ("cuda", "cudasim"):
         with watch_compiles(backend=backend) as watch:
-            from .certify_device import warm_up
-            warm_up(backend)  # the certificate's check on a GPU's copy (large problems only)
+            from .certify_device import warm_up as warm_device_certificate
+            warm_device_certificate(backend)  # the certificate's check on a GPU's copy (large problems only)
         report.compiled += watch.compiled
     for done, item in enumerate(plan):
         if should_stop is not None and should_stop():
@@ -354,6 +365,15 @@ def warm_all(backend: str, progress=None, should_stop=None) -> WarmAllReport:
                 raise
             except Exception:  # an option set a sample does not suit still compiled what it reached
                 report.failures.append(item.label)
+        report.compiled += watch.compiled
+        report.runs += 1
+    for name in series_algorithms(backend):  # tracking a series takes paths a single solve does not
+        if should_stop is not None and should_stop():
+            raise Cancelled("warm-up stopped")
+        if progress is not None:
+            progress(len(plan), len(plan) + 1, f"{name}: a point series")
+        with watch_compiles(backend=backend) as watch:
+            warm_up(_sample_series(), name, backend, {}, track=True)
         report.compiled += watch.compiled
         report.runs += 1
     if backend in ("cpu", "cuda"):

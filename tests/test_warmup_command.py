@@ -25,7 +25,8 @@ def test_warmup_runs_the_plan_marks_the_backend_warm_and_says_where_the_cache_is
     assert main(["warmup", "--backend", "cpu"]) == 0
     out, err = capsys.readouterr()
     lines = out.strip().splitlines()
-    assert lines[0].startswith("cpu: ready after 3 untimed runs in ")  # the plan's two and the batch solver
+    runs = len(tiny_plan) + len(warmup.series_algorithms("cpu")) + 1  # the plan, each series tracker, batches
+    assert lines[0].startswith(f"cpu: ready after {runs} untimed runs in ")
     assert lines[-1].startswith("kernel cache: ")
     assert err == ""
     assert warmup.is_warm("cpu")
@@ -112,3 +113,19 @@ def test_the_batch_warm_up_leaves_nothing_to_compile(tmp_path):
                           timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["0"], done.stdout
+
+
+def test_warm_all_warms_the_tracking_of_every_compiled_series_algorithm(tiny_plan, monkeypatch):
+    """`matchscope warmup` runs solvers.track once per compiled algorithm that tracks point series (a
+    single solve does not take the tracking's paths: after warmup, knn, hungarian and auction
+    compiled on their first series)."""
+    seen = []
+    monkeypatch.setattr(warmup, "warm_up", lambda problem, name, backend, options, track=False, **_: seen.append(
+        (name, backend, track, problem.kind)))
+    monkeypatch.setattr(warmup, "warm_batches", lambda backend: None)
+    report = warmup.warm_all("cpu")
+    compiled = sorted(n for n, a in solvers.algorithms().items() if a.tracks_points and a.compiled and "cpu" in a.backends)
+    assert {"knn", "hungarian", "auction"} <= set(compiled)
+    assert sorted(name for name, *_ in seen) == compiled
+    assert all(backend == "cpu" and track and kind == "points" for _, backend, track, kind in seen)
+    assert report.runs == len(tiny_plan) + len(compiled) + 1
