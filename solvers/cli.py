@@ -262,11 +262,15 @@ def _cmd_solve_batch(args) -> int:
     load_seconds = time.perf_counter() - start
     regular = not isinstance(data, list)
     dtype = np.float32 if (data.dtype if regular else (data[0].dtype if data else None)) == np.float32 else np.float64
+    from .batch.api import resolve_backend as batch_backend
+    from .warmup import watch_compiles
     start = time.perf_counter()
     try:
-        solve_batch(np.zeros((1, 2, 3), dtype=dtype), backend=args.backend)  # compile or load, untimed
+        backend = batch_backend(args.backend)
+        with watch_compiles(lambda watch: _say_compiling(watch, "the batch solver", backend), backend):
+            solve_batch(np.zeros((1, 2, 3), dtype=dtype), backend=backend)  # compile or load, untimed
         compile_seconds = time.perf_counter() - start
-        result = solve_batch(data, backend=args.backend)
+        result = solve_batch(data, backend=backend)
     except InputError as exc:
         raise InputError(exc.message, path) from None
     except BackendUnavailable as exc:
@@ -346,6 +350,17 @@ def _plan(problem, algo, args, options) -> _Run:
     return _Run(algo.name, backend, options, choice)
 
 
+def _say_compiling(watch, name: str, backend: str, progress=None) -> None:
+    """The one stderr line for a run that compiles (watch_compiles' callback)."""
+    why = ("first use on this machine; cached for later runs" if watch.cached else
+           f"its {backend} kernels are compiled in every new process")
+    line = f"{'compiled' if watch.afterwards else 'compiling'} {name} for {backend} ({why})"
+    if progress:
+        progress.say(line)
+    else:
+        print(line, file=sys.stderr, flush=True)
+
+
 def _prepare_and_run(solvers, run: _Run, problem, progress, out):
     """Warm up (untimed: compiling or loading the kernels), then the timed, certified run. A line
     on stderr says when something is compiled, not merely loaded from numba's cache."""
@@ -357,13 +372,7 @@ def _prepare_and_run(solvers, run: _Run, problem, progress, out):
         return _with_preparation(outcome, 0.0, None)
 
     def say_compiling(watch) -> None:
-        why = ("first use on this machine; cached for later runs" if watch.cached else
-               f"its {run.backend} kernels are compiled in every new process")
-        line = f"{'compiled' if watch.afterwards else 'compiling'} {run.algorithm} for {run.backend} ({why})"
-        if progress:
-            progress.say(line)
-        else:
-            print(line, file=sys.stderr, flush=True)
+        _say_compiling(watch, run.algorithm, run.backend, progress)
 
     if progress:
         progress.show(f"preparing {run.algorithm} [{run.backend}]: compiling or loading its kernels")

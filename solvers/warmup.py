@@ -280,6 +280,9 @@ def warm_batches(backend: str) -> None:
     for dtype in (np.float64, np.float32):
         for shape in ((3, 4, 4), (2, 3, 6), (2, 6, 3)):
             solve_batch(rng.random(shape).astype(dtype), backend=backend)
+        mapped = rng.random((3, 4, 4)).astype(dtype)
+        mapped.flags.writeable = False  # as a memory-mapped batch file reads: numba compiles it apart
+        solve_batch(mapped, backend=backend)
         sizes = ((4, 4), (3, 7)) if backend == "cpu" else ((4, 4), (3, 7), (2, 200), (2, 600))
         solve_batch([rng.random(size).astype(dtype) for size in sizes], backend=backend)
     if backend == "cuda":

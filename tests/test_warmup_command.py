@@ -94,6 +94,9 @@ with warmup.watch_compiles(backend="cpu") as watch:
     for dtype in (np.float64, np.float32):
         solve_batch(rng.integers(0, 50, (20, 30, 30)).astype(dtype), backend="cpu")
         solve_batch(rng.random((7, 9, 40)).astype(dtype), backend="cpu")
+        mapped = rng.random((5, 6, 6)).astype(dtype)
+        mapped.flags.writeable = False
+        solve_batch(mapped, backend="cpu")
         solve_batch([rng.random((n, n + 2)).astype(dtype) for n in range(1, 30)] + [rng.random((9, 4)).astype(dtype)],
                     backend="cpu")
 print(watch.compiled)
