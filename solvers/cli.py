@@ -309,8 +309,8 @@ def _cmd_solve_batch(args) -> int:
             print(f"{key:<12}{value}")
     if failed:
         first = int(np.flatnonzero(~(result.certified | result.infeasible))[0])
-        print(f"{PROG}: {path}: {failed:,} items are NOT certified (first: item {first}, {result.status[first]})",
-              file=sys.stderr)
+        print(f"{PROG}: {path}: {plural(failed, 'item')} NOT certified (first: item {first}, "
+              f"{result.status[first]})", file=sys.stderr)
         return EXIT_NOT_CERTIFIED
     return EXIT_OK
 

@@ -68,6 +68,9 @@ def check_request(args) -> dict:
         from . import registry
         algo = registry.get(args.algo)
         algo.parse_options({k: v for k, v in options.items() if k not in TRACKING_OPTIONS})
+    elif set(options) - set(TRACKING_OPTIONS):  # each item would get its own algorithm, which may not take them
+        raise InputError(f"--opt {sorted(set(options) - set(TRACKING_OPTIONS))[0]}=... needs --algo: options belong "
+                         "to one algorithm")
     if args.workers is not None and args.workers < 1:
         raise InputError(f"--workers must be at least 1, not {args.workers}")
     if args.out:

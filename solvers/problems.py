@@ -418,10 +418,8 @@ def _frozen_view(a: np.ndarray) -> np.ndarray:
 
 
 def _dtype_words(dtype: np.dtype) -> str:
-    """A dtype as words (no Python repr): complex numbers, text, Python objects..."""
-    kinds = {"c": "complex numbers", "U": "text", "S": "bytes", "O": "Python objects", "M": "dates",
-             "m": "time spans", "V": "records"}
-    return kinds.get(dtype.kind, f"values of type {dtype.name}")
+    from .text import dtype_words
+    return dtype_words(dtype)
 
 
 @dataclass(frozen=True, eq=False)

@@ -31,3 +31,10 @@ def duration(seconds: float) -> str:
         return f"{minutes} min {rest:02d} s"
     hours, rest = divmod(int(round(seconds)), 3600)
     return f"{hours} h {rest // 60:02d} min"
+
+
+def dtype_words(dtype) -> str:
+    """An array's element type in words (never numpy's name for it): complex numbers, text, dates..."""
+    kinds = {"c": "complex numbers", "U": "text", "S": "bytes", "O": "Python objects", "M": "dates",
+             "m": "time spans", "V": "records", "b": "true/false values"}
+    return kinds.get(getattr(dtype, "kind", ""), f"values of type {getattr(dtype, 'name', dtype)}")

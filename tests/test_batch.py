@@ -456,3 +456,19 @@ def test_batch_files_through_the_python_api():
         with pytest.raises(InputError, match="chosen by its number"):
             batch.item(bad)
     assert batch.item(np.int64(3)).shape == (16, 24)
+
+
+def test_an_archive_of_no_matrices_is_an_empty_batch_and_a_broken_one_is_said_plainly(tmp_path, capsys):
+    empty = tmp_path / "empty.npz"
+    np.savez(empty)
+    assert main(["solve", str(empty), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["problems"] == 0
+    broken = tmp_path / "broken.npz"
+    broken.write_bytes(b"hello world")
+    assert main(["solve", str(broken)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"error: {broken}: not a readable .npz archive: it is not a complete zip file (damaged or cut short?)"]
+    text = tmp_path / "text.npy"
+    np.save(text, np.array([["a", "b"], ["c", "d"]]))
+    assert main(["solve", str(text)]) == 2
+    assert "holds text, not numbers" in capsys.readouterr().err

@@ -312,3 +312,11 @@ def test_cli_batch_out_naming_a_folder_is_one_line_and_writes_nothing(tmp_path, 
     assert main(["batch", "sample_graphs/dense-lap_50.npy", "--out", str(folder), "--workers", "1"]) == 2
     assert capsys.readouterr().err.strip().splitlines() == [f"error: {folder}: cannot write file: it is a folder"]
     assert [p.name for p in tmp_path.iterdir()] == ["h"]  # no h-items folder either
+
+
+def test_cli_batch_options_without_an_algorithm_are_refused_in_one_line(tmp_path, capsys):
+    """Without --algo each item gets its own algorithm, so an option cannot be checked: refused (exit 2)
+    before anything runs; the tracking option max_distance stays allowed."""
+    assert main(["batch", "sample_graphs/dense-lap_50.npy", "--opt", "foo=1", "--out", str(tmp_path / "r.csv")]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == ["error: --opt foo=... needs --algo: options belong to one algorithm"]
+    assert not list(tmp_path.iterdir())

@@ -86,9 +86,8 @@ def host_array(data) -> np.ndarray:
 # validation and packing
 
 def _dtype_words(dtype: np.dtype) -> str:
-    kinds = {"c": "complex numbers", "U": "text", "S": "bytes", "O": "Python objects", "M": "dates",
-             "m": "time spans", "V": "records", "b": "true/false values"}
-    return kinds.get(dtype.kind, f"values of type {dtype.name}")
+    from ..text import dtype_words
+    return dtype_words(dtype)
 
 
 def _check_dtype(a: np.ndarray, where: str) -> None:

@@ -61,7 +61,8 @@ def read_header(fh, path, what: str = "array") -> tuple[tuple[int, ...], bool, n
     if dtype.hasobject:
         raise InputError(f"{what}: holds Python objects, which are not loaded (no pickle)", name)
     if dtype.kind not in _NUMERIC_KINDS or dtype.names is not None or dtype.shape:
-        raise InputError(f"{what}: holds {dtype.name} values, not numbers", name)
+        from ..text import dtype_words
+        raise InputError(f"{what}: holds {dtype_words(dtype)}, not numbers", name)
     return tuple(shape), bool(fortran), dtype
 
 
@@ -153,6 +154,13 @@ def load_npy(path, what: str = "array") -> np.ndarray:
         close_binary(fh)
 
 
+def unreadable_archive(error: Exception) -> str:
+    """The line for an .npz that zipfile cannot open (its own text is a library's: "File is not a zip file")."""
+    if isinstance(error, zipfile.BadZipFile):
+        return "not a readable .npz archive: it is not a complete zip file (damaged or cut short?)"
+    return "not a readable .npz archive: its table of contents is damaged"
+
+
 def load_npz(path, required: tuple[str, ...], optional: tuple[str, ...] = (),
              check: Callable[[str, tuple[int, ...], np.dtype, dict], None] | None = None) -> dict[str, np.ndarray]:
     """The named arrays of an .npz archive (np.savez layout: one NAME.npy member per array), read in
@@ -166,7 +174,7 @@ def load_npz(path, required: tuple[str, ...], optional: tuple[str, ...] = (),
     except OSError as e:
         raise InputError(f"cannot read file: {e.strerror or e}", name) from None
     except Exception as e:
-        raise InputError(f"not a readable .npz archive ({e})", name) from None
+        raise InputError(unreadable_archive(e), name) from None
     with archive:
         members = {info.filename: info for info in archive.infolist()}
         out = {}

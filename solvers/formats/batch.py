@@ -19,7 +19,7 @@ import zipfile
 import numpy as np
 
 from ..errors import InputError
-from ._npy import load_npy, load_npz, read_header, shape_text
+from ._npy import load_npy, load_npz, read_header, shape_text, unreadable_archive
 from ._text import close_binary, format_rows, open_binary, write_file
 
 _MEMBER = re.compile(r"arr_(\d+)\.npy\Z")
@@ -38,7 +38,8 @@ LISTED = (
 
 
 def batch_layout(path) -> str | None:
-    """"npy" for a .npy holding a 3-D array, "npz" for an .npz of matrices (no ``points`` member),
+    """"npy" for a .npy holding a 3-D array, "npz" for an .npz of matrices (no ``points`` member; no
+    member at all is an empty batch),
     else None (the file is read as one problem). Reads only the .npy header or the archive's list;
     a file that cannot be read at all is left to the ordinary reader's error."""
     name = str(path).lower()
@@ -60,7 +61,7 @@ def batch_layout(path) -> str | None:
                 names = [info.filename for info in archive.infolist()]
         except Exception:  # not an archive: the ordinary reader says so
             return None
-        return None if "points.npy" in names or not names else "npz"
+        return None if "points.npy" in names else "npz"  # no members at all: an empty batch
     return None
 
 
@@ -87,9 +88,9 @@ def read_batch(path):
     except InputError:
         raise
     except Exception as e:
-        raise InputError(f"not a readable .npz archive ({e})", name) from None
+        raise InputError(unreadable_archive(e), name) from None
     if not keys:
-        raise InputError("the archive holds no matrices", name)
+        return []  # an archive of no matrices: a batch of none, as a .npy of 0 problems is
 
     def check(key, shape, dtype, arrays):
         if len(shape) != 2:

@@ -33,7 +33,8 @@ def read_npy(path, problem=None) -> CostMatrix:
                          f"{shape_text(a.shape)}", name)
     if not (np.issubdtype(a.dtype, np.integer) or np.issubdtype(a.dtype, np.floating)
             or a.dtype == np.bool_):
-        raise InputError(f"costs must be real numbers, the array holds {a.dtype.name} values", name)
+        from ..text import dtype_words
+        raise InputError(f"costs must be real numbers, the array holds {dtype_words(a.dtype)}", name)
     if a.dtype.kind == "f" and a.dtype.itemsize > 8:  # long double: values beyond float64 would become inf
         with np.errstate(over="ignore"):
             a64 = a.astype(np.float64)
