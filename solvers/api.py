@@ -18,8 +18,25 @@ def load(path, problem: str | None = None, **options):
 
 
 def save(obj, path, **options) -> None:
-    """Write a Problem (by extension), a Result (matching / assignment / flow as CSV, JSON or MTX)
-    or a TrackResult (tracks as CSV or JSON, solvers.formats.tracks). Atomic."""
+    """Write a Problem (by extension), a Result (matching / assignment / flow as CSV, JSON or MTX),
+    a TrackResult (tracks as CSV or JSON, solvers.formats.tracks), an AssignmentBatch (.npy / .npz)
+    or a BatchResult (CSV ``item,row,col`` or JSON, as ``matchscope solve --out`` writes them; pass
+    ``costs=`` the batch for the cost column). Atomic."""
+    kind = type(obj).__name__
+    if kind in ("AssignmentBatch", "BatchResult"):
+        from .formats.batch import save_batch, save_batch_result
+        from .io_util import check_output_name
+        check_output_name(path)
+        if kind == "AssignmentBatch":
+            if options:
+                raise InputError(f"a batch is saved without options (given: {', '.join(sorted(options))})", str(path))
+            save_batch(obj.costs(), path)
+        else:
+            costs = options.pop("costs", None)
+            if options:
+                raise InputError(f"batch results take only costs= (given: {', '.join(sorted(options))})", str(path))
+            save_batch_result(obj, path, costs.costs() if type(costs).__name__ == "AssignmentBatch" else costs)
+        return
     from .formats import save as _save
     _save(obj, path, **options)
 

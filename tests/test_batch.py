@@ -472,3 +472,30 @@ def test_an_archive_of_no_matrices_is_an_empty_batch_and_a_broken_one_is_said_pl
     np.save(text, np.array([["a", "b"], ["c", "d"]]))
     assert main(["solve", str(text)]) == 2
     assert "holds text, not numbers" in capsys.readouterr().err
+
+
+def test_batches_and_their_results_are_saved_through_the_python_api(tmp_path):
+    batch = solvers.load("sample_graphs/dense-lap-batch_100x16x24.npy")
+    solvers.save(batch, tmp_path / "copy.npy")
+    assert np.array_equal(np.load(tmp_path / "copy.npy"), np.load("sample_graphs/dense-lap-batch_100x16x24.npy"))
+    ragged = solvers.load(_ragged_file(tmp_path))
+    solvers.save(ragged, tmp_path / "copy.npz")
+    again = solvers.load(tmp_path / "copy.npz")
+    assert all(np.array_equal(again.item_costs(b), ragged.item_costs(b)) for b in range(len(ragged)))
+    result = solvers.solve_batch(batch, backend="cpu")
+    solvers.save(result, tmp_path / "r.csv", costs=batch)
+    rows = list(csv.DictReader((tmp_path / "r.csv").open()))
+    assert len(rows) == 100 * 16 and sum(float(r["cost"]) for r in rows) == pytest.approx(result.values.sum())
+    solvers.save(result, tmp_path / "r.json")
+    assert json.loads((tmp_path / "r.json").read_text())["problems"] == 100
+    with pytest.raises(InputError, match="written as .csv or .json"):
+        solvers.save(result, tmp_path / "r.npy")
+    with pytest.raises(InputError, match="is written as .npz"):
+        solvers.save(ragged, tmp_path / "r.npy")
+
+
+def _ragged_file(tmp_path):
+    path = tmp_path / "ragged.npz"
+    rng = np.random.default_rng(3)
+    np.savez(path, rng.random((3, 5)), rng.random((6, 2)), rng.random((4, 4)))
+    return path

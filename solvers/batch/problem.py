@@ -35,6 +35,13 @@ class AssignmentBatch:
     def __len__(self) -> int:
         return self.batch.packed.size
 
+    def costs(self):
+        """The problems as given: one (B, n, m) array for a regular batch, else a list of matrices."""
+        items = [self.item_costs(b) for b in range(len(self))]
+        if self.batch.regular:
+            return np.stack(items) if items else np.zeros((0, *self.batch.item_shape), dtype=self.dtype)
+        return items
+
     def __repr__(self) -> str:
         described = self.describe()
         return (f"AssignmentBatch({described['problems']} problems, {described['layout']}, {described['costs']}"
