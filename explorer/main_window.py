@@ -691,7 +691,7 @@ class MainWindow(QtWidgets.QMainWindow):
                 self.session.mark_finished(run, payload)
                 if run.batch is not None and run is self.session.current_run:
                     self.tabs.setCurrentWidget(self.batch_view)
-                level = "info" if run.certificate_status in ("optimal", "within-gap") else "warning"
+                level = "info" if run.certificate_status in ("optimal", "within-gap", "proven-infeasible") else "warning"
                 self.log_message(level, self._outcome(run))
                 self.status(self._short_outcome(run), 8000)
         self._job_done()

@@ -278,11 +278,14 @@ class RunState:
 
     @property
     def certificate_status(self) -> str | None:
-        """"optimal", "within-gap", "not-proven", "invalid", or None before the outcome is known."""
+        """"optimal", "within-gap", "not-proven", "invalid", or None before the outcome is known; a
+        batch whose problems are all proven, some of them infeasible: "proven-infeasible"."""
         if self.result is not None:
             return self.result.certificate.status
         if self.batch is not None:  # every problem proven (optimal, or infeasible) or not
-            return "optimal" if self.batch.all_certified else "not-proven"
+            if not self.batch.all_certified:
+                return "not-proven"
+            return "proven-infeasible" if self.batch.infeasible.any() else "optimal"
         if self.track is not None:
             statuses = [str(f.get("status", "")) for f in _frame_stats(self.track)]
             return next((s for s in ("invalid", "not-proven", "within-gap") if s in statuses), "optimal")

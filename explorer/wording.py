@@ -98,6 +98,8 @@ def certificate_short(status: str | None, gap: float = 0.0) -> str:
         return "certified optimal"
     if status == "within-gap":
         return f"certified within gap {value_words(float(gap))} of optimal"
+    if status == "proven-infeasible":  # a batch: each problem optimal or proven infeasible
+        return "certified (each problem optimal or proven infeasible)"
     if status == "not-proven":
         return "NOT certified (not proven optimal)"
     if status == "invalid":

@@ -64,6 +64,9 @@ def test_a_batch_opens_runs_lists_its_problems_and_solves_one_alone(window, qtbo
             assert float(shown) == pytest.approx(scipy_value(costs), rel=1e-6)
             assert model.data(model.index(b, 5)) == "optimal"
     assert "39 of 40 problems certified optimal" in view.header.text() and "1 proven infeasible" in view.header.text()
+    # one problem is infeasible: the panel does not call the run "certified optimal"
+    assert run.certificate_status == "proven-infeasible"
+    assert win.solver_panel.elapsed.text() == "finished · certified (each problem optimal or proven infeasible)"
     assert "problems" in win.solver_panel.live_text() and "search steps" in win.solver_panel.live_text()
     assert_real_content(save_shot(view, "batch-view.png"), "the batch view")
 

@@ -192,7 +192,8 @@ class BatchView(View):
             self.time_note.setText("")
         else:
             self.time_bars.setOpts(x0=[], x1=[], height=[])
-            self.time_note.setText(f"the {result.backend} backend does not time each problem")
+            self.time_note.setText("no problems" if len(result) == 0 else
+                                   f"the {result.backend} backend\ndoes not time each problem")  # two lines: a narrow chart
             self.time_note.setPos(0.5, 0.5)
         for plot in (self.steps_plot, self.time_plot):
             plot.enableAutoRange()
