@@ -671,7 +671,9 @@ def _cmd_algos(args) -> int:
         if rec["summary"]:
             print(f"    {rec['summary']}")
         for opt in rec["options"]:
-            setting = f"--opt {opt['name']}={opt['default']}"
+            default = opt["default"]
+            shown = ("on" if default else "off") if isinstance(default, bool) else default  # as --opt takes it
+            setting = f"--opt {opt['name']}={shown}"
             choices = f" [{' | '.join(map(str, opt['choices']))}]" if opt["choices"] else ""
             print(f"    {setting:<28}{opt['help']}{choices}".rstrip())
         if rec["reference"]:
