@@ -127,10 +127,18 @@ def cmd_batch(argv: list[str]) -> int:
     return EXIT_OK
 
 
+def _without_name(error: str, item: str) -> str:
+    """A file's own error line without its name (the row starts with it): "line 3: ..." or the rest."""
+    if not error.startswith(f"{item}:"):
+        return error
+    line, sep, rest = error[len(item) + 1:].partition(": ")
+    return f"line {line}: {rest}" if sep and line.isdigit() else error[len(item) + 1:].lstrip()
+
+
 def print_rows(rows) -> None:
     for row in rows:
         if row.error:
-            state = f"error: {row.error}"
+            state = f"error: {_without_name(row.error, row.item)}"
         else:
             state = f"value {row.value:.12g}  certified {'yes' if row.certified else 'NO'}  " \
                     f"{duration(row.seconds)}  {row.algorithm} on {row.backend}  {row.worker}"

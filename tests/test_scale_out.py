@@ -197,7 +197,9 @@ def test_cli_batch_on_a_scheduler_address(client, tmp_path, capsys):
         assert os.path.getsize(r["output"]) > 0 and os.path.dirname(r["output"]) == str(tmp_path / "results-items")
     said = capsys.readouterr()
     assert "2 workers" in said.err and "1 of 5 items failed" in said.err
-    assert (said.out + said.err).count(rows[4]["error"]) == 1  # the bad file's line once, in its row
+    shown = [line for line in said.out.splitlines() if line.startswith(paths[4])]
+    assert shown == [f"{paths[4]}  error: line 1: {rows[4]['error'].split(': ', 1)[1]}"]  # named once, in its row
+    assert paths[4] + ":" not in said.out + said.err
 
 
 @pytest.mark.parametrize("where", ["progress", "_write_item"])
