@@ -499,3 +499,14 @@ def _ragged_file(tmp_path):
     rng = np.random.default_rng(3)
     np.savez(path, rng.random((3, 5)), rng.random((6, 2)), rng.random((4, 4)))
     return path
+
+
+@pytest.mark.parametrize("scale", [5e-324, 1e-320, 1e-315, 1e-310])
+def test_subnormal_costs_are_certified(scale):
+    """Costs that are all subnormal (multiples of the smallest float) are proven optimal: the
+    tolerance keeps float arithmetic's absolute rounding unit (it was 0, below the bound's slack)."""
+    rng = np.random.default_rng(int(-np.log10(scale)))
+    costs = rng.integers(0, 9, (20, 5, 6)) * scale
+    result = solvers.solve_batch(costs, backend="cpu")
+    assert result.all_certified and result.certified.all()
+    check_against_scipy(list(costs), result)

@@ -206,6 +206,10 @@ for f in (None, raise_u, swap, twice, free_v, positive_v, out_of_range, forbidde
 checks["squares"], codes["squares"] = same_certificate(psq, ssq)
 checks["f32"], codes["f32"] = same_certificate(p32, s32)
 checks["wide"], codes["wide"] = same_certificate(pw, sw)
+psub = pack([np.array([[5e-324, 1e-310], [1e-310, 5e-324]]), rng.integers(0, 5, (4, 4)) * 1e-320,
+             rng.integers(0, 9, (3, 5)) * 1e-315])               # subnormal costs: the tolerance's TINY term
+ssub = solve_packed_cudasim(psub)
+checks["subnormal"], codes["subnormal"] = same_certificate(psub, ssub)
 claimed = type(first)(**{k: getattr(first, k).copy() for k in ("row_to_col", "u", "v", "iterations", "status")})
 claimed.status[0] = 1                                        # item 0 claimed infeasible: refuted (code 9)
 checks["claimed"], codes["claimed"] = same_certificate(packed, claimed)
@@ -378,6 +382,7 @@ def test_device_certificate_equals_host_certificate(sim):
     cert = sim["device_certificate"]
     for name, same in cert["same"].items():
         assert all(same.values()), (name, same)
+    assert cert["codes"]["subnormal"] == [0, 0, 0]  # proven, as on the host
     seen = {code for codes in cert["codes"].values() for code in codes}
     assert {0, 1, 2, 3, 4, 5, 6, 7, 9, 10} <= seen, seen
 

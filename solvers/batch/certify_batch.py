@@ -16,9 +16,12 @@ Per item (in the packed, oriented layout: rows <= cols), for an answer claimed s
    for integer costs whose sums stay below 2^53, when it is < 1 (every assignment then costs an
    integer).
 
-``tol`` = 16 * (rows + 1) * epsilon * (2 * sum |assigned costs| + max |finite cost|): the rounding
-the solvers' float steps may leave, scaled by the item's own data (1e-20 and 1e300 alike; the
-solver's duals cannot widen it). For integer costs it is at most 0.5.
+``tol`` = 16 * (rows + 1) * (epsilon * (2 * sum |assigned costs| + max |finite cost|) + TINY): the
+rounding the solvers' float steps may leave, scaled by the item's own data (1e-20 and 1e300 alike;
+the solver's duals cannot widen it). TINY, the smallest subnormal, is the rounding unit of
+subnormal numbers (float arithmetic's absolute error term): without it, costs that are all
+subnormal had a tolerance of 0, below the bound's own slack, and could never be proven. For
+integer costs it is at most 0.5.
 
 An answer claimed infeasible is confirmed by the certificate's own maximum matching on the allowed
 pairs (augmenting paths): fewer matched rows than rows proves that no complete assignment exists.
@@ -167,7 +170,7 @@ def _certify_item(costs, base, n, m, row_to_col, u, v, ro, co, claimed_infeasibl
         s, e_sum, e_abs = _add(c, s, e_sum, e_abs)
         magnitude += abs(c)
     out_value[0] = s + e_sum
-    tol = ROUNDING * (n + 1) * EPS * (2.0 * magnitude + top)
+    tol = ROUNDING * (n + 1) * (EPS * (2.0 * magnitude + top) + TINY)
     if integral:
         tol = min(tol, 0.5)
     out_tol[0] = tol

@@ -572,6 +572,7 @@ CERTIFY = Kernel("batch_certify", None, certify_batch_cuda, BLOCK_PER_ITEM, thre
 
 C_EPS = 2.220446049250313e-16   # certify_batch.EPS
 C_ROUNDING = 16                 # certify_batch.ROUNDING
+C_TINY = 5e-324                 # certify_batch.TINY
 C_INTEGRAL_LIMIT = 9007199254740992.0  # 2^53
 HOST_DECIDES_INFEASIBLE = -1    # ``reason``: a claimed infeasible item, confirmed on the host
 HOST_DECIDES_GAP = -2           # ``reason``: every check passed; the host bounds the gap from the sums
@@ -673,7 +674,7 @@ def certify_exact_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, row
             shift = 0.0
             if code == 0:
                 value[b] = s + e_sum
-                tol = C_ROUNDING * (n + 1) * C_EPS * (2.0 * magnitude + top)
+                tol = C_ROUNDING * (n + 1) * (C_EPS * (2.0 * magnitude + top) + C_TINY)
                 integral = sh_int[0] == 1 and top * max(n, 1) < C_INTEGRAL_LIMIT
                 if integral:
                     tol = min(tol, 0.5)
