@@ -166,7 +166,7 @@ class RunState:
         self.wall_seconds = 0.0   # ended_at - started_at: solve, checks and certificate, never the warm-up
         self.stop_requested = False
         self.warmup_seconds = 0.0  # untimed compile / load before the run (solvers.warmup)
-        self.preparing = ""       # what the worker does before the timed run ("compiling gpr for cpu")
+        self.preparing = ""       # what the worker does before the timed run ("preparing gpr for cpu (...)")
         self.replayed = False     # loaded from a run record
         self.recorded_summary: dict | None = None  # a loaded record's result summary
         self.record_path: str | None = None        # the file a replayed run came from

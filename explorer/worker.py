@@ -120,7 +120,7 @@ class Worker(QtCore.QObject):
     """Lives in the worker thread; ``execute`` runs there (invoked through a queued signal)."""
 
     jobStarted = QtCore.Signal(object)
-    jobWarming = QtCore.Signal(object, str, bool)  # job, what ("compiling gpr for cpu"), first for the pair
+    jobWarming = QtCore.Signal(object, str, bool)  # job, what ("preparing gpr for cpu (...)"), first for the pair
     jobTimed = QtCore.Signal(object)         # the timed run starts now (job.timed_from)
     jobProgress = QtCore.Signal(object)
     jobLoadProgress = QtCore.Signal(object, int, int)  # job, bytes read, file size
@@ -203,7 +203,8 @@ class Worker(QtCore.QObject):
         key = ("batch", p["algorithm"], backend, str(p["problem"].dtype))
         if key in self.warmed:
             return
-        self.jobWarming.emit(job, f"compiling batch {p['algorithm']} for {backend}", True)
+        self.jobWarming.emit(job, f"preparing batch {p['algorithm']} for {backend} (compiling or loading its kernels)",
+                             True)
         started = time.perf_counter()
         solvers.solve_batch(np.zeros((1, 2, 3), dtype=p["problem"].dtype), algorithm=p["algorithm"], backend=backend)
         job.warmup_seconds = time.perf_counter() - started
@@ -220,7 +221,7 @@ class Worker(QtCore.QObject):
         if key in self.warmed:
             return
         first = not any(k[:2] == key[:2] for k in self.warmed)  # later ones: other sizes / options, mostly quick
-        self.jobWarming.emit(job, f"compiling {p['algorithm']} for {backend}", first)
+        self.jobWarming.emit(job, f"preparing {p['algorithm']} for {backend} (compiling or loading its kernels)", first)
         # every snapshot (interval 0), so the snapshot code paths the run takes are compiled too
         job.warmup_seconds = warmup.warm_up(p["problem"], p["algorithm"], backend, options,
                                             track=job.kind == "track", snapshot_interval=0.0,
