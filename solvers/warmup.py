@@ -257,6 +257,20 @@ def _option_sets(algo) -> list[dict]:
     return sets
 
 
+def warm_host_passes() -> None:
+    """The compiled host passes that only large inputs reach (warm_all runs them first)."""
+    from .formats._mtx_check import warm
+    warm()  # the compiled check of a large Matrix Market file's body
+    from .cost_summary import warm_parallel_pass
+    warm_parallel_pass()  # a large dense matrix's checking pass
+    from .certify import warm_parallel_loops
+    warm_parallel_loops()  # a large assignment's certificate loops
+    from .graph_build import warm as warm_graph_build
+    warm_graph_build()  # a large graph's adjacency lists
+    from .konig import warm as warm_konig
+    warm_konig()  # a large matching's certificate loops
+
+
 def series_algorithms(backend: str) -> list[str]:
     """The compiled algorithms that track point series on ``backend`` (warm_all warms their tracking)."""
     return [a.name for a in registry.algorithms().values()
@@ -337,17 +351,8 @@ def warm_all(backend: str, progress=None, should_stop=None) -> WarmAllReport:
     plan = warmup_plan(backend)
     report = WarmAllReport(failures=[])
     start = time.perf_counter()
-    with watch_compiles(backend="cpu") as watch:  # host passes that only large inputs reach
-        from .formats._mtx_check import warm
-        warm()  # the compiled check of a large Matrix Market file's body
-        from .cost_summary import warm_parallel_pass
-        warm_parallel_pass()  # a large dense matrix's checking pass
-        from .certify import warm_parallel_loops
-        warm_parallel_loops()  # a large assignment's certificate loops
-        from .graph_build import warm as warm_graph_build
-        warm_graph_build()  # a large graph's adjacency lists
-        from .konig import warm as warm_konig
-        warm_konig()  # a large matching's certificate loops
+    with watch_compiles(backend="cpu") as watch:
+        warm_host_passes()
     report.compiled += watch.compiled
     if backend in ("cuda", "cudasim"):
         with watch_compiles(backend=backend) as watch:

@@ -35,10 +35,11 @@ def gated_plan(monkeypatch, tmp_path):
     plan = [warmup.WarmupItem("gated-compile", graph, {}, observed=True),
             warmup.WarmupItem("pr-seq", graph, {}, observed=False)]
     monkeypatch.setattr(warmup, "warmup_plan", lambda backend: plan)
-    # the series trackers and the batch solver are warmed after the plan (tested in test_warmup_command);
-    # here they would only add a minute of compiling to what the window shows
+    # the host passes, the series trackers and the batch solver are warmed around the plan (tested in
+    # test_warmup_command); here they would only add a minute of compiling to what the window shows
     monkeypatch.setattr(warmup, "series_algorithms", lambda backend: [])
     monkeypatch.setattr(warmup, "warm_batches", lambda backend: None)
+    monkeypatch.setattr(warmup, "warm_host_passes", lambda: None)
     monkeypatch.setattr(warmup, "marker_path", lambda backend: tmp_path / f"warmed-{backend}.json")
     GATE.clear()
     yield plan

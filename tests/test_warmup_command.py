@@ -6,6 +6,7 @@ import json
 import pytest
 
 import solvers
+from conftest import FULL_SWEEPS
 from solvers import warmup
 from solvers.cli import main
 
@@ -22,11 +23,12 @@ def tiny_plan(monkeypatch, tmp_path):
 
 def test_warmup_runs_the_plan_marks_the_backend_warm_and_says_where_the_cache_is(tiny_plan, capsys, tmp_path,
                                                                                   monkeypatch):
-    # the series trackers and the batch solver are warmed too (their own tests below); here they would
-    # compile for a minute and a half on an empty cache
+    # the host passes, the series trackers and the batch solver are warmed too (their own tests below, the
+    # whole command under make test-all); here they would compile for two minutes on an empty cache
     monkeypatch.setattr(warmup, "series_algorithms", lambda backend: ["knn"])
     monkeypatch.setattr(warmup, "warm_up", lambda *args, **kwargs: 0.0)
     monkeypatch.setattr(warmup, "warm_batches", lambda backend: None)
+    monkeypatch.setattr(warmup, "warm_host_passes", lambda: None)
     assert not warmup.is_warm("cpu")
     assert main(["warmup", "--backend", "cpu"]) == 0
     out, err = capsys.readouterr()
@@ -109,6 +111,7 @@ print(watch.compiled)
 """
 
 
+@pytest.mark.skipif(not FULL_SWEEPS, reason="make test-all: compiles the batch solver from an empty cache (25 s)")
 def test_the_batch_warm_up_leaves_nothing_to_compile(tmp_path):
     """`matchscope warmup` includes the batch solver: after warm_batches on an empty kernel cache,
     batches of other sizes, both float types, rectangles and ragged lists compile nothing."""
@@ -138,3 +141,20 @@ def test_warm_all_warms_the_tracking_of_every_compiled_series_algorithm(tiny_pla
     assert sorted(name for name, *_ in seen) == compiled
     assert all(backend == "cpu" and track and kind == "points" for _, backend, track, kind in seen)
     assert report.runs == len(tiny_plan) + len(compiled) + 1
+
+
+@pytest.mark.skipif(not FULL_SWEEPS, reason="make test-all: compiles every cpu kernel from an empty cache (minutes)")
+def test_the_whole_warm_up_then_a_second_one_compiles_nothing(tmp_path):
+    """`matchscope warmup --backend cpu` end to end on an empty kernel cache (host passes, every plan
+    item, the series trackers, the batch solver), then again in a new process: nothing compiles."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "kernels"), PYTHONPATH=str(root))
+    command = [sys.executable, "-m", "solvers", "warmup", "--backend", "cpu"]
+    first = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=1200)
+    assert first.returncode == 0, first.stderr[-2000:]
+    again = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0 and "nothing compiled" in again.stdout, again.stdout
