@@ -40,7 +40,7 @@ run: $(STAMP)
 test: $(STAMP)
 	$(XVFB) $(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
-# the same suite with every sweep at full size (about 4 more minutes on 2 cores)
+# the same suite with every sweep at full size and the empty-cache warm-up checks (several more minutes on 2 cores)
 test-all: $(STAMP)
 	MATCHSCOPE_FULL_SWEEPS=1 $(XVFB) $(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
