@@ -195,18 +195,19 @@ class Worker(QtCore.QObject):
         return report
 
     def _warm_up_batch(self, job: Job) -> None:
-        """Compile (or load) the batch backend once per backend and cost type, on a one-problem batch."""
-        import numpy as np
+        """Compile (or load) the batch backend once per backend and kind of costs (float type, read-only or
+        not), on a one-problem batch."""
         from solvers.batch.api import resolve_backend
         p = job.params
         backend = resolve_backend(p["backend"])
-        key = ("batch", p["algorithm"], backend, str(p["problem"].dtype))
+        kind = warmup.batch_kind(p["problem"])
+        key = ("batch", p["algorithm"], backend, kind)
         if key in self.warmed:
             return
         self.jobWarming.emit(job, f"preparing batch {p['algorithm']} for {backend} (compiling or loading its kernels)",
                              True)
         started = time.perf_counter()
-        solvers.solve_batch(np.zeros((1, 2, 3), dtype=p["problem"].dtype), algorithm=p["algorithm"], backend=backend)
+        warmup.warm_batch(kind, backend, p["algorithm"])
         job.warmup_seconds = time.perf_counter() - started
         self.warmed.add(key)
 

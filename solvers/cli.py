@@ -261,14 +261,13 @@ def _cmd_solve_batch(args) -> int:
     data = read_batch(path)
     load_seconds = time.perf_counter() - start
     regular = not isinstance(data, list)
-    dtype = np.float32 if (data.dtype if regular else (data[0].dtype if data else None)) == np.float32 else np.float64
     from .batch.api import resolve_backend as batch_backend
-    from .warmup import watch_compiles
+    from .warmup import batch_kind, warm_batch, watch_compiles
     start = time.perf_counter()
     try:
         backend = batch_backend(args.backend)
         with watch_compiles(lambda watch: _say_compiling(watch, "the batch solver", backend), backend):
-            solve_batch(np.zeros((1, 2, 3), dtype=dtype), backend=backend)  # compile or load, untimed
+            warm_batch(batch_kind(data), backend)  # compile or load, untimed (a mapped file is read-only)
         compile_seconds = time.perf_counter() - start
         result = solve_batch(data, backend=backend)
     except InputError as exc:

@@ -282,6 +282,31 @@ def _sample_series():
     return generate("particles", n=60, frames=3, seed=1)  # warm_up makes its own warm-up series from it
 
 
+def batch_kind(costs) -> tuple:
+    """(float type, writeable) of a batch's costs: what numba compiles the batch solver for apart (a
+    memory-mapped file is read-only). ``costs``: what solve_batch takes, or an AssignmentBatch."""
+    import numpy as np
+    packed = getattr(getattr(costs, "batch", None), "packed", None)
+    array = packed.costs if packed is not None else costs
+    if isinstance(array, np.ndarray):
+        return (np.float32 if array.dtype == np.float32 else np.float64), bool(array.flags.writeable)
+    # a list of matrices is copied into one new array: float32 when every item is
+    single = len(array) > 0 and all(np.asarray(item).dtype == np.float32 for item in array)
+    return (np.float32 if single else np.float64), True
+
+
+def warm_batch(kind: tuple, backend: str, algorithm: str = "hungarian") -> None:
+    """solve_batch once, untimed, on a one-problem batch of ``kind`` (batch_kind's): compiles or loads
+    what a batch of that kind then runs."""
+    import numpy as np
+
+    from .batch.api import solve_batch
+    dtype, writeable = kind
+    tiny = np.zeros((1, 2, 3), dtype=dtype)
+    tiny.flags.writeable = writeable
+    solve_batch(tiny, algorithm, backend=backend)
+
+
 def warm_batches(backend: str) -> None:
     """solve_batch on ``backend`` for each path a batch can take: float64 and float32; square, wide,
     tall and ragged items; on a GPU, items for the warp kernel and the block kernel (with and

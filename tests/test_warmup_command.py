@@ -158,3 +158,20 @@ def test_the_whole_warm_up_then_a_second_one_compiles_nothing(tmp_path):
     assert first.returncode == 0, first.stderr[-2000:]
     again = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0 and "nothing compiled" in again.stdout, again.stdout
+
+
+def test_the_batch_warm_up_takes_the_kind_the_run_will_compile():
+    """One helper for the command line, the scale-out task and the explorer: the float type and
+    whether the costs are read-only (a memory-mapped file), which numba compiles apart."""
+    import numpy as np
+    mapped = np.zeros((2, 3, 3), np.float32)
+    mapped.flags.writeable = False
+    assert warmup.batch_kind(mapped) == (np.float32, False)
+    assert warmup.batch_kind(np.zeros((2, 3, 3))) == (np.float64, True)
+    assert warmup.batch_kind([np.zeros((2, 2), np.float32), np.zeros((3, 1))]) == (np.float64, True)  # packed as float64
+    assert warmup.batch_kind([np.zeros((2, 2), np.float32)] * 2) == (np.float32, True)
+    assert warmup.batch_kind([]) == (np.float64, True)
+    batch = solvers.load("sample_graphs/dense-lap-batch_100x16x24.npy")
+    assert warmup.batch_kind(batch) == (np.float64, bool(batch.batch.packed.costs.flags.writeable))
+    with warmup.watch_compiles(backend="cpu"):
+        warmup.warm_batch((np.float64, False), "cpu")  # runs (compiles or loads) without error

@@ -88,16 +88,12 @@ def solve_batch_chunk(costs, algorithm: str | None, backend: str):
     from .items import NpySlices
     if isinstance(costs, NpySlices):
         costs = costs.read()
-    regular = isinstance(costs, np.ndarray)
-    first = costs if regular else (costs[0] if len(costs) else np.zeros((0, 0)))
-    dtype = np.float32 if np.asarray(first).dtype == np.float32 else np.float64
-    writeable = bool(np.asarray(first).flags.writeable)  # a mapped file is read-only: numba compiles that apart
-    key = ("batch", backend, dtype, writeable)
+    from ..warmup import batch_kind, warm_batch
+    kind = batch_kind(costs)
+    key = ("batch", backend, kind)
     if key not in _warmed:
         try:
-            warm = np.zeros((1, 2, 3), dtype=dtype)
-            warm.flags.writeable = writeable
-            solve_batch(warm, backend=backend)  # compile or load, untimed
+            warm_batch(kind, backend)  # compile or load, untimed
         except Exception:  # the real call reports its own error
             pass
         _warmed.add(key)
