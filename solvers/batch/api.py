@@ -8,8 +8,10 @@
 Backends are looked up in one table, ``BATCH_BACKENDS`` ({name: "module:function"}, imported when
 first used); each takes a packing.PackedBatch and returns a packing.PackedSolution. "auto" is cuda
 when an NVIDIA GPU is usable (solvers.targets.cuda_available) and the GPU backend is installed,
-else cpu. The certificate (certify_batch) runs on the host over all items in parallel, or, when
-the backend module offers ``certify_packed`` and the costs stay on its GPU, there.
+else cpu. A backend module may offer ``prepare_host(costs)`` in place of inputs.prepare_batch (the
+cuda one checks host costs in the pass that uploads them). The certificate (certify_batch) runs on
+the host over all items in parallel, or, when the backend module offers ``certify_packed`` and the
+costs stay on its GPU, there.
 
 Device arrays (``__cuda_array_interface__``, or ``__dlpack__`` on a CUDA device: CuPy, PyTorch)
 need the cuda backend: its module's ``prepare_device(costs)`` packs them without a host copy and
@@ -121,8 +123,10 @@ def solve_batch(costs, algorithm: str = "hungarian", backend: str = "auto"):
             raise BackendUnavailable("device arrays need the cuda backend; none is usable here "
                                      "(pass a numpy array, or run where an NVIDIA GPU is)")
         batch = prepare(costs)
-    else:
-        batch = costs.batch if loaded else prepare_batch(costs)
+    elif loaded:
+        batch = costs.batch
+    else:  # a GPU backend may check host costs in the pass that uploads them
+        batch = getattr(module, "prepare_host", prepare_batch)(costs)
     packed_at = time.perf_counter()
     solution = solve_packed(batch.packed)
     solved_at = time.perf_counter()

@@ -206,7 +206,8 @@ def _streams():
 
 def _solve_packed(packed, backend: str, **options):
     launcher = _launcher(backend)
-    costs = _costs_array(launcher, packed.costs)
+    uploaded = getattr(packed, "device_costs", None)  # made by prepare_host's checking pass
+    costs = uploaded if uploaded is not None else _costs_array(launcher, packed.costs)
     out = solve_packed_device(costs, packed.offsets, packed.rows, packed.cols, packed.row_offsets,
                               packed.col_offsets, launcher=launcher, **options)
     return _solution_class()(row_to_col=_read(launcher, out.row_to_col, np.int64),
@@ -215,6 +216,28 @@ def _solve_packed(packed, backend: str, **options):
                              status=_read(launcher, out.status, np.int8),
                              # host costs went up once: the certificate may check there, against their checksums
                              device_costs=None if _on_device(packed.costs) else costs)
+
+
+def prepare_host(costs):
+    """solvers.batch.inputs.prepare_batch for host costs headed for the GPU: the validating pass is
+    the copy into the pinned buffers that go up to the GPU (targets.staged_upload), so the costs are
+    read once for both (the two passes shared the host's memory bandwidth). The copy comes back as
+    the packed batch's ``device_costs``; costs that are refused went up for nothing."""
+    from .inputs import prepare_batch
+    return prepare_batch(costs, scan=_scan_uploading)
+
+
+def _scan_uploading(costs, offsets):
+    """scan.scan_items's arrays for ``costs`` and their GPU copy, from one pass over them."""
+    from ..targets.staged_upload import upload_flat  # under the simulator too (its copies are numpy's)
+    from .scan import ItemScan
+    _device_launcher()  # numba configured for this process's target
+    found = ItemScan(offsets)
+
+    def fill(first, last, staged):
+        found.add(costs, first, last, staged)
+    copy = upload_flat(costs, costs.dtype, fill)
+    return found.verdicts(costs) + (copy,)
 
 
 def _on_device(array) -> bool:

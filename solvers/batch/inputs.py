@@ -190,10 +190,14 @@ def _check_sizes(shapes: np.ndarray, itemsize: int) -> None:
         _check_empty_lines(lines, entries, which)
 
 
-def prepare_batch(costs) -> BatchInput:
-    """Validate and pack a host batch (see the module docstring); InputError names the bad item."""
+def prepare_batch(costs, scan=None) -> BatchInput:
+    """Validate and pack a host batch (see the module docstring); InputError names the bad item.
+
+    ``scan(flat_costs, offsets)``, when given, is the validating pass: it returns scan.scan_items's
+    four arrays and a copy of the costs it made on the way (a GPU backend uploads them in the same
+    pass), kept as the packed batch's ``device_costs``."""
     if isinstance(costs, (list, tuple)):
-        return _prepare_ragged(costs)
+        return _prepare_ragged(costs, scan)
     if device_input(costs):
         raise InputError("a GPU array was passed where host data was expected")  # api routes these first
     a = host_array(costs)
@@ -206,11 +210,11 @@ def prepare_batch(costs) -> BatchInput:
     _check_regular_sizes(b, n, m, dtype.itemsize)  # before anything per item is made: B may be huge and empty
     shapes = np.tile(np.array([n, m], dtype=np.int64), (b, 1))
     _check_integers(a, "the batch", 0)
-    packed = _checked(_packed(_oriented_flat(a, dtype), shapes))
+    packed = _checked(_packed(_oriented_flat(a, dtype), shapes), scan)
     return BatchInput(packed, True, shapes, (n, m))
 
 
-def _prepare_ragged(items) -> BatchInput:
+def _prepare_ragged(items, scan=None) -> BatchInput:
     arrays = []
     for b, item in enumerate(items):
         if device_input(item):
@@ -228,16 +232,21 @@ def _prepare_ragged(items) -> BatchInput:
     _check_sizes(shapes, dtype.itemsize)
     for b, a in enumerate(arrays):
         _check_integers(a, f"item {b}", b)
-    packed = _checked(_packed(_gathered(arrays, dtype), shapes))
+    packed = _checked(_packed(_gathered(arrays, dtype), shapes), scan)
     return BatchInput(packed, False, shapes)
 
 
-def _checked(packed: PackedBatch) -> PackedBatch:
-    """One compiled pass over the costs, items in parallel: NaN, -inf and magnitudes whose sums could
-    overflow are refused, naming the first bad item and entry (in the item's own orientation); the
-    packed batch comes back with its items' checksums."""
-    from .scan import scan_items
-    bad, where, biggest, checksums = scan_items(packed.costs, packed.offsets)
+def _checked(packed: PackedBatch, scan=None) -> PackedBatch:
+    """One compiled pass over the costs, on all cores (``scan``, or scan.scan_items): NaN, -inf and
+    magnitudes whose sums could overflow are refused, naming the first bad item and entry (in the
+    item's own orientation); the packed batch comes back with its items' checksums (and the copy
+    ``scan`` made)."""
+    copy = None
+    if scan is None:
+        from .scan import scan_items
+        bad, where, biggest, checksums = scan_items(packed.costs, packed.offsets)
+    else:
+        bad, where, biggest, checksums, copy = scan(packed.costs, packed.offsets)
     found = np.flatnonzero(bad)
     if found.size:
         b = int(found[0])
@@ -254,4 +263,4 @@ def _checked(packed: PackedBatch) -> PackedBatch:
         b = int(over[0])
         raise InputError(f"item {b}: costs up to {biggest[b]:.3g} can overflow float64 sums in a problem of its "
                          f"size: keep |cost| at or below {limits[b]:.3g}")
-    return replace(packed, checksums=checksums)
+    return replace(packed, checksums=checksums, device_costs=copy)

@@ -28,6 +28,8 @@ class PackedBatch:
     start in flat per-row and per-column arrays.
     checksums: uint64 (B,), each item's checksum of its costs when they were checked (None where not
     computed): a copy of the costs elsewhere (the GPU's) is certified only after it matches them.
+    device_costs: a GPU copy of ``costs`` made by the pass that checked them (None where none was):
+        a GPU backend solves on it instead of uploading the costs again.
     """
     costs: np.ndarray
     offsets: np.ndarray
@@ -37,6 +39,7 @@ class PackedBatch:
     row_offsets: np.ndarray
     col_offsets: np.ndarray
     checksums: np.ndarray | None = None
+    device_costs: object = None
 
     @property
     def size(self) -> int:

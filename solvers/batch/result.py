@@ -19,7 +19,8 @@ class BatchResult:
     arrays. ``infeasible[b]``: the allowed pairs cannot assign every row (nor every column, for a
     tall item), confirmed by the certificate. ``gaps``: the proven bound on value - optimum (nan
     where none was computed), ``tolerances`` the allowance it was held to. ``seconds``: ``pack``
-    (validation and packing), ``solve``, ``certify`` and ``total``; ``backend`` where it ran;
+    (validation and packing; on the cuda backend the upload of host costs too, made by the same
+    pass), ``solve``, ``certify`` and ``total``; ``backend`` where it ran;
     ``item_seconds[b]``: item b's own solve time, where the backend measures it (NaN where not)."""
     values: np.ndarray
     assignments: object

@@ -80,13 +80,21 @@ def upload_matrix(costs: np.ndarray, dtype) -> object:
     return device
 
 
-def upload_flat(values: np.ndarray, dtype) -> object:
+def upload_flat(values: np.ndarray, dtype, fill=None) -> object:
     """A device copy of the 1-D ``values`` in ``dtype`` (a packed batch's costs), staged through the
-    same two pinned buffers; returns when the copy is complete."""
+    same two pinned buffers; returns when the copy is complete.
+
+    ``fill(first, last, staged)``, when given, replaces the plain conversion of each chunk: it must
+    write values[first:last] into ``staged`` in ``dtype`` (a caller checks the values in the pass
+    that copies them). Below STAGED_MIN_BYTES it fills one ordinary buffer, which goes up whole."""
     dtype = np.dtype(dtype)
     values = np.asarray(values).reshape(-1)
     if values.size * dtype.itemsize < STAGED_MIN_BYTES:
-        return cuda.to_device(np.ascontiguousarray(values, dtype=dtype))
+        if fill is None:
+            return cuda.to_device(np.ascontiguousarray(values, dtype=dtype))
+        staged = np.empty(values.size, dtype=dtype)
+        fill(0, values.size, staged)
+        return cuda.to_device(staged)
     chunk = CHUNK_BYTES // dtype.itemsize
     device = cuda.device_array(values.size, dtype=dtype)
     stages = _stages()
@@ -95,7 +103,10 @@ def upload_flat(values: np.ndarray, dtype) -> object:
         stream.synchronize()  # this buffer's previous copy has left it
         last = min(values.size, first + chunk)
         staged = buffer[:(last - first) * dtype.itemsize].view(dtype)
-        _convert_flat(values[first:last], staged)
+        if fill is None:
+            _convert_flat(values[first:last], staged)
+        else:
+            fill(first, last, staged)
         device[first:last].copy_to_device(staged, stream=stream)
     for _, stream in stages:
         stream.synchronize()
