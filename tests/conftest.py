@@ -3,7 +3,9 @@
 ``run_cudasim(code)`` runs a Python snippet in a fresh process with NUMBA_ENABLE_CUDASIM=1 (the
 simulator must be chosen before numba is imported, so it cannot share this process) and returns
 its stdout; a non-zero exit fails the test with the child's stderr. The child first imports
-tests/cudasim_fix.py, which fixes a shared-memory race in the simulator itself.
+tests/cudasim_fix.py, which fixes a shared-memory race in the simulator itself. A module may name
+its longest simulator script ``EARLY_CUDASIM``: it starts when the tests are collected, on the core
+pytest leaves idle, and ``run_early_cudasim`` collects its output.
 
 ``sweep(full, sample)`` sizes a randomized sweep: ``full`` instances under ``make test-all``
 (MATCHSCOPE_FULL_SWEEPS=1), a ``sample`` of the same seeded stream under ``make test`` (CI).
@@ -47,6 +49,33 @@ def _finish(proc: subprocess.Popen, timeout: float) -> str:
 
 def _run_cudasim(code: str, timeout: float = 900) -> str:
     return _finish(_cudasim_child(code), timeout)
+
+
+_EARLY_CHILDREN: dict[str, subprocess.Popen] = {}
+
+
+def pytest_collection_finish(session):
+    """A selected test module's ``EARLY_CUDASIM`` script (a long simulator run its tests share) starts
+    now, beside the tests before it: pytest runs one test at a time, so the second core is idle."""
+    for module in {id(m): m for m in (getattr(item, "module", None) for item in session.items) if m}.values():
+        code = getattr(module, "EARLY_CUDASIM", None)
+        if code and module.__name__ not in _EARLY_CHILDREN:
+            _EARLY_CHILDREN[module.__name__] = _cudasim_child(code)
+
+
+def pytest_sessionfinish(session):
+    for child in _EARLY_CHILDREN.values():  # its module's tests did not get to it (a failure, -x)
+        if child.poll() is None:
+            child.kill()
+        child.communicate()
+    _EARLY_CHILDREN.clear()
+
+
+def run_early_cudasim(module_name: str, code: str, timeout: float = 900) -> str:
+    """The stdout of ``code`` (the module's EARLY_CUDASIM), from the child started at collection when
+    there is one (else started now); fails the test as run_cudasim does."""
+    child = _EARLY_CHILDREN.pop(module_name, None) or _cudasim_child(code)
+    return _finish(child, timeout)
 
 
 def _run_cudasim_shards(code: str, shards: int = 2, timeout: float = 900) -> list[str]:

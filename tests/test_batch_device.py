@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy.optimize import linear_sum_assignment
 
-from conftest import _run_cudasim
+from conftest import run_early_cudasim
 from solvers.targets import cuda_available
 
 # shared by the simulator child and the GPU tests: packing and the cases (seeded)
@@ -281,11 +281,12 @@ out["checksums"] = {"equal": sums, "copy_used": copy_used, "copy_changed": copy_
                     "device_changed": after["reason"].tolist(), "explained": CB.explain(int(after["reason"][2]), 0, 0, 0, 0)}
 print("RESULT " + json.dumps(out))
 '''
+EARLY_CUDASIM = SIM_CODE  # started when the tests are collected (conftest): the longest simulator run here
 
 
 @pytest.fixture(scope="module")
 def sim():
-    text = _run_cudasim(SIM_CODE, timeout=600)
+    text = run_early_cudasim(__name__, SIM_CODE, timeout=600)
     line = [x for x in text.splitlines() if x.startswith("RESULT ")][-1]
     return json.loads(line[len("RESULT "):])
 
