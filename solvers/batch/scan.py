@@ -14,36 +14,46 @@ from ..dual_steps import bits_of, checksum_term
 
 SEGMENT = 1 << 16  # entries: items are cut at these boundaries too, so one large item uses every core
 HOLDS_NAN, HOLDS_NEG_INF = 1, 2  # ItemScan.bits
+MAGNITUDE = np.uint64(0x7FFFFFFFFFFFFFFF)  # a float64's bits without the sign
+INF_BITS = np.uint64(0x7FF0000000000000)   # +inf's; larger magnitudes are NaNs
+NEG_INF_BITS = np.uint64(0xFFF0000000000000)
 
 
 @njit(cache=True, parallel=True)
 def scan_segments(source, cuts, target, target_start):
-    """Per segment ``[cuts[s], cuts[s + 1])`` of ``source``: bits (HOLDS_NAN | HOLDS_NEG_INF), the
-    largest finite |cost| (0 when none) and the checksum of its entries (solvers.dual_steps,
+    """Per segment ``[cuts[s], cuts[s + 1])`` of ``source``: how many NaNs, how many -infs, the bits
+    of the largest finite |cost| (0 when none) and the checksum of its entries (solvers.dual_steps,
     position k in the flat array). When ``target`` is not None, source[k] is also written to
-    target[k - target_start] (converted to target's type). No branch leaves the loop, so it runs
-    at memory speed."""
+    target[k - target_start] (converted to target's type).
+
+    Everything is judged on each entry's float64 bits (a finite magnitude orders as its bits do), so
+    the loop is integer sums and maxima with no branch, which the compiler vectorizes: the float
+    minima and maxima it replaced ran at a third of the speed."""
     count = cuts.size - 1
-    bits = np.zeros(count, dtype=np.int8)
-    biggest = np.zeros(count, dtype=np.float64)
+    nans = np.zeros(count, dtype=np.uint64)
+    neg_infs = np.zeros(count, dtype=np.uint64)
+    top_bits = np.zeros(count, dtype=np.uint64)
     checksums = np.zeros(count, dtype=np.uint64)
     for s in prange(count):
-        low, top, nan = np.inf, 0.0, False
+        nan = np.uint64(0)
+        neg_inf = np.uint64(0)
+        top = np.uint64(0)
         checksum = np.uint64(0)
         for k in range(cuts[s], cuts[s + 1]):
             value = source[k]
             if target is not None:
                 target[k - target_start] = value
-            c = np.float64(value)
-            nan |= c != c
-            low = min(low, c)
-            size = abs(c)
-            top = max(top, size if size != np.inf else 0.0)
-            checksum += checksum_term(bits_of(c), k)
-        bits[s] = (HOLDS_NAN if nan else 0) | (HOLDS_NEG_INF if low == -np.inf else 0)
-        biggest[s] = top
+            bits = bits_of(np.float64(value))
+            size = bits & MAGNITUDE
+            checksum += checksum_term(bits, k)
+            top = max(top, size if size < INF_BITS else np.uint64(0))
+            nan += np.uint64(size > INF_BITS)
+            neg_inf += np.uint64(bits == NEG_INF_BITS)
+        nans[s] = nan
+        neg_infs[s] = neg_inf
+        top_bits[s] = top
         checksums[s] = checksum
-    return bits, biggest, checksums
+    return nans, neg_infs, top_bits, checksums
 
 
 def segment_cuts(offsets: np.ndarray, first: int, last: int) -> tuple[np.ndarray, np.ndarray]:
@@ -66,7 +76,7 @@ class ItemScan:
         self.offsets = np.asarray(offsets, dtype=np.int64)
         count = self.offsets.size - 1
         self.bits = np.zeros(count, dtype=np.int8)
-        self.biggest = np.zeros(count, dtype=np.float64)
+        self.top_bits = np.zeros(count, dtype=np.uint64)
         self.checksums = np.zeros(count, dtype=np.uint64)
 
     def add(self, costs: np.ndarray, first: int, last: int, target=None) -> None:
@@ -74,9 +84,10 @@ class ItemScan:
         cuts, items = segment_cuts(self.offsets, first, last)
         if cuts.size < 2:
             return
-        bits, biggest, checksums = scan_segments(costs, cuts, target, np.int64(first))
+        nans, neg_infs, top_bits, checksums = scan_segments(costs, cuts, target, np.int64(first))
+        bits = np.where(nans > 0, HOLDS_NAN, 0).astype(np.int8) | np.where(neg_infs > 0, HOLDS_NEG_INF, 0).astype(np.int8)
         np.bitwise_or.at(self.bits, items, bits)
-        np.maximum.at(self.biggest, items, biggest)
+        np.maximum.at(self.top_bits, items, top_bits)  # finite magnitudes order as their bits do
         np.add.at(self.checksums, items, checksums)  # wraps, as the checksum does
 
     def verdicts(self, costs: np.ndarray) -> tuple:
@@ -89,7 +100,7 @@ class ItemScan:
             k = int(np.flatnonzero(np.isnan(item) | (item == -np.inf))[0])
             bad[b] = 1 if np.isnan(item[k]) else 2
             where[b] = k
-        return bad, where, self.biggest, self.checksums
+        return bad, where, self.top_bits.view(np.float64), self.checksums
 
 
 def scan_items(costs, offsets):
