@@ -31,6 +31,9 @@ for label, data in (('float32 50x40x40', rng.random((50, 40, 40), dtype=np.float
       echo "=== points (issue 14)"
       timeout 200 python3 benchmarks/bench_points_exact.py --out "$out" --no-series-peers --repeat 3 \
         --rows pair:8000,unrelated:8000,series:100x8000,pair:1000000 2>&1 | tail -16 ;;
+    probe)
+      echo "=== solve_batch stage by stage (issue 15)"
+      timeout 240 python3 benchmarks/probe_batch_stages.py 2>&1 | tail -45 ;;
     batch)
       echo "=== batch on the GPU (issue 15)"
       timeout 150 python3 benchmarks/bench_batch_gpu.py --out "$out/batch-gpu-final.json" --repeats 3 --scipy-sample 50 2>&1 \

@@ -30,6 +30,33 @@ def timed(fn, repeats: int):
     return 1e3 * statistics.median(times), out
 
 
+def kernel_times(fn) -> dict:
+    """ms per kernel name inside one call of ``fn``, by CUDA events around each launcher launch (the
+    solver's two kernels are launched directly: their time is the solve stage's)."""
+    from numba import cuda
+
+    from solvers.targets.cuda import CudaLauncher
+    marks = []
+    plain = CudaLauncher.launch
+
+    def timed_launch(self, kernel, size, *args):
+        start, end = cuda.event(), cuda.event()
+        start.record()
+        plain(self, kernel, size, *args)
+        end.record()
+        marks.append((kernel.name, start, end))
+    CudaLauncher.launch = timed_launch
+    try:
+        fn()
+        cuda.synchronize()
+    finally:
+        CudaLauncher.launch = plain
+    out: dict = {}
+    for name, start, end in marks:
+        out[name] = round(out.get(name, 0.0) + cuda.event_elapsed_time(start, end), 3)
+    return out
+
+
 def probe(shape, repeats: int) -> dict:
     from solvers.batch import device as D
     from solvers.batch.api import solve_batch
@@ -57,6 +84,7 @@ def probe(shape, repeats: int) -> dict:
     row["solve_batch from numpy"], result = timed(lambda: solve_batch(costs, backend="cuda"), repeats)
     assert result.all_certified
     row["solve_batch's own split"] = {k: round(1e3 * v, 2) for k, v in result.seconds.items()}
+    row["kernels inside solve_batch"] = kernel_times(lambda: solve_batch(costs, backend="cuda"))
     return row
 
 
