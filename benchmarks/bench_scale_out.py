@@ -78,6 +78,13 @@ def same(rows, answers) -> bool:
     return True
 
 
+def _warm_batch_here(path: str, backend: str) -> None:
+    """On a worker: a two-item piece of a batch file, read as a task reads it (memory-mapped, so
+    read-only: numba compiles that apart), through the batch task, which loads the kernels once."""
+    from solvers.scale_out import tasks
+    tasks.solve_batch_chunk(np.ascontiguousarray(np.load(path, mmap_mode="r")[:2]), None, backend)
+
+
 def on_cluster(cluster_of, counts, work, answers, backend):
     from distributed import Client
     times = {}
@@ -86,7 +93,9 @@ def on_cluster(cluster_of, counts, work, answers, backend):
         with Client(cluster) as client:
             client.wait_for_workers(count)
             for name, items in work.items():
-                solve_many(items[:1], client=client, backend=backend)  # warm every worker's kernels, untimed
+                solve_many(items[:1], client=client, backend=backend)  # warm-up run, untimed
+                if isinstance(items[0], str):  # one batch file is one task: the other workers warm apart
+                    client.run(_warm_batch_here, items[0], backend)
                 start = time.perf_counter()
                 rows = solve_many(items, client=client, backend=backend)
                 times[(name, count)] = time.perf_counter() - start
