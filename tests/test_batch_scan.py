@@ -112,6 +112,23 @@ try:
 except InputError as e:
     out["refused"] = str(e)
 out["host_calls"] = len(host_calls)
+
+# the certificate reads the solver's device arrays while the host copies are untouched (read-only)
+from solvers.batch import device as D
+from solvers.batch.inputs import prepare_batch
+packed = prepare_batch(rng.random((3, 4, 4))).packed
+fresh = D.solve_packed_cudasim(packed)
+try:
+    fresh.u[0] += 1.0
+    out["read_only"] = False
+except ValueError:
+    out["read_only"] = True
+out["fresh"] = D.certify_packed(packed, fresh)["reason"].tolist()
+out["writeable_after"] = all(getattr(fresh, k).flags.writeable for k in ("row_to_col", "u", "v", "status"))
+tampered = D.solve_packed_cudasim(packed)
+tampered.u.flags.writeable = True
+tampered.u[0] += 1.0  # changed after the solve: the device arrays no longer hold the caller's answer
+out["tampered"] = D.certify_packed(packed, tampered)["reason"].tolist()
 print("RESULT " + json.dumps(out))
 """
 
@@ -119,7 +136,9 @@ print("RESULT " + json.dumps(out))
 def test_on_the_gpu_path_the_pass_that_uploads_is_the_one_that_checks(run_cudasim):
     """solve_batch on the simulated GPU, every batch staged in chunks of a few entries: the values
     equal scipy's, every item is certified on the uploaded copy (the host certificate is never
-    called: the copy's checksums equal the pass's), and a NaN is refused in the host path's words."""
+    called: the copy's checksums equal the pass's), and a NaN is refused in the host path's words.
+    The certificate reads the solver's own device arrays only while the host copies are read-only:
+    a copy made writeable and changed is checked as it is now."""
     text = run_cudasim(SIM)
     got = json.loads([x for x in text.splitlines() if x.startswith("RESULT ")][-1][len("RESULT "):])
     for label in ("square", "tall float32", "ragged"):
@@ -127,3 +146,6 @@ def test_on_the_gpu_path_the_pass_that_uploads_is_the_one_that_checks(run_cudasi
         assert got[label]["values"] == pytest.approx(got[label]["scipy"], rel=1e-6), label
     assert got["refused"] == "item 2: the cost at row 3, column 1 is NaN (use +inf to forbid a pair)"
     assert got["host_calls"] == 0
+    # the solver's arrays are certified on the device only while the caller's copies cannot differ
+    assert got["read_only"] and got["writeable_after"] and got["fresh"] == [0, 0, 0]
+    assert got["tampered"][0] == 4 and got["tampered"][1:] == [0, 0]  # u_0 + v_j > c_0j, seen on the host copy

@@ -20,6 +20,7 @@ only runs in such a process.
 from __future__ import annotations
 
 import warnings
+import weakref
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -86,14 +87,40 @@ def _launcher(backend: str):
 
 
 def _index_array(launcher, array, dtype=np.int64):
-    """A target int64 array: a host array is uploaded, a device array taken as it is."""
+    """A target int64 array: a host array is uploaded (once: see _uploaded), a device array taken
+    as it is."""
     if hasattr(array, "__cuda_array_interface__") and launcher.device and not launcher.simulated:
         from numba import cuda
         array = cuda.as_cuda_array(array)
         if array.dtype != dtype:
             raise TypeError(f"index arrays on the device must be {np.dtype(dtype).name}, not {array.dtype}")
         return array
-    return launcher.upload(np.asarray(array), dtype)
+    if launcher.simulated or not isinstance(array, np.ndarray) or array.size > UPLOAD_CACHE_ENTRIES:
+        return launcher.upload(np.asarray(array), dtype)
+    return _uploaded(launcher, array, np.dtype(dtype))
+
+
+UPLOAD_CACHE_ENTRIES = 1 << 20  # index arrays up to this size are kept on the GPU between calls
+_UPLOADS: dict = {}  # id(host array) -> (weak reference to it, its contents then, dtype, device copy)
+
+
+def _uploaded(launcher, array: np.ndarray, dtype: np.dtype):
+    """The device copy of a small host index array made by an earlier call (the solve, the copy's
+    checksums and the certificate all read a batch's offsets), if the array still holds what it held
+    then; else a new upload, kept until the host array is gone. Each upload costs an allocation and a
+    synchronous copy; three of them per array were a visible part of a batch's time."""
+    import weakref
+    key = id(array)
+    hit = _UPLOADS.get(key)
+    if hit is not None and hit[0]() is array and hit[2] == dtype and np.array_equal(hit[1], array):
+        return hit[3]
+    device = launcher.upload(array, dtype)
+    try:
+        ref = weakref.ref(array, lambda _, key=key: _UPLOADS.pop(key, None))
+    except TypeError:  # not weakly referable: not kept
+        return device
+    _UPLOADS[key] = (ref, array.copy(), dtype, device)
+    return device
 
 
 def _batch_arrays(launcher, costs, offsets, rows, cols, row_offsets, col_offsets) -> tuple:
@@ -210,12 +237,42 @@ def _solve_packed(packed, backend: str, **options):
     costs = uploaded if uploaded is not None else _costs_array(launcher, packed.costs)
     out = solve_packed_device(costs, packed.offsets, packed.rows, packed.cols, packed.row_offsets,
                               packed.col_offsets, launcher=launcher, **options)
-    return _solution_class()(row_to_col=_read(launcher, out.row_to_col, np.int64),
-                             u=_read(launcher, out.u, np.float64), v=_read(launcher, out.v, np.float64),
-                             iterations=_read(launcher, out.iterations, np.int64),
-                             status=_read(launcher, out.status, np.int8),
-                             # host costs went up once: the certificate may check there, against their checksums
-                             device_costs=None if _on_device(packed.costs) else costs)
+    solution = _solution_class()(row_to_col=_read(launcher, out.row_to_col, np.int64),
+                                 u=_read(launcher, out.u, np.float64), v=_read(launcher, out.v, np.float64),
+                                 iterations=_read(launcher, out.iterations, np.int64),
+                                 status=_read(launcher, out.status, np.int8),
+                                 # host costs went up once: the certificate may check there, against their checksums
+                                 device_costs=None if _on_device(packed.costs) else costs)
+    _keep_on_device(solution, out)
+    return solution
+
+
+_ON_DEVICE: dict = {}  # id(PackedSolution) -> (weak reference to it, the DeviceSolution it was read from)
+_SOLUTION_FIELDS = ("row_to_col", "u", "v", "status")
+
+
+def _keep_on_device(solution, out: DeviceSolution) -> None:
+    """Remember the device arrays ``solution`` was read from, for its certificate (certify_packed
+    reads them there instead of uploading the host copies again: tens of megabytes for 10^4
+    items). The host arrays stay read-only until then, so that what the certificate checks on the
+    device is what the caller holds."""
+    for name in _SOLUTION_FIELDS:
+        getattr(solution, name).flags.writeable = False
+    key = id(solution)
+    _ON_DEVICE[key] = (weakref.ref(solution, lambda _, key=key: _ON_DEVICE.pop(key, None)), out)
+
+
+def _take_device_solution(solution):
+    """The DeviceSolution kept for ``solution`` (then forgotten, its host arrays writeable again), or
+    None when there is none or a host array was made writeable since (it may have been changed)."""
+    hit = _ON_DEVICE.pop(id(solution), None)
+    if hit is None or hit[0]() is not solution:
+        return None
+    arrays = [getattr(solution, name) for name in _SOLUTION_FIELDS]
+    unchanged = not any(a.flags.writeable for a in arrays)
+    for a in arrays:
+        a.flags.writeable = True
+    return hit[1] if unchanged else None
 
 
 def prepare_host(costs):
@@ -469,11 +526,14 @@ def _certify_on_device(packed, solution):
     total_rows = int(packed.row_offsets[-1])
     total_cols = int(packed.col_offsets[-1])
 
-    def up(a, dtype):
-        return launcher.upload(np.asarray(a), dtype)
-    r2c = _index_array(launcher, solution.row_to_col)
-    u = _dual_array(launcher, solution.u)
-    v = _dual_array(launcher, solution.v)
+    kept = _take_device_solution(solution)
+    if kept is not None:  # the arrays the host copies were read from
+        r2c, u, v, status = kept.row_to_col, kept.u, kept.v, kept.status
+    else:
+        r2c = _index_array(launcher, solution.row_to_col)
+        u = _dual_array(launcher, solution.u)
+        v = _dual_array(launcher, solution.v)
+        status = launcher.upload(np.asarray(solution.status), np.int8)
     reason_d = cuda.device_array(count, np.int8)
     at_row_d = cuda.to_device(at_row)
     at_col_d = cuda.to_device(at_col)
@@ -482,9 +542,9 @@ def _certify_on_device(packed, solution):
     integral_d = cuda.to_device(np.zeros(count, np.int8))
     s_d, e_d, eabs_d = (cuda.to_device(np.zeros(count)) for _ in range(3))
     count_d = cuda.to_device(np.zeros(count, np.int64))
-    launcher.launch(K.CERTIFY_EXACT, count, costs, up(packed.offsets, np.int64), up(packed.rows, np.int64),
-                    up(packed.cols, np.int64), up(packed.row_offsets, np.int64), up(packed.col_offsets, np.int64),
-                    r2c, u, v, up(solution.status, np.int8), cuda.device_array(max(total_cols, 1), np.int32),
+    launcher.launch(K.CERTIFY_EXACT, count, costs, *(_index_array(launcher, a) for a in (
+                    packed.offsets, packed.rows, packed.cols, packed.row_offsets, packed.col_offsets)),
+                    r2c, u, v, status, cuda.device_array(max(total_cols, 1), np.int32),
                     cuda.device_array(max(total_rows, 1), np.int32), cuda.device_array(max(total_rows, 1)),
                     cuda.device_array(max(total_rows, 1)), cuda.device_array(max(total_rows, 1)), reason_d, at_row_d,
                     at_col_d, value_d, tol_d, integral_d, s_d, e_d, eabs_d, count_d)
