@@ -534,38 +534,36 @@ def _certify_on_device(packed, solution):
         u = _dual_array(launcher, solution.u)
         v = _dual_array(launcher, solution.v)
         status = launcher.upload(np.asarray(solution.status), np.int8)
-    reason_d = cuda.device_array(count, np.int8)
-    at_row_d = cuda.to_device(at_row)
-    at_col_d = cuda.to_device(at_col)
-    value_d = cuda.to_device(value)
-    tol_d = cuda.to_device(tol)
-    integral_d = cuda.to_device(np.zeros(count, np.int8))
-    s_d, e_d, eabs_d = (cuda.to_device(np.zeros(count)) for _ in range(3))
-    count_d = cuda.to_device(np.zeros(count, np.int64))
+    # the per-item outputs, one block per type, each field a row (contiguous, as the kernel takes it):
+    # three copies up and back, not ten
+    floats = cuda.to_device(np.stack([value, tol, np.zeros(count), np.zeros(count), np.zeros(count)]))
+    ints = cuda.to_device(np.stack([at_row, at_col, np.zeros(count, np.int64)]))
+    bytes_ = cuda.to_device(np.zeros((2, count), np.int8))
+    value_d, tol_d, s_d, e_d, eabs_d = (floats[k] for k in range(5))
+    at_row_d, at_col_d, count_d = (ints[k] for k in range(3))
+    reason_d, integral_d = bytes_[0], bytes_[1]
     launcher.launch(K.CERTIFY_EXACT, count, costs, *(_index_array(launcher, a) for a in (
                     packed.offsets, packed.rows, packed.cols, packed.row_offsets, packed.col_offsets)),
                     r2c, u, v, status, cuda.device_array(max(total_cols, 1), np.int32),
                     cuda.device_array(max(total_rows, 1), np.int32), cuda.device_array(max(total_rows, 1)),
                     cuda.device_array(max(total_rows, 1)), cuda.device_array(max(total_rows, 1)), reason_d, at_row_d,
                     at_col_d, value_d, tol_d, integral_d, s_d, e_d, eabs_d, count_d)
-    code = reason_d.copy_to_host()
-    at_row[:] = at_row_d.copy_to_host()
-    at_col[:] = at_col_d.copy_to_host()
-    value[:] = value_d.copy_to_host()
-    tol[:] = tol_d.copy_to_host()
+    value[:], tol[:], s_all, e_all, eabs_all = floats.copy_to_host()
+    at_row[:], at_col[:], count_all = ints.copy_to_host()
+    code, integral_all = bytes_.copy_to_host()
     decided = code > 0
     reason[decided] = code[decided]
     summed = np.flatnonzero(code == K.HOST_DECIDES_GAP)
     if summed.size:  # certify_batch._sum_up, elementwise (numpy rounds every operation alone, as numba does)
-        s = s_d.copy_to_host()[summed]
-        e_sum = e_d.copy_to_host()[summed]
-        e_abs = eabs_d.copy_to_host()[summed]
-        terms = count_d.copy_to_host()[summed]
+        s = s_all[summed]
+        e_sum = e_all[summed]
+        e_abs = eabs_all[summed]
+        terms = count_all[summed]
         g = s + e_sum
         bound = 2.0 * (EPS * np.abs(g) + (terms + 2) * EPS * e_abs) + 8 * TINY
         bound_up = np.nextafter(g + bound, np.inf)
         gap[summed] = bound_up
-        integral = integral_d.copy_to_host()[summed] == 1
+        integral = integral_all[summed] == 1
         proven = (bound_up <= tol[summed]) | (integral & (bound_up < 1.0))
         reason[summed] = np.where(proven, 0, 8)
     for b in np.flatnonzero(code == K.HOST_DECIDES_INFEASIBLE):  # that item's costs alone come back
