@@ -129,6 +129,19 @@ tampered = D.solve_packed_cudasim(packed)
 tampered.u.flags.writeable = True
 tampered.u[0] += 1.0  # changed after the solve: the device arrays no longer hold the caller's answer
 out["tampered"] = D.certify_packed(packed, tampered)["reason"].tolist()
+
+# a batch's index arrays go up once, while they hold what they held
+uploads = []
+real_upload = type(D._device_launcher()).upload
+type(D._device_launcher()).upload = lambda self, a, dtype=None: uploads.append(len(a)) or real_upload(self, a, dtype)
+offsets = np.array([0, 4, 10], dtype=np.int64)
+first = D._index_array(D._device_launcher(), offsets)
+again = D._index_array(D._device_launcher(), offsets)
+offsets[1] = 5  # changed in place: uploaded again, with the new values
+changed = D._index_array(D._device_launcher(), offsets)
+type(D._device_launcher()).upload = real_upload
+out["index_uploads"] = {"count": len(uploads), "same": again is first,
+                        "changed": np.asarray(changed.copy_to_host()).tolist()}
 print("RESULT " + json.dumps(out))
 """
 
@@ -149,3 +162,4 @@ def test_on_the_gpu_path_the_pass_that_uploads_is_the_one_that_checks(run_cudasi
     # the solver's arrays are certified on the device only while the caller's copies cannot differ
     assert got["read_only"] and got["writeable_after"] and got["fresh"] == [0, 0, 0]
     assert got["tampered"][0] == 4 and got["tampered"][1:] == [0, 0]  # u_0 + v_j > c_0j, seen on the host copy
+    assert got["index_uploads"] == {"count": 2, "same": True, "changed": [0, 5, 10]}

@@ -95,13 +95,21 @@ def _index_array(launcher, array, dtype=np.int64):
         if array.dtype != dtype:
             raise TypeError(f"index arrays on the device must be {np.dtype(dtype).name}, not {array.dtype}")
         return array
-    if launcher.simulated or not isinstance(array, np.ndarray) or array.size > UPLOAD_CACHE_ENTRIES:
+    if not isinstance(array, np.ndarray) or array.size > UPLOAD_CACHE_ENTRIES:
         return launcher.upload(np.asarray(array), dtype)
     return _uploaded(launcher, array, np.dtype(dtype))
 
 
 UPLOAD_CACHE_ENTRIES = 1 << 20  # index arrays up to this size are kept on the GPU between calls
-_UPLOADS: dict = {}  # id(host array) -> (weak reference to it, its contents then, dtype, device copy)
+_UPLOADS: dict = {}  # (id(host array), GPU context) -> (weak reference to it, its contents then, dtype, device copy)
+
+
+def _gpu_key(launcher):
+    """Which GPU this thread's arrays are made on (a device array belongs to one GPU)."""
+    if launcher.simulated:
+        return "simulator"
+    from numba import cuda
+    return cuda.get_current_device().id
 
 
 def _uploaded(launcher, array: np.ndarray, dtype: np.dtype):
@@ -109,8 +117,7 @@ def _uploaded(launcher, array: np.ndarray, dtype: np.dtype):
     checksums and the certificate all read a batch's offsets), if the array still holds what it held
     then; else a new upload, kept until the host array is gone. Each upload costs an allocation and a
     synchronous copy; three of them per array were a visible part of a batch's time."""
-    import weakref
-    key = id(array)
+    key = (id(array), _gpu_key(launcher))
     hit = _UPLOADS.get(key)
     if hit is not None and hit[0]() is array and hit[2] == dtype and np.array_equal(hit[1], array):
         return hit[3]
@@ -196,10 +203,7 @@ def solve_packed_device(costs_device, offsets, rows, cols, row_offsets, col_offs
     # kernels use, waits for both)
     streams = _streams() if len(wide_items) and len(narrow_items) and not launcher.simulated else None
     if len(wide_items):  # one block per item, launched first: the longest searches start early
-        g_dist = launcher.empty(scratch, np.float64)
-        g_path = launcher.empty(scratch, np.int32)
-        g_r4c = launcher.empty(scratch, np.int32)
-        g_seen = launcher.empty(scratch, np.int32)
+        g_dist, g_path, g_r4c, g_seen = _column_scratch(launcher, scratch)
         args = (costs, offsets_d, rows_d, cols_d, row_off_d, col_off_d, launcher.upload(wide_items), row_to_col, u, v,
                 iterations, status, g_dist, g_path, g_r4c, g_seen,
                 np.int32(K.TREE if launcher.simulated else K.BLOCK_MODE))
@@ -221,6 +225,22 @@ def solve_packed_device(costs_device, offsets, rows, cols, row_offsets, col_offs
 
 
 _STREAMS: list = []
+_UNUSED_SCRATCH: dict = {}  # GPU context -> the one-entry scratch arrays passed where none is read
+
+
+def _column_scratch(launcher, size: int) -> tuple:
+    """The block kernel's global column state (distance, path, row of each column, visited) for
+    ``size`` columns; items that keep it in shared memory read none of it, and get one-entry arrays
+    made once (four allocations per call were part of a batch's time)."""
+    def make(n):
+        return (launcher.empty(n, np.float64), launcher.empty(n, np.int32), launcher.empty(n, np.int32),
+                launcher.empty(n, np.int32))
+    if size > 1:
+        return make(size)
+    key = _gpu_key(launcher)
+    if key not in _UNUSED_SCRATCH:
+        _UNUSED_SCRATCH[key] = make(1)
+    return _UNUSED_SCRATCH[key]
 
 
 def _streams():
