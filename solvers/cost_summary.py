@@ -11,29 +11,52 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit, prange
+from numba.extending import register_jitable
 
-from .dual_steps import bits_of, checksum_term
+from .dual_steps import INF_BITS, MAGNITUDE_BITS, NEG_INF_BITS, bits_of, checksum_term, float_of_bits, order_key
 
 PARALLEL_MIN_ENTRIES = 1 << 20  # below this, the serial loop: no thread pool to start for a small matrix
+
+
+LOW_START = -9218868437227405313   # order_key(-inf): below every finite key (the empty maximum)
+HIGH_START = 9218868437227405312   # order_key(+inf): above every finite key (the empty minimum)
+
+
+@register_jitable
+def _fold(c, k, low, high, forbidden, fractional, bad, checksum):
+    """One entry c (float64, at row-major position k) into the running summary, with no branch (so
+    the loops vectorize): low / high are order keys (dual_steps.order_key) of the least and greatest
+    finite entry, +inf entries are counted apart, fractional counts finite non-integers, bad counts
+    NaN and -inf (whose keys may then spoil low and high: the summary is not used)."""
+    bits = bits_of(c)
+    key = order_key(bits)
+    is_inf = bits == INF_BITS
+    checksum += checksum_term(bits, k)
+    forbidden += np.int64(is_inf)
+    bad += np.int64(((bits & MAGNITUDE_BITS) > INF_BITS) | (bits == NEG_INF_BITS))
+    fractional += np.int64((c != np.floor(c)) & (not is_inf))
+    low = min(low, key)  # +inf's key is the largest: it never lowers the minimum
+    high = max(high, key if not is_inf else np.int64(LOW_START))
+    return low, high, forbidden, fractional, bad, checksum
+
+
+@register_jitable
+def key_value(key):
+    """The float64 an order key stands for."""
+    return float_of_bits(np.uint64(order_key(key)))
 
 
 @njit(cache=True)
 def finite_summary(costs):
     """(min, max, count of +inf, all integral, checksum) of a flat float64 cost array (its
-    checksum: solvers.dual_steps)."""
-    low, high, forbidden, integer = np.inf, -np.inf, 0, True
+    checksum: solvers.dual_steps); min +inf and max -inf when no entry is finite."""
+    low, high = np.int64(HIGH_START), np.int64(LOW_START)
+    forbidden = fractional = bad = np.int64(0)
     checksum = np.uint64(0)
     for k in range(costs.size):
-        c = costs[k]
-        checksum += checksum_term(bits_of(c), k)
-        if c == np.inf:
-            forbidden += 1
-            continue
-        low = min(low, c)
-        high = max(high, c)
-        if integer and c != np.floor(c):
-            integer = False
-    return low, high, forbidden, integer, checksum
+        low, high, forbidden, fractional, bad, checksum = _fold(costs[k], k, low, high, forbidden, fractional,
+                                                                bad, checksum)
+    return key_value(low), key_value(high), forbidden, fractional == 0, checksum
 
 
 @njit(cache=True)
@@ -41,7 +64,8 @@ def _scan_row(values, i, out, write, native):
     """Row i: (min, max, +inf count, all integral, holds NaN or -inf, checksum share) of its
     entries read as float64, written to out[i] when ``write``; with ``native`` also the least and
     greatest entry in the input's own type (integers beyond 2^53 must be judged before rounding)."""
-    low, high, forbidden, integer, bad = np.inf, -np.inf, 0, True, False
+    low, high = np.int64(HIGH_START), np.int64(LOW_START)
+    forbidden = fractional = bad = np.int64(0)
     checksum = np.uint64(0)
     least = greatest = values[i, 0]
     first = i * values.shape[1]  # the row-major position of the row's first entry
@@ -53,17 +77,9 @@ def _scan_row(values, i, out, write, native):
         c = np.float64(x)
         if write:
             out[i, j] = c
-        checksum += checksum_term(bits_of(c), first + j)
-        if c == np.inf:
-            forbidden += 1
-        elif c != c or c == -np.inf:
-            bad = True
-        else:
-            low = min(low, c)
-            high = max(high, c)
-            if integer and c != np.floor(c):
-                integer = False
-    return low, high, forbidden, integer, bad, checksum, least, greatest
+        low, high, forbidden, fractional, bad, checksum = _fold(c, first + j, low, high, forbidden, fractional,
+                                                                bad, checksum)
+    return key_value(low), key_value(high), forbidden, fractional == 0, bad > 0, checksum, least, greatest
 
 
 @njit(cache=True, parallel=True)

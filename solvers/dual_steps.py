@@ -112,3 +112,28 @@ def bits_of(typingctx, x):
     def codegen(context, builder, signature, args):
         return builder.bitcast(args[0], ir.IntType(64))
     return types.uint64(types.float64), codegen
+
+
+@intrinsic
+def float_of_bits(typingctx, x):
+    """uint64 bit pattern -> the float64 it encodes, a plain bit cast (bits_of's inverse)."""
+    if not (isinstance(x, types.Integer) and x.bitwidth == 64):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.DoubleType())
+    return types.float64(x), codegen
+
+
+MAGNITUDE_BITS = np.uint64(0x7FFFFFFFFFFFFFFF)  # a float64's bits without the sign
+INF_BITS = np.uint64(0x7FF0000000000000)        # +inf's; larger magnitudes are NaNs
+NEG_INF_BITS = np.uint64(0xFFF0000000000000)
+
+
+@register_jitable
+def order_key(bits):
+    """An int64 that orders float64s (not NaN) as their values: the bits, with every bit but the
+    sign flipped for negative numbers (-0.0 just below +0.0). Its own inverse (order_key(order_key(b))
+    == b). Integer minima and maxima vectorize where float ones, with their NaN rules, do not."""
+    signed = np.int64(bits)
+    return signed ^ ((signed >> np.int64(63)) & np.int64(0x7FFFFFFFFFFFFFFF))

@@ -10,13 +10,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ..dual_steps import bits_of, checksum_term
+from ..dual_steps import INF_BITS, MAGNITUDE_BITS, NEG_INF_BITS, bits_of, checksum_term
 
 SEGMENT = 1 << 16  # entries: items are cut at these boundaries too, so one large item uses every core
 HOLDS_NAN, HOLDS_NEG_INF = 1, 2  # ItemScan.bits
-MAGNITUDE = np.uint64(0x7FFFFFFFFFFFFFFF)  # a float64's bits without the sign
-INF_BITS = np.uint64(0x7FF0000000000000)   # +inf's; larger magnitudes are NaNs
-NEG_INF_BITS = np.uint64(0xFFF0000000000000)
 
 
 @njit(cache=True, parallel=True)
@@ -44,7 +41,7 @@ def scan_segments(source, cuts, target, target_start):
             if target is not None:
                 target[k - target_start] = value
             bits = bits_of(np.float64(value))
-            size = bits & MAGNITUDE
+            size = bits & MAGNITUDE_BITS
             checksum += checksum_term(bits, k)
             top = max(top, size if size < INF_BITS else np.uint64(0))
             nan += np.uint64(size > INF_BITS)
