@@ -125,8 +125,7 @@ def float_of_bits(typingctx, x):
     return types.float64(x), codegen
 
 
-MAGNITUDE_BITS = np.uint64(0x7FFFFFFFFFFFFFFF)  # a float64's bits without the sign
-INF_BITS = np.uint64(0x7FF0000000000000)        # +inf's; larger magnitudes are NaNs
+MAGNITUDE_BITS = np.uint64(0x7FFFFFFFFFFFFFFF)  # a float64's bits without the sign (above INF_BITS: NaN)
 NEG_INF_BITS = np.uint64(0xFFF0000000000000)
 
 
