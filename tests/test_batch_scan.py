@@ -163,3 +163,47 @@ def test_on_the_gpu_path_the_pass_that_uploads_is_the_one_that_checks(run_cudasi
     assert got["read_only"] and got["writeable_after"] and got["fresh"] == [0, 0, 0]
     assert got["tampered"][0] == 4 and got["tampered"][1:] == [0, 0]  # u_0 + v_j > c_0j, seen on the host copy
     assert got["index_uploads"] == {"count": 2, "same": True, "changed": [0, 5, 10]}
+
+
+def _batches(seed: int):
+    rng = np.random.default_rng(seed)
+    yield rng.random((6, 7, 7))
+    yield rng.integers(0, 3, (5, 4, 9)).astype(float)  # ties, wide
+    yield (rng.random((4, 8, 3)) * 1e-300).astype(np.float32)  # tall, float32 underflowing to subnormals and 0
+    infeasible = rng.random((3, 4, 4))
+    infeasible[1, :2, :] = np.inf
+    infeasible[1, :2, 0] = 1.0  # two rows, one column
+    yield infeasible
+    yield [rng.random((int(n), int(n) + 2)) * 10.0 ** int(rng.integers(-20, 20)) for n in rng.integers(0, 9, 7)]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_cpu_backend_certifies_each_item_as_the_separate_certificate_does(seed):
+    """The cpu backend checks, solves and certifies each item in one thread (its costs read from
+    memory once): its certificate equals certify_batch.certify_packed run afterwards, bit for bit,
+    on square, wide, tall, tied, infeasible, ragged, float32 and extreme-scale batches."""
+    from solvers.batch import certify_batch, cpu
+    for costs in _batches(seed):
+        packed = cpu.prepare_host(costs).packed
+        assert packed.unchecked
+        solution = cpu.solve_packed(packed)
+        separate = certify_batch.certify_packed(packed, solution)
+        for key, want in separate.items():
+            assert np.array_equal(solution.certificate[key], want, equal_nan=True), key
+        assert 1 not in solution.status or 10 in separate["reason"]  # an infeasible item is proven so
+
+
+@pytest.mark.parametrize("where, value, words", [
+    ((2, 3, 1), np.nan, "item 2: the cost at row 3, column 1 is NaN"),
+    ((1, 0, 5), -np.inf, "item 1: the cost at row 0, column 5 is -inf"),
+    ((0, 2, 2), 1e307, "item 0: costs up to 1e+307 can overflow float64 sums"),
+])
+def test_the_cpu_backend_refuses_a_bad_batch_as_the_checking_pass_does(where, value, words):
+    from solvers.batch import cpu
+    costs = np.random.default_rng(4).random((3, 4, 6))
+    costs[where] = value
+    with pytest.raises(InputError) as checked_first:
+        prepare_batch(costs)
+    with pytest.raises(InputError) as checked_in_the_solve:
+        cpu.solve_packed(cpu.prepare_host(costs).packed)
+    assert str(checked_in_the_solve.value) == str(checked_first.value) and words in str(checked_first.value)

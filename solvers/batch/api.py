@@ -9,9 +9,11 @@ Backends are looked up in one table, ``BATCH_BACKENDS`` ({name: "module:function
 first used); each takes a packing.PackedBatch and returns a packing.PackedSolution. "auto" is cuda
 when an NVIDIA GPU is usable (solvers.targets.cuda_available) and the GPU backend is installed,
 else cpu. A backend module may offer ``prepare_host(costs)`` in place of inputs.prepare_batch (the
-cuda one checks host costs in the pass that uploads them). The certificate (certify_batch) runs on
-the host over all items in parallel, or, when the backend module offers ``certify_packed`` and the
-costs stay on its GPU, there.
+cuda one checks host costs in the pass that uploads them; the cpu one leaves the check to its solve,
+which checks, solves and certifies each item from one read of its costs). The certificate
+(certify_batch) runs on the host over all items in parallel, or, when the backend module offers
+``certify_packed`` and the costs stay on its GPU, there, or inside the backend's solve when it
+returns it (PackedSolution.certificate).
 
 Device arrays (``__cuda_array_interface__``, or ``__dlpack__`` on a CUDA device: CuPy, PyTorch)
 need the cuda backend: its module's ``prepare_device(costs)`` packs them without a host copy and
@@ -131,7 +133,10 @@ def solve_batch(costs, algorithm: str = "hungarian", backend: str = "auto"):
     solution = solve_packed(batch.packed)
     solved_at = time.perf_counter()
     certify_there = getattr(module, "certify_packed", None) if name != "cpu" else None
-    if certify_there is not None:
+    inline = getattr(solution, "certificate", None)  # checked by the backend, item by item
+    if inline is not None:
+        checked = inline
+    elif certify_there is not None:
         checked = certify_there(batch.packed, solution)
     else:
         from .certify_batch import certify_packed
@@ -139,6 +144,10 @@ def solve_batch(costs, algorithm: str = "hungarian", backend: str = "auto"):
     certified_at = time.perf_counter()
     from .result import unpack
     seconds = {"pack": packed_at - started, "solve": solved_at - packed_at, "certify": certified_at - solved_at}
+    if inline is not None:  # the certificate's own time, out of the solve's
+        share = min(float(getattr(solution, "certify_seconds", 0.0)) / _threads(), seconds["solve"])
+        seconds["solve"] -= share
+        seconds["certify"] += share
     result = unpack(batch, solution, checked, name, seconds)
     seconds["total"] = time.perf_counter() - started
     if on_device:
@@ -146,6 +155,11 @@ def solve_batch(costs, algorithm: str = "hungarian", backend: str = "auto"):
         if to_device is not None:  # assignments back on the caller's device
             result = to_device(result, costs)
     return result
+
+
+def _threads() -> int:
+    from numba import get_num_threads
+    return max(1, get_num_threads())
 
 
 def _on_host(packed):

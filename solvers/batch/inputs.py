@@ -238,15 +238,31 @@ def _prepare_ragged(items, scan=None) -> BatchInput:
 
 def _checked(packed: PackedBatch, scan=None) -> PackedBatch:
     """One compiled pass over the costs, on all cores (``scan``, or scan.scan_items): NaN, -inf and
-    magnitudes whose sums could overflow are refused, naming the first bad item and entry (in the
-    item's own orientation); the packed batch comes back with its items' checksums (and the copy
-    ``scan`` made)."""
+    magnitudes whose sums could overflow are refused (refuse_bad_items); the packed batch comes back
+    with its items' checksums (and the copy ``scan`` made). ``scan`` returning None leaves the
+    check to the backend's solve (``unchecked``)."""
     copy = None
     if scan is None:
         from .scan import scan_items
         bad, where, biggest, checksums = scan_items(packed.costs, packed.offsets)
     else:
-        bad, where, biggest, checksums, copy = scan(packed.costs, packed.offsets)
+        found = scan(packed.costs, packed.offsets)
+        if found is None:
+            return replace(packed, unchecked=True)
+        bad, where, biggest, checksums, copy = found
+    refuse_bad_items(packed, bad, where, biggest)
+    return replace(packed, checksums=checksums, device_costs=copy)
+
+
+def cost_limits(packed: PackedBatch) -> np.ndarray:
+    """Per item, the largest |cost| whose sums cannot overflow float64 (problems.cost_limit)."""
+    return FLOAT_MAX / (16.0 * np.maximum(packed.rows + packed.cols, 1))
+
+
+def refuse_bad_items(packed: PackedBatch, bad: np.ndarray, where: np.ndarray, biggest: np.ndarray) -> None:
+    """InputError for the first item holding NaN or -inf (``bad`` 1 or 2, its first such entry at
+    ``where`` in the packed item), naming its row and column in the item's own orientation; else
+    for the first whose largest finite |cost| (``biggest``) could overflow float64 sums."""
     found = np.flatnonzero(bad)
     if found.size:
         b = int(found[0])
@@ -256,11 +272,9 @@ def _checked(packed: PackedBatch, scan=None) -> PackedBatch:
             i, j = j, i
         what = "NaN" if bad[b] == 1 else "-inf"
         raise InputError(f"item {b}: the cost at row {i}, column {j} is {what} (use +inf to forbid a pair)")
-    shapes_sum = packed.rows + packed.cols
-    limits = FLOAT_MAX / (16.0 * np.maximum(shapes_sum, 1))  # problems.cost_limit, per item
+    limits = cost_limits(packed)
     over = np.flatnonzero(biggest > limits)
     if over.size:
         b = int(over[0])
         raise InputError(f"item {b}: costs up to {biggest[b]:.3g} can overflow float64 sums in a problem of its "
                          f"size: keep |cost| at or below {limits[b]:.3g}")
-    return replace(packed, checksums=checksums, device_costs=copy)

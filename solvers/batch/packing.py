@@ -30,6 +30,9 @@ class PackedBatch:
     computed): a copy of the costs elsewhere (the GPU's) is certified only after it matches them.
     device_costs: a GPU copy of ``costs`` made by the pass that checked them (None where none was):
         a GPU backend solves on it instead of uploading the costs again.
+    unchecked: the costs have not been checked yet: the backend that solves them checks each item
+        first (the cpu backend, while the item is in its core's cache) and refuses the batch as the
+        checking pass would (inputs.refuse_bad_items).
     """
     costs: np.ndarray
     offsets: np.ndarray
@@ -40,6 +43,7 @@ class PackedBatch:
     col_offsets: np.ndarray
     checksums: np.ndarray | None = None
     device_costs: object = None
+    unchecked: bool = False
 
     @property
     def size(self) -> int:
@@ -60,6 +64,9 @@ class PackedSolution:
         or None;
     device_costs: the GPU's copy of the costs the solver read (a backend that uploaded host costs),
         or None: the certificate can run there instead of reading the host's costs again.
+    certificate: certify_batch.certify_packed's outcome when the backend ran that check itself, on
+        each item right after solving it (the cpu backend: the item's costs are still in the core's
+        cache), else None; certify_seconds: the part of the solve's time those checks took.
     """
     row_to_col: np.ndarray
     u: np.ndarray
@@ -68,3 +75,5 @@ class PackedSolution:
     status: np.ndarray
     seconds: np.ndarray | None = None
     device_costs: object = None
+    certificate: dict | None = None
+    certify_seconds: float = 0.0
