@@ -225,7 +225,7 @@ def _certify_item(costs, base, n, m, row_to_col, u, v, ro, co, claimed_infeasibl
     return 8, -1, -1
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)
 def _certify_all(costs, offsets, rows, cols, row_offsets, col_offsets, row_to_col, u, v, status, reason, at_row,
                  at_col, value, gap, tol):
     for b in prange(rows.size):

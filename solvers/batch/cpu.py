@@ -192,7 +192,7 @@ def _solve_item(costs, base, n, m, row_to_col, u, v, ro, co):
     return SOLVED, steps
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)
 def _solve_all(costs, offsets, rows, cols, row_offsets, col_offsets, row_to_col, u, v, iterations, status,
                item_ticks, check, limits, bad, top_bits, reason, at_row, at_col, value, gap, tol, certify_ticks):
     """Each item in one thread, from one read of its costs: checked first when ``check`` (NaN, -inf

@@ -2,6 +2,9 @@
 cores, which can copy what it reads into a buffer on the way (the GPU upload's pinned stage), so
 that checking and copying are one pass over the costs, not two.
 
+Its loops let go of the GIL (``nogil``), as the batch solver's and the upload's do: a Dask worker's
+thread that sends results and takes tasks runs beside them.
+
 Kept in its own file so that numba's cache for it (which watches only this file) is not thrown
 away whenever the solver or the certificate changes.
 """
@@ -44,7 +47,7 @@ def scan_range(source, first, last, target, target_start):
     return nan, neg_inf, top, checksum
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)
 def scan_segments(source, cuts, target, target_start):
     """scan_range over each segment ``[cuts[s], cuts[s + 1])`` of ``source``, the segments spread
     over the cores."""

@@ -20,7 +20,7 @@ STAGED_MIN_BYTES = 8 << 20  # below this a plain copy is as quick as setting up 
 _staging: list = []      # [(buffer, stream), (buffer, stream)], allocated on first use, then reused
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)
 def _convert_flat(source, target):
     """target[k] = source[k], in blocks spread over the cores."""
     block = 1 << 16
@@ -29,7 +29,7 @@ def _convert_flat(source, target):
             target[k] = source[k]
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)
 def _convert_rows(source, target):
     """target[i, j] = source[i, j] (any strides in, C order out), rows spread over the cores."""
     for i in prange(source.shape[0]):
