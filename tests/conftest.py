@@ -4,8 +4,9 @@
 simulator must be chosen before numba is imported, so it cannot share this process) and returns
 its stdout; a non-zero exit fails the test with the child's stderr. The child first imports
 tests/cudasim_fix.py, which fixes a shared-memory race in the simulator itself. A module may name
-its longest simulator script ``EARLY_CUDASIM``: it starts when the tests are collected, on the core
-pytest leaves idle, and ``run_early_cudasim`` collects its output.
+its longest simulator script ``EARLY_CUDASIM`` (read by its fixture ``EARLY_CUDASIM_FIXTURE``): it
+starts when the tests are collected, on the core pytest leaves idle, and ``run_early_cudasim``
+collects its output.
 
 ``sweep(full, sample)`` sizes a randomized sweep: ``full`` instances under ``make test-all``
 (MATCHSCOPE_FULL_SWEEPS=1), a ``sample`` of the same seeded stream under ``make test`` (CI).
@@ -55,12 +56,15 @@ _EARLY_CHILDREN: dict[str, subprocess.Popen] = {}
 
 
 def pytest_collection_finish(session):
-    """A selected test module's ``EARLY_CUDASIM`` script (a long simulator run its tests share) starts
-    now, beside the tests before it: pytest runs one test at a time, so the second core is idle."""
-    for module in {id(m): m for m in (getattr(item, "module", None) for item in session.items) if m}.values():
+    """A test module's ``EARLY_CUDASIM`` script (a long simulator run its tests share through the
+    fixture ``EARLY_CUDASIM_FIXTURE``) starts now when a selected test uses that fixture, beside the
+    tests before it: pytest runs one test at a time, so the second core is idle."""
+    for item in session.items:
+        module = getattr(item, "module", None)
         code = getattr(module, "EARLY_CUDASIM", None)
-        if code and module.__name__ not in _EARLY_CHILDREN:
-            _EARLY_CHILDREN[module.__name__] = _cudasim_child(code)
+        fixture = getattr(module, "EARLY_CUDASIM_FIXTURE", None)
+        if code and fixture in getattr(item, "fixturenames", ()) and module.__name__ not in _EARLY_CHILDREN:
+            _EARLY_CHILDREN[module.__name__] = _cudasim_child(code)  # a selected test reads it
 
 
 def pytest_sessionfinish(session):

@@ -282,6 +282,7 @@ out["checksums"] = {"equal": sums, "copy_used": copy_used, "copy_changed": copy_
 print("RESULT " + json.dumps(out))
 '''
 EARLY_CUDASIM = SIM_CODE  # started when the tests are collected (conftest): the longest simulator run here
+EARLY_CUDASIM_FIXTURE = "sim"
 
 
 @pytest.fixture(scope="module")
