@@ -4,9 +4,6 @@ that checking and copying are one pass over the costs, not two.
 
 Its loops let go of the GIL (``nogil``), as the batch solver's and the upload's do: a Dask worker's
 thread that sends results and takes tasks runs beside them.
-
-Kept in its own file so that numba's cache for it (which watches only this file) is not thrown
-away whenever the solver or the certificate changes.
 """
 from __future__ import annotations
 
