@@ -244,6 +244,15 @@ def test_a_batch_file_is_read_by_the_workers_in_chunks(client, tmp_path):
     assert np.array_equal(row.result.assignments, want.assignments) and np.array_equal(row.result.values, want.values)
 
 
+def test_a_refused_item_of_a_chunked_batch_is_named_by_its_number_in_the_batch(client, tmp_path):
+    costs = np.random.default_rng(5).random((200, 9, 9))
+    costs[150, 2, 3] = np.nan  # not in the first chunk
+    path = tmp_path / "laps.npy"
+    np.save(path, costs)
+    [row] = solve_many([str(path)], client=client)
+    assert row.error is not None and "item 150: the cost at row 2, column 3 is NaN" in row.error, row.error
+
+
 def test_workers_sharing_a_gpu_each_see_that_gpu_only(monkeypatch):
     """gpu_cluster(per_gpu=2): two workers per device, each with CUDA_VISIBLE_DEVICES naming it (the
     single-GPU measurement of issue 16); no GPU is needed to start them."""

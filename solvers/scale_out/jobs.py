@@ -116,7 +116,7 @@ class BatchJob(Job):
         chunks = batch_chunks(self.item.data, workers, gpu)
         self.parts: list = [None] * len(chunks)
         self.reported = 0
-        return [TaskSpec(self, tasks.solve_batch_chunk, (costs, self.algorithm, self.backend),
+        return [TaskSpec(self, tasks.solve_batch_chunk, (costs, self.algorithm, self.backend, first),
                          f"items {first}-{first + len(costs) - 1}" if len(chunks) > 1 else "", k)
                 for k, (first, costs) in enumerate(chunks)]
 

@@ -9,6 +9,7 @@ compile or cache load.
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 import time
 from dataclasses import dataclass
@@ -82,8 +83,18 @@ def solve_problem(data, algorithm: str | None, backend: str, options: dict):
     return solve(problem, algorithm, backend, **options)  # certified inside, as every solve
 
 
-def solve_batch_chunk(costs, algorithm: str | None, backend: str):
-    """One chunk of a batch through solvers.solve_batch (certified per item)."""
+def solve_batch_chunk(costs, algorithm: str | None, backend: str, first: int = 0):
+    """One chunk of a batch through solvers.solve_batch (certified per item); ``first``: the batch's
+    number of the chunk's first item, so that a refused item is named by its number in the batch."""
+    try:
+        return _solve_chunk(costs, algorithm, backend)
+    except InputError as exc:
+        if first:
+            exc.message = re.sub(r"^item (\d+)", lambda m: f"item {int(m.group(1)) + first}", exc.message)
+        raise
+
+
+def _solve_chunk(costs, algorithm: str | None, backend: str):
     from ..batch.api import solve_batch
     from .items import NpySlices
     if isinstance(costs, NpySlices):
