@@ -331,6 +331,20 @@ def test_gen_dense_lap_batch_is_seeded():
     assert all(x.dtype == np.float32 and 2 <= x.shape[0] == x.shape[1] <= 6 for x in ragged)
 
 
+@pytest.mark.parametrize("options, words", [
+    (["--integer", "false", "--k", "1e308"], "beyond what float64 holds"),
+    (["--integer", "false", "--float32", "true", "--k", "1e38"], "beyond what float32 holds"),
+    (["--integer", "true", "--float32", "true", "--k", "1e7"], "not all exact in float32"),
+])
+def test_gen_refuses_costs_its_type_cannot_hold_in_one_line(options, words, tmp_path, capsys):
+    """Costs that would overflow to +inf (silently forbidden pairs) or round in float32 are refused."""
+    from solvers.cli import main
+    out = tmp_path / "x.npy"
+    assert main(["gen", "dense-lap-batch", "--batch", "3", "--n", "5", *options, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert words in err and err.count("\n") == 1 and "Traceback" not in err and not out.exists()
+
+
 @pytest.mark.parametrize("shape", [(30, 9, 14), (30, 14, 9), (8, 6, 2), (0, 5, 3)])
 def test_regular_answers_come_back_as_the_general_turning_gives_them(shape):
     """A regular batch's answers are read in place (wide) or inverted in one step (tall); the same as
@@ -510,3 +524,13 @@ def test_subnormal_costs_are_certified(scale):
     result = solvers.solve_batch(costs, backend="cpu")
     assert result.all_certified and result.certified.all()
     check_against_scipy(list(costs), result)
+
+
+def test_the_simulator_backend_after_numba_is_loaded_is_one_line():
+    """backend="cudasim" in a process whose numba was loaded without the simulator: one line saying
+    how to start the process, not numba's own driver error."""
+    import numba  # noqa: F401  (loaded without the simulator, as in this test process)
+    from solvers.errors import BackendUnavailable
+    with pytest.raises(BackendUnavailable, match="NUMBA_ENABLE_CUDASIM=1") as refused:
+        solvers.solve_batch(np.zeros((1, 2, 2)), backend="cudasim")
+    assert "\n" not in str(refused.value)

@@ -94,6 +94,9 @@ def resolve_backend(backend: str) -> str:
         from ..targets import cuda_available
         if not cuda_available():
             raise BackendUnavailable("backend cuda: no usable NVIDIA GPU in this process")
+    if backend == "cudasim":
+        from ..targets import enable_simulator
+        enable_simulator()  # one line when numba is already loaded without the simulator
     return backend
 
 

@@ -27,6 +27,14 @@ def dense_lap_batch(batch: int, n: int, m: int | None = None, max_n: int | None 
     require(max_n is None or max_n >= n, f"max-n ({max_n}) must be at least n ({n})")
     require(math.isfinite(k) and k > 0, f"k ({k:g}) must be a finite number above 0")
     dtype = np.float32 if float32 else np.float64
+    widest = max(n, max_n if max_n is not None else n, 1)
+    top = k * widest
+    words = "float32" if float32 else "float64"
+    require(math.isfinite(top) and top <= float(np.finfo(dtype).max),
+            f"costs up to k*n = {top:g} are beyond what {words} holds; use a smaller k")
+    exact = 2 ** 24 if float32 else EXACT_INTEGER
+    require(not integer or top <= exact,
+            f"integer costs up to k*n = {top:g} are not all exact in {words} (at most {exact:,}); use a smaller k")
     rng = make_rng(seed)
 
     def draw(rows, cols):
