@@ -17,7 +17,7 @@ class BatchResult:
 
     A regular batch (one (B, n, m) array) gives (B, n) / (B, m) arrays, a ragged batch lists of
     arrays. ``infeasible[b]``: the allowed pairs cannot assign every row (nor every column, for a
-    tall item), confirmed by the certificate. ``gaps``: the proven bound on value - optimum (nan
+    tall item), confirmed by the certificate; its assignment is then -1 in every row. ``gaps``: the proven bound on value - optimum (nan
     where none was computed), ``tolerances`` the allowance it was held to. ``seconds``: ``pack``
     (validation and packing; on the cuda backend the upload of host costs too, made by the same
     pass), ``solve``, ``certify`` and ``total``; ``backend`` where it ran;
@@ -104,6 +104,10 @@ def unpack(batch, solution, checked, backend: str, seconds: dict) -> BatchResult
     infeasible = reason == INFEASIBLE_PROVEN
     values = checked["value"].copy()  # recomputed by the certificate; nan where no assignment was checked
     values[infeasible] = np.nan
+    if infeasible.any():  # the search stopped partway: its pairs are no answer, so none is given
+        assign = assign.copy()
+        for b in np.flatnonzero(infeasible):
+            assign[orig_row_off[b]:orig_row_off[b + 1]] = -1
     status = ["certified optimal"] * count
     for b in np.flatnonzero(~certified):
         code = int(reason[b])
