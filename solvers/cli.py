@@ -277,10 +277,15 @@ def _cmd_solve_batch(args) -> int:
     if args.out:
         save_batch_result(result, args.out, data)
     summary = result.summary()
+    problems = f"{len(result):,} assignment problem{'' if len(result) == 1 else 's'}"
+    shapes = {tuple(item.shape) for item in data} if not regular else set()
     if regular:
-        what = f"{len(result):,} assignment problems of {data.shape[1]:,} x {data.shape[2]:,}"
+        what = f"{problems} of {data.shape[1]:,} x {data.shape[2]:,}"
+    elif len(shapes) == 1:
+        rows, cols = next(iter(shapes))
+        what = f"{problems} of {rows:,} x {cols:,}"
     else:
-        what = f"{len(result):,} assignment problems of different sizes"
+        what = f"{problems} of different sizes"
     failed = summary["not_certified"]
     certified = f"{summary['certified']:,} of {len(result):,} optimal"
     if summary["infeasible"]:

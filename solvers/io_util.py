@@ -102,8 +102,14 @@ def check_allocation(n_bytes: int, what: str, path=None, line: int | None = None
     if n_bytes < 0:  # a caller's arithmetic on a malformed size, never a real request
         raise InputError(f"{what} has a malformed (negative) size", None if path is None else str(path), line)
     if n_bytes > limit:
-        raise InputError(f"{what} would need {n_bytes / 2**30:.1f} GiB, more than this machine allows "
-                         f"({limit / 2**30:.1f} GiB)", None if path is None else str(path), line)
+        raise InputError(f"{what} would need {gib(n_bytes)}, more than this machine allows ({gib(limit)})",
+                         None if path is None else str(path), line)
+
+
+def gib(n_bytes: int) -> str:
+    """A size in GiB for people: one decimal below 10 GiB, whole numbers with separators above."""
+    size = n_bytes / 2**30
+    return f"{size:.1f} GiB" if size < 10 else f"{size:,.0f} GiB"
 
 
 EMPTY_ALLOWANCE = 1 << 22  # 4,194,304 rows, columns or vertices that no entry of a file touches

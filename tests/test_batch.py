@@ -536,3 +536,20 @@ def test_the_simulator_backend_after_numba_is_loaded_is_one_line():
     with pytest.raises(BackendUnavailable, match="NUMBA_ENABLE_CUDASIM=1") as refused:
         solvers.solve_batch(np.zeros((1, 2, 2)), backend="cudasim")
     assert "\n" not in str(refused.value)
+
+
+def test_the_command_line_says_how_many_problems_and_their_size_in_plain_words(tmp_path, capsys):
+    from solvers.cli import main
+    rng = np.random.default_rng(6)
+    for name, items, words in (("one", [rng.random((3, 4))], "a batch of 1 assignment problem of 3 x 4"),
+                               ("same", [rng.random((3, 4)), rng.random((3, 4))], "2 assignment problems of 3 x 4"),
+                               ("mixed", [rng.random((3, 4)), rng.random((2, 5))], "2 assignment problems of different sizes")):
+        path = tmp_path / f"{name}.npz"
+        np.savez(path, *items)
+        assert main(["solve", str(path), "--backend", "cpu"]) == 0
+        assert words in capsys.readouterr().out, name
+
+
+def test_memory_refusals_give_sizes_in_plain_numbers():
+    from solvers.io_util import gib
+    assert gib(5 * 2**30) == "5.0 GiB" and gib(74505806 * 2**30) == "74,505,806 GiB"
