@@ -130,7 +130,7 @@ def solve_batch(costs, algorithm: str = "hungarian", backend: str = "auto"):
         batch = prepare(costs)
     elif loaded:
         batch = costs.batch
-    else:  # a GPU backend may check host costs in the pass that uploads them
+    else:  # a backend may check host costs its own way (cuda: while uploading; cpu: item by item)
         batch = getattr(module, "prepare_host", prepare_batch)(costs)
     packed_at = time.perf_counter()
     solution = solve_packed(batch.packed)

@@ -195,7 +195,8 @@ def prepare_batch(costs, scan=None) -> BatchInput:
 
     ``scan(flat_costs, offsets)``, when given, is the validating pass: it returns scan.scan_items's
     four arrays and a copy of the costs it made on the way (a GPU backend uploads them in the same
-    pass), kept as the packed batch's ``device_costs``."""
+    pass), kept as the packed batch's ``device_costs``; or None, leaving the check to the backend's
+    solve (the cpu backend checks each item right before solving it: ``unchecked``)."""
     if isinstance(costs, (list, tuple)):
         return _prepare_ragged(costs, scan)
     if device_input(costs):
