@@ -26,7 +26,7 @@ from ..dual_steps import float_of_bits
 from .certify_batch import _certify_item
 from .item_clock import ticks, ticks_per_second
 from .packing import INFEASIBLE, SOLVED, PackedBatch, PackedSolution
-from .scan import scan_range
+from .scan import first_bad_entries, scan_range
 
 
 @njit(cache=True)
@@ -194,17 +194,18 @@ def _solve_item(costs, base, n, m, row_to_col, u, v, ro, co):
 
 @njit(cache=True, parallel=True, nogil=True)
 def _solve_all(costs, offsets, rows, cols, row_offsets, col_offsets, row_to_col, u, v, iterations, status,
-               item_ticks, check, limits, bad, top_bits, reason, at_row, at_col, value, gap, tol, certify_ticks):
-    """Each item in one thread, from one read of its costs: checked first when ``check`` (NaN, -inf
-    and magnitudes above ``limits``: such an item gets ``bad`` set and is not solved; the caller
-    refuses the batch), then solved, then certified by certify_batch's own check, the costs still
-    in the core's cache (three passes over memory were two thirds of a batch's time on 2 cores)."""
+               item_ticks, check, limits, holds, top_bits, reason, at_row, at_col, value, gap, tol, certify_ticks):
+    """Each item in one thread, from one read of its costs: checked first when ``check`` (``holds``
+    marks an item with NaN or -inf, ``top_bits`` its largest finite |cost|; such an item, or one
+    above ``limits``, is not solved, and the caller refuses the batch), then solved, then certified
+    by certify_batch's own check, the costs still in the core's cache (three passes over memory
+    were two thirds of a batch's time on 2 cores)."""
     for b in prange(rows.size):
         if check:
             nan, neg_inf, top, _ = scan_range(costs, offsets[b], offsets[b + 1], None, 0)
             top_bits[b] = top
-            if nan > 0 or neg_inf > 0 or float_of_bits(top) > limits[b]:
-                bad[b] = 1
+            holds[b] = nan > 0 or neg_inf > 0
+            if holds[b] or float_of_bits(top) > limits[b]:
                 continue
         start = ticks()
         s, steps = _solve_item(costs, offsets[b], rows[b], cols[b], row_to_col, u, v, row_offsets[b],
@@ -245,21 +246,17 @@ def solve_packed(packed: PackedBatch) -> PackedSolution:
     item_ticks = np.full(count, -1, dtype=np.int64)
     certify_ticks = np.full(count, -1, dtype=np.int64)
     check = bool(getattr(packed, "unchecked", False))
-    bad = np.zeros(count, dtype=np.int8)
+    holds = np.zeros(count, dtype=np.int8)
     top_bits = np.zeros(count, dtype=np.uint64)
     outcome = empty_outcome(count)
     if count:
         _solve_all(packed.costs, packed.offsets, packed.rows, packed.cols, packed.row_offsets,
                    packed.col_offsets, row_to_col, u, v, iterations, status, item_ticks, check, cost_limits(packed),
-                   bad, top_bits, outcome["reason"], outcome["at_row"], outcome["at_col"], outcome["value"],
+                   holds, top_bits, outcome["reason"], outcome["at_row"], outcome["at_col"], outcome["value"],
                    outcome["gap"], outcome["tol"], certify_ticks)
-    if bad.any():  # the check's verdict, worded as the checking pass words it
-        from .scan import ItemScan
-        found = ItemScan(packed.offsets)
-        for b in np.flatnonzero(bad):  # only refused items are read again
-            found.add(packed.costs, int(packed.offsets[b]), int(packed.offsets[b + 1]))
-        bad_codes, where, _, _ = found.verdicts(packed.costs)
-        refuse_bad_items(packed, bad_codes, where, top_bits.view(np.float64))
+    if check:  # the check's verdict, worded as the checking pass words it
+        bad, where = first_bad_entries(packed.costs, packed.offsets, holds)  # reads only those items
+        refuse_bad_items(packed, bad, where, top_bits.view(np.float64))
     rate = ticks_per_second()
     seconds = np.where(item_ticks >= 0, item_ticks / rate, np.nan)
     certify = certify_ticks[certify_ticks >= 0].sum() / rate if np.any(certify_ticks >= 0) else 0.0

@@ -17,8 +17,9 @@ class BatchResult:
 
     A regular batch (one (B, n, m) array) gives (B, n) / (B, m) arrays, a ragged batch lists of
     arrays. ``infeasible[b]``: the allowed pairs cannot assign every row (nor every column, for a
-    tall item), confirmed by the certificate; its assignment is then -1 in every row. ``gaps``: the proven bound on value - optimum (nan
-    where none was computed), ``tolerances`` the allowance it was held to. ``seconds``: ``pack``
+    tall item), confirmed by the certificate; its assignment is then -1 in every row. ``gaps``: the
+    proven bound on value - optimum (nan where none was computed), ``tolerances`` the allowance it
+    was held to. ``seconds``: ``pack``
     (validation and packing; on the cuda backend the upload of host costs too, made by the same
     pass), ``solve``, ``certify`` and ``total``; ``backend`` where it ran;
     ``item_seconds[b]``: item b's own solve time, where the backend measures it (NaN where not)."""

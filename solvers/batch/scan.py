@@ -21,8 +21,8 @@ HOLDS_NAN, HOLDS_NEG_INF = 1, 2  # ItemScan.bits
 def scan_range(source, first, last, target, target_start):
     """Entries ``[first, last)`` of ``source``: how many NaNs, how many -infs, the bits of the largest
     finite |cost| (0 when none) and the checksum of the entries (solvers.dual_steps, position k in
-    the flat array). When ``target`` is not None,
-    source[k] is also written to target[k - target_start] (converted to target's type).
+    the flat array). When ``target`` is not None, source[k] is also written to
+    target[k - target_start] (converted to target's type).
 
     Everything is judged on each entry's float64 bits (a finite magnitude orders as its bits do), so
     the loop is integer sums and maxima with no branch, which the compiler vectorizes: the float
@@ -62,11 +62,11 @@ def scan_segments(source, cuts, target, target_start):
 def segment_cuts(offsets: np.ndarray, first: int, last: int) -> tuple[np.ndarray, np.ndarray]:
     """The segments of entries ``[first, last)``: cut where an item starts and every SEGMENT entries
     (int64 cuts, the first ``first`` and the last ``last``), and the item each segment belongs to."""
+    if first == last:
+        return np.array([first], dtype=np.int64), np.zeros(0, dtype=np.int64)
     inner = offsets[(offsets > first) & (offsets < last)]
     cuts = np.union1d(np.concatenate([np.arange(first, last, SEGMENT, dtype=np.int64), inner]),
                       np.array([last], dtype=np.int64)).astype(np.int64)
-    if first == last:
-        cuts = np.array([first], dtype=np.int64)
     items = np.searchsorted(offsets, cuts[:-1], side="right") - 1
     return cuts, items
 
@@ -96,14 +96,22 @@ class ItemScan:
     def verdicts(self, costs: np.ndarray) -> tuple:
         """(bad, where, biggest, checksums) per item: bad 0 fine, 1 its first bad entry is NaN, 2 it is
         -inf; where: that entry's position in the item (-1 when fine); only bad items are read again."""
-        bad = np.zeros(self.bits.size, dtype=np.int8)
-        where = np.full(self.bits.size, -1, dtype=np.int64)
-        for b in np.flatnonzero(self.bits):
-            item = np.asarray(costs[self.offsets[b]:self.offsets[b + 1]])
-            k = int(np.flatnonzero(np.isnan(item) | (item == -np.inf))[0])
-            bad[b] = 1 if np.isnan(item[k]) else 2
-            where[b] = k
+        bad, where = first_bad_entries(costs, self.offsets, self.bits)
         return bad, where, self.top_bits.view(np.float64), self.checksums
+
+
+def first_bad_entries(costs: np.ndarray, offsets: np.ndarray, holds: np.ndarray) -> tuple:
+    """(bad, where) per item: bad 0 fine, 1 its first NaN or -inf entry is NaN, 2 it is -inf; where:
+    that entry's position in the item (-1 when fine). Only the items ``holds`` marks (nonzero) are
+    read."""
+    bad = np.zeros(holds.size, dtype=np.int8)
+    where = np.full(holds.size, -1, dtype=np.int64)
+    for b in np.flatnonzero(holds):
+        item = np.asarray(costs[offsets[b]:offsets[b + 1]])
+        k = int(np.flatnonzero(np.isnan(item) | (item == -np.inf))[0])
+        bad[b] = 1 if np.isnan(item[k]) else 2
+        where[b] = k
+    return bad, where
 
 
 def scan_items(costs, offsets):
