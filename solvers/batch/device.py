@@ -63,6 +63,7 @@ class _PackedSolution:
     status: np.ndarray
     seconds: object = None
     device_costs: object = None
+    device_solution: object = None
 
 
 def _solution_class():
@@ -262,37 +263,30 @@ def _solve_packed(packed, backend: str, **options):
                                  iterations=_read(launcher, out.iterations, np.int64),
                                  status=_read(launcher, out.status, np.int8),
                                  # host costs went up once: the certificate may check there, against their checksums
-                                 device_costs=None if _on_device(packed.costs) else costs)
-    _keep_on_device(solution, out)
+                                 device_costs=None if _on_device(packed.costs) else costs,
+                                 device_solution=out)
+    for name in _SOLUTION_FIELDS:  # read-only until the certificate takes the device arrays (below)
+        getattr(solution, name).flags.writeable = False
     return solution
 
 
-_ON_DEVICE: dict = {}  # id(PackedSolution) -> (weak reference to it, the DeviceSolution it was read from)
 _SOLUTION_FIELDS = ("row_to_col", "u", "v", "status")
 
 
-def _keep_on_device(solution, out: DeviceSolution) -> None:
-    """Remember the device arrays ``solution`` was read from, for its certificate (certify_packed
-    reads them there instead of uploading the host copies again: tens of megabytes for 10^4
-    items). The host arrays stay read-only until then, so that what the certificate checks on the
-    device is what the caller holds."""
-    for name in _SOLUTION_FIELDS:
-        getattr(solution, name).flags.writeable = False
-    key = id(solution)
-    _ON_DEVICE[key] = (weakref.ref(solution, lambda _, key=key: _ON_DEVICE.pop(key, None)), out)
-
-
 def _take_device_solution(solution):
-    """The DeviceSolution kept for ``solution`` (then forgotten, its host arrays writeable again), or
-    None when there is none or a host array was made writeable since (it may have been changed)."""
-    hit = _ON_DEVICE.pop(id(solution), None)
-    if hit is None or hit[0]() is not solution:
+    """The device arrays ``solution`` was read from (PackedSolution.device_solution), for its
+    certificate: read there, they need no upload of the host copies (tens of megabytes for 10^4
+    items). Only while the host arrays are still read-only as the solve left them, so that what the
+    certificate checks is what the caller holds; they are writeable again afterwards, and a second
+    call gets None."""
+    kept = getattr(solution, "device_solution", None)
+    if kept is None:
         return None
     arrays = [getattr(solution, name) for name in _SOLUTION_FIELDS]
     unchanged = not any(a.flags.writeable for a in arrays)
     for a in arrays:
         a.flags.writeable = True
-    return hit[1] if unchanged else None
+    return kept if unchanged else None
 
 
 def prepare_host(costs):

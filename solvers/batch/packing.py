@@ -64,6 +64,8 @@ class PackedSolution:
         or None;
     device_costs: the GPU's copy of the costs the solver read (a backend that uploaded host costs),
         or None: the certificate can run there instead of reading the host's costs again.
+    device_solution: the GPU arrays the host ones were read from (a GPU backend), which its
+        certificate reads in place while the host arrays are untouched (they are read-only until then).
     certificate: certify_batch.certify_packed's outcome when the backend ran that check itself, on
         each item right after solving it (the cpu backend: the item's costs are still in the core's
         cache), else None; certify_seconds: the part of the solve's time those checks took.
@@ -75,5 +77,6 @@ class PackedSolution:
     status: np.ndarray
     seconds: np.ndarray | None = None
     device_costs: object = None
+    device_solution: object = None
     certificate: dict | None = None
     certify_seconds: float = 0.0
