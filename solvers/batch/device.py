@@ -361,9 +361,9 @@ def certify_packed_device(costs_device, offsets, rows, cols, row_offsets, col_of
     launcher = launcher or _launcher(backend)
     costs, offsets_d, rows_d, cols_d, row_off_d, col_off_d, batch = _batch_arrays(
         launcher, costs_device, offsets, rows, cols, row_offsets, col_offsets)
-    r2c = _index_array(launcher, row_to_col)
-    u_d = _dual_array(launcher, u)
-    v_d = _dual_array(launcher, v)
+    r2c = _answer_array(launcher, row_to_col, np.int64)
+    u_d = _answer_array(launcher, u, np.float64)
+    v_d = _answer_array(launcher, v, np.float64)
     total_cols = _last(col_offsets, col_off_d, batch)
     taken = launcher.zeros(max(total_cols, 1), np.int32)
     violation = launcher.empty(max(batch, 1), np.float64)
@@ -376,11 +376,17 @@ def certify_packed_device(costs_device, offsets, rows, cols, row_offsets, col_of
     return DeviceCertificate(violation[:batch], value[:batch], dual[:batch], scale[:batch], valid[:batch])
 
 
-def _dual_array(launcher, array):
+def _answer_array(launcher, array, dtype):
+    """An answer's array (assignment or duals) where the kernels read it: a device array as it is,
+    a host array uploaded as it is now (never kept: unlike a batch's index arrays, it is checked
+    once)."""
     if hasattr(array, "__cuda_array_interface__") and not launcher.simulated:
         from numba import cuda
-        return cuda.as_cuda_array(array)
-    return launcher.upload(np.asarray(array), np.float64)
+        array = cuda.as_cuda_array(array)
+        if np.dtype(dtype).kind == "i" and array.dtype != dtype:  # columns are read as given: no conversion
+            raise TypeError(f"index arrays on the device must be {np.dtype(dtype).name}, not {array.dtype}")
+        return array
+    return launcher.upload(np.asarray(array), dtype)
 
 
 def certify_solution(packed, solution, backend: str = "cuda") -> DeviceCertificate:
@@ -544,10 +550,10 @@ def _certify_on_device(packed, solution):
     if kept is not None:  # the arrays the host copies were read from
         r2c, u, v, status = kept.row_to_col, kept.u, kept.v, kept.status
     else:
-        r2c = _index_array(launcher, solution.row_to_col)
-        u = _dual_array(launcher, solution.u)
-        v = _dual_array(launcher, solution.v)
-        status = launcher.upload(np.asarray(solution.status), np.int8)
+        r2c = _answer_array(launcher, solution.row_to_col, np.int64)
+        u = _answer_array(launcher, solution.u, np.float64)
+        v = _answer_array(launcher, solution.v, np.float64)
+        status = _answer_array(launcher, solution.status, np.int8)
     # the per-item outputs, one block per type, each field a row (contiguous, as the kernel takes it):
     # three copies up and back, not ten
     floats = cuda.to_device(np.stack([value, tol, np.zeros(count), np.zeros(count), np.zeros(count)]))
