@@ -34,12 +34,13 @@ import numpy as np
 from numba import njit, prange
 
 from .cost_summary import PARALLEL_MIN_ENTRIES
-from .dense_potentials import dense_columns
-from .dual_steps import difference_down, floor_step, sum_exceeds, violation_step
+from .dense_potentials import cheapest_arc_columns, dense_columns
+from .dual_steps import (difference_down, float_of_bits, floor_key, floor_step, order_key, sum_exceeds,
+                         violation_step)
 from . import konig
 from .graph_build import position_in_row
 from .exact import float_sum, float_sum_up, int_sum
-from .problems import BipartiteGraph, CostMatrix, EuclideanCosts, FlowNetwork, SparseCosts
+from .problems import BipartiteGraph, CostMatrix, EuclideanCosts, FlowNetwork, SparseCosts, writeable_alias
 from .result import Certificate, Solution
 
 INT64_MAX = int(np.iinfo(np.int64).max)
@@ -449,12 +450,28 @@ def _pair_costs(row_ptr, col_ind, dense, cost, row_match):
     return out
 
 
+INF_KEY = np.int64(0x7FF0000000000000)  # order_key of +inf: a row with no allowed entry
+
+
+@njit(cache=True)
+def _dense_row_floor(cost, start, v_floor):
+    """_dual_row's u_i for a dense row without the check: the same value (floor_step's minimum,
+    which does not depend on the order of entries), as an integer minimum of floor keys, which the
+    compiler vectorises; forbidden (+inf) entries lose every minimum."""
+    best = INF_KEY
+    for j in range(v_floor.size):
+        best = min(best, floor_key(cost[start + j], v_floor[j]))
+    return float_of_bits(order_key(best))
+
+
 @njit(cache=True)
 def _dual_row(row_ptr, col_ind, dense, cost, u, v_check, v_floor, check, i):
     """Row i in one read of its costs: u_i = the largest float with u_i <= c_ij - v_floor_j exactly
     for every allowed j (inf when it has none), and when ``check`` the max over its allowed pairs
     of u[i] + v_check_j - c_ij with the first j attaining it (else -inf, -1). The per-entry steps
     (solvers.dual_steps) are those the GPU's check runs."""
+    if dense and not check:
+        return _dense_row_floor(cost, row_ptr[i], v_floor), -np.inf, -1
     best, worst, at = np.inf, -np.inf, -1
     for k in range(row_ptr[i], row_ptr[i + 1]):
         c = cost[k]
@@ -774,7 +791,7 @@ def _reference_assignment(problem) -> np.ndarray | None:
     n, m = problem.shape
     try:
         if isinstance(problem, CostMatrix):
-            r, c = linear_sum_assignment(problem.costs)
+            r, c = linear_sum_assignment(writeable_alias(problem.costs))
         else:
             cost = problem.cost
             if cost.size == 0 or not np.all(np.isfinite(cost)):
@@ -953,7 +970,13 @@ def certify_assignment(problem: CostMatrix | SparseCosts, row_match, col_match=N
     if solver_note:
         reason += f"; {solver_note}"
     if cr.dense:  # the quick sweeps first; SPFA below when they do not settle or do not prove it
-        swept = dense_columns(problem.costs, rows, SPFA_RELATIVE)
+        start = cheapest_arc_columns(problem.costs, rows, SPFA_RELATIVE)
+        if start is not None:
+            cert = attempt(start, "potentials derived by shortest paths (sweeps over each row's cheapest pairs)",
+                           reason, trusted=True)
+            if cert is not None:
+                return cert
+        swept = dense_columns(problem.costs, rows, SPFA_RELATIVE, start)
         if swept is not None:
             cert = attempt(swept, "potentials derived by shortest paths (sweeps)", reason, trusted=True)
             if cert is not None:

@@ -136,3 +136,16 @@ def order_key(bits):
     == b). Integer minima and maxima vectorize where float ones, with their NaN rules, do not."""
     signed = np.int64(bits)
     return signed ^ ((signed >> np.int64(63)) & np.int64(0x7FFFFFFFFFFFFFFF))
+
+
+@register_jitable
+def floor_key(c, v):
+    """order_key of difference_down(c, v), with no branch (cpu loops, whose row minima over it then
+    vectorize): the rounded difference's key, one lower when the exact difference is below it. The
+    difference of two floats rounds to 0 only when it is exactly 0, so a key of +0 is never lowered
+    to -0's. +inf costs give +inf's key (their TwoSum error is NaN, never < 0)."""
+    d = c - v
+    back = d - c
+    error = (c - (d - back)) + (-v - back)
+    return order_key(bits_of(d)) - np.int64(error < 0.0)
+

@@ -265,6 +265,8 @@ def warm_host_passes() -> None:
     warm_parallel_pass()  # a large dense matrix's checking pass
     from .certify import warm_parallel_loops
     warm_parallel_loops()  # a large assignment's certificate loops
+    from .dense_potentials import warm as warm_sweeps
+    warm_sweeps()  # a wide assignment's potentials: the start over each row's cheapest arcs
     from .graph_build import warm as warm_graph_build
     warm_graph_build()  # a large graph's adjacency lists
     from .konig import warm as warm_konig

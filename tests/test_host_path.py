@@ -394,6 +394,155 @@ def test_a_worse_assignment_is_never_proven_optimal_after_the_sweeps(seed):
     assert cert.gap >= costs[np.arange(n), worse].sum() - optimum - 1e-9
 
 
+def wide_sweep_case(seed: int):
+    """A matrix wide enough (>= START_MIN_COLUMNS columns) for the start over the cheapest arcs."""
+    from solvers.dense_potentials import START_MIN_COLUMNS
+    rng = np.random.default_rng(500 + seed)
+    m = START_MIN_COLUMNS + int(rng.integers(0, 120))
+    n = {0: m, 1: int(rng.integers(1, m)), 2: m + int(rng.integers(1, 60))}[seed % 3]  # square, wide, tall
+    scale = 10.0 ** int(rng.choice([-300, -8, 0, 6, 280]))
+    kind = seed % 4
+    if kind == 0:
+        costs = rng.integers(0, 3, (n, m)).astype(np.float64)  # ties everywhere: past the arcs' cap
+    elif kind == 1:
+        points = rng.random((max(n, m), 3))  # distances between nearby clouds: shallow shortest paths
+        costs = np.linalg.norm(points[:n, None] - (points[:m] + 0.01)[None], axis=2)
+    else:
+        costs = rng.random((n, m))
+    costs = costs * scale
+    if seed % 5 == 1:
+        costs += 1e6 * scale  # an offset shared by every cost
+    costs[rng.random((n, m)) < 0.1] = np.inf
+    return costs
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_the_start_over_the_cheapest_arcs_proves_scipys_optimum(seed):
+    """Square, wide and tall matrices past START_MIN_COLUMNS, ties, forbidden pairs, offsets and
+    1e-300 to 1e280: the potentials over each row's cheapest arcs, and the dense sweeps from them,
+    are exactly feasible duals once made so, with the optimum's gap within rounding; the dense
+    sweeps from them settle on the same potentials as from zero; the certificate proves it."""
+    from scipy.optimize import linear_sum_assignment
+    from solvers import certify as cm
+    from solvers.dense_potentials import cheapest_arc_columns, dense_columns
+    costs = wide_sweep_case(seed)
+    n, m = costs.shape
+    try:
+        rows, cols = linear_sum_assignment(costs)
+    except ValueError:
+        pytest.skip("no complete assignment")
+    row_match = np.full(n, -1, np.int64)
+    row_match[rows] = cols
+    problem = CostMatrix.from_array(costs)
+    cr = cm._CostRows(problem)
+    start = cheapest_arc_columns(problem.costs, row_match, cm.SPFA_RELATIVE)
+    assert start is not None and start.shape == (m,)
+    swept = dense_columns(problem.costs, row_match, cm.SPFA_RELATIVE, start)
+    from_zero = dense_columns(problem.costs, row_match, cm.SPFA_RELATIVE)
+    assert swept is not None and from_zero is not None
+    np.testing.assert_allclose(swept, from_zero, rtol=1e-9, atol=1e-9 * np.abs(from_zero).max(initial=0.0))
+    optimum = cm.float_sum(costs[rows, cols])
+    u, v = cm._feasible_duals(cr, swept)
+    assert cm._first_excess(*cr.args(), u, v) == (-1, -1)
+    lower = cm.float_sum(u, v)
+    assert lower <= optimum + 1e-9 * abs(optimum)
+    assert optimum - lower <= 64 * (n + m) * np.finfo(float).eps * (
+        cm.float_sum(np.abs(costs[rows, cols])) + cm.float_sum(np.abs(u)) + cm.float_sum(np.abs(v)))
+    cert = cm.certify_assignment(problem, row_match)
+    assert cert.optimal and "sweeps" in cert.details
+    if seed % 4 >= 2:  # uniform random costs: the start alone proves it (distances may need the dense sweeps)
+        assert "cheapest pairs" in cert.details
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_worse_wide_assignment_is_never_proven_optimal_by_the_start(seed):
+    """An assignment one swap worse than the optimum: whether or not the cheapest arcs hold the
+    cycle that shows it, no dual proves it optimal and the gap is at least the difference."""
+    from scipy.optimize import linear_sum_assignment
+    from solvers import certify as cm
+    rng = np.random.default_rng(700 + seed)
+    n = 150 + int(rng.integers(0, 60))
+    costs = (rng.random((n, n + int(rng.integers(0, 40)))) * 100).round(1 + seed % 2)
+    rows, cols = linear_sum_assignment(costs)
+    optimum = costs[rows, cols].sum()
+    worse = cols.astype(np.int64).copy()
+    for _ in range(50):
+        a, b = rng.choice(n, 2, replace=False)
+        worse[[a, b]] = worse[[b, a]]
+        if costs[np.arange(n), worse].sum() > optimum:
+            break
+        worse[[a, b]] = worse[[b, a]]
+    else:
+        pytest.skip("no worse swap drawn")
+    cert = cm.certify_assignment(CostMatrix.from_array(costs), worse)
+    assert cert.valid and not cert.optimal
+    assert cert.gap >= costs[np.arange(n), worse].sum() - optimum - 1e-9
+
+
+def test_the_dense_row_floor_is_floor_steps_value_bit_for_bit():
+    """The vectorised u_i of a dense row (an integer minimum of floor keys) equals the running
+    floor_step minimum on every kind of value: ties, exact and inexact differences, subnormals,
+    1e-300 to 1e300, forbidden entries, equal costs and potentials."""
+    from numba import njit
+    from solvers import certify as cm
+    from solvers.dual_steps import floor_step
+
+    @njit
+    def by_steps(cost, v):
+        best = np.inf
+        for j in range(v.size):
+            if cost[j] != np.inf:
+                best = floor_step(cost[j], v[j], best)
+        return best
+
+    rng = np.random.default_rng(3)
+    tiny = np.nextafter(0.0, 1.0)
+    for trial in range(3000):
+        m = int(rng.integers(1, 40))
+        cost = rng.standard_normal(m) * 10.0 ** rng.integers(-310, 300)
+        v = rng.standard_normal(m) * 10.0 ** rng.integers(-310, 300)
+        kind = trial % 6
+        if kind == 1:
+            cost = np.round(cost)
+        elif kind == 2:
+            v = cost * (1 + rng.standard_normal(m) * 1e-15)
+        elif kind == 3:
+            v = cost.copy()
+        elif kind == 4:
+            v = np.nextafter(cost, np.inf)
+        elif kind == 5:
+            cost, v = rng.integers(-3, 3, m) * tiny, rng.integers(-3, 3, m) * tiny
+        cost[rng.random(m) < 0.2] = np.inf
+        with np.errstate(all="ignore"):
+            expected, got = by_steps(cost, v), cm._dense_row_floor(cost, 0, v)
+        assert got == expected or (np.isnan(got) and np.isnan(expected)), (trial, cost, v)
+        if expected == 0.0:
+            assert np.signbit(got) == np.signbit(expected) or expected == got
+
+
+def test_lsa_hands_scipy_the_callers_matrix_without_a_copy():
+    """scipy's linear_sum_assignment copies a read-only matrix whole; solve(C, "lsa") reads C in
+    place (peak memory well under one n x n copy), leaves C as it was, and a read-only mapped
+    file still solves (scipy then copies, as before)."""
+    import tracemalloc
+    from solvers.problems import writeable_alias
+    costs = np.random.default_rng(4).random((600, 600))
+    before = costs.copy()
+    solvers.solve(costs, "lsa", backend="cpu")  # compile and warm first
+    tracemalloc.start()
+    result = solvers.solve(costs, "lsa", backend="cpu")
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert result.certificate.optimal
+    assert peak < costs.nbytes / 2, f"{peak} bytes at the peak"
+    assert np.array_equal(costs, before) and costs.flags.writeable
+    frozen = before.copy()
+    frozen.setflags(write=False)
+    assert writeable_alias(frozen) is frozen  # read-only memory is never made writeable
+    view = frozen.view()
+    assert not view.flags.writeable
+
+
 @pytest.mark.parametrize("seed", range(10))
 def test_the_multicore_graph_build_equals_scipys_conversions(seed):
     """compress (sort and merge by lines) and transpose against scipy's coo -> csr and csr -> csc,

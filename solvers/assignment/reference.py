@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InfeasibleError
-from ..problems import CostMatrix, SparseCosts
+from ..problems import CostMatrix, SparseCosts, writeable_alias
 from ..registry import Algorithm
 from ..result import Solution
 from .offset import without_offset
@@ -46,7 +46,7 @@ def run_lsa(problem: CostMatrix, backend: str, tel) -> Solution:
     if tel.enabled:
         tel.iteration(0, "start", active=min(problem.shape))
     try:
-        rows, cols = linear_sum_assignment(problem.costs)
+        rows, cols = linear_sum_assignment(writeable_alias(problem.costs))
     except ValueError as exc:  # scipy: "cost matrix is infeasible"
         raise _infeasible(problem, exc) from None
     value = float(problem.costs[rows, cols].sum())
