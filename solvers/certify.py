@@ -35,7 +35,7 @@ from numba import njit, prange
 
 from .cost_summary import PARALLEL_MIN_ENTRIES
 from .dense_potentials import cheapest_arc_columns, dense_columns
-from .dual_steps import (difference_down, float_of_bits, floor_key, floor_step, order_key, sum_exceeds,
+from .dual_steps import (INF_KEY, difference_down, float_of_bits, floor_key, floor_step, order_key, sum_exceeds,
                          violation_step)
 from . import konig
 from .graph_build import position_in_row
@@ -448,9 +448,6 @@ def _pair_costs(row_ptr, col_ind, dense, cost, row_match):
         k = position_in_row(row_ptr, col_ind, i, j)
         out[i] = cost[k] if k >= 0 else np.inf
     return out
-
-
-INF_KEY = np.int64(0x7FF0000000000000)  # order_key of +inf: a row with no allowed entry
 
 
 @njit(cache=True)

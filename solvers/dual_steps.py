@@ -127,6 +127,7 @@ def float_of_bits(typingctx, x):
 
 MAGNITUDE_BITS = np.uint64(0x7FFFFFFFFFFFFFFF)  # a float64's bits without the sign (above INF_BITS: NaN)
 NEG_INF_BITS = np.uint64(0xFFF0000000000000)
+INF_KEY = np.int64(0x7FF0000000000000)  # order_key of +inf: a row minimum of floor keys with no allowed entry
 
 
 @register_jitable

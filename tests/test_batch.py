@@ -170,6 +170,43 @@ def test_certificate_accepts_the_solver_and_refuses_tampering():
     assert certify_packed(packed, _tampered(solution, status=lying))["reason"][0] == 9
 
 
+def test_a_broken_dual_is_reported_at_its_first_pair_past_forbidden_ones():
+    """The row pass counts violations in one straight loop, then names the first: row 1's first
+    violated pair, in column order, after a forbidden pair that an infinite slack must not count."""
+    costs = np.array([[[1.0, 5.0, 6.0, 7.0], [np.inf, 4.0, 2.0, 9.0], [3.0, 1.0, 8.0, 8.0]]])
+    packed, solution = _solved(costs)
+    assert certify_packed(packed, solution)["reason"][0] == PROVEN
+    raised = np.array(solution.u)
+    v = np.asarray(solution.v)
+    slack = costs[0, 1] - raised[1] - v  # row 1's slack per column (inf where forbidden)
+    raised[1] += np.sort(slack[np.isfinite(slack)])[-1] + 1.0  # every allowed pair of row 1 violated
+    checked = certify_packed(packed, _tampered(solution, u=raised))
+    assert (checked["reason"][0], checked["at_row"][0], checked["at_col"][0]) == (4, 1, 1)
+
+
+def test_the_integer_allowance_applies_only_to_integer_items():
+    """The certificate's pass finds the largest finite cost (past a forbidden one, off the
+    assignment) and whether every finite cost is an integer: an integer item's tolerance, which
+    the largest cost (2^50 here) lifts above 1/2, is capped at 1/2; one fraction anywhere, or
+    integers whose sums leave float64's exact range, lift the cap."""
+    from solvers.batch.certify_batch import EPS
+    top = 2.0 ** 50
+    whole = np.array([[[3.0, np.inf, top], [2.0, 5.0, np.inf], [-7.0, 1.0, 4.0]]])
+    fraction = whole.copy()
+    fraction[0, 1, 1] = 5.5
+    beyond = whole.copy()
+    beyond[0, 0, 2] = 2.0 ** 52  # 3 rows x 2^52 >= 2^53
+    tolerances = []
+    for costs in (whole, fraction, beyond):
+        packed, solution = _solved(costs)
+        checked = certify_packed(packed, solution)
+        assert checked["reason"][0] == PROVEN
+        tolerances.append(checked["tol"][0])
+    assert tolerances[0] == 0.5
+    assert tolerances[1] >= 4 * EPS * top > 0.5 and tolerances[2] >= 4 * EPS * 2.0 ** 52
+    assert max(tolerances) < 1e3  # the forbidden pairs' +inf is no cost: finite tolerances
+
+
 def test_certificate_refuses_a_suboptimal_assignment_with_consistent_looking_duals():
     costs = np.array([[[1.0, 2.0], [2.0, 1.0]]])
     packed, solution = _solved(costs)

@@ -38,7 +38,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ..dual_steps import floor_step
+from ..dual_steps import INF_BITS, INF_KEY, MAGNITUDE_BITS, bits_of, float_of_bits, floor_key, order_key
 
 EPS = float(np.finfo(np.float64).eps)
 ROUNDING = 16
@@ -144,16 +144,18 @@ def _certify_item(costs, base, n, m, row_to_col, u, v, ro, co, claimed_infeasibl
             return INFEASIBLE_PROVEN, size, -1
         return 9, -1, -1
     owner = np.full(m, -1, dtype=np.int64)
-    top = 0.0
-    integral = True
+    # the largest finite |c| and the count of finite non-integers, on the bits with no branch (a
+    # finite magnitude orders as its bits do), so the compiler vectorises the pass
+    top_bits = np.uint64(0)
+    fractions = 0
     for k in range(n * m):
         c = np.float64(costs[base + k])
-        if c != np.inf:
-            if abs(c) > top:
-                top = abs(c)
-            if integral and c != math.floor(c):
-                integral = False
-    integral = integral and top * max(n, 1) < INTEGRAL_LIMIT
+        size = bits_of(c) & MAGNITUDE_BITS
+        finite = size < INF_BITS
+        top_bits = max(top_bits, size if finite else np.uint64(0))
+        fractions += finite and c != np.floor(c)
+    top = float_of_bits(top_bits)
+    integral = fractions == 0 and top * max(n, 1) < INTEGRAL_LIMIT
     # 1. a matching of every row through allowed pairs; the value and its magnitude
     s, e_sum, e_abs = 0.0, 0.0, 0.0
     magnitude = 0.0
@@ -194,15 +196,20 @@ def _certify_item(costs, base, n, m, row_to_col, u, v, ro, co, claimed_infeasibl
     for i in range(n):
         row = base + i * m
         ui = u[ro + i]
-        floor = np.inf
+        # one straight loop over the row, which the compiler vectorises: a count of violations
+        # (a forbidden pair's is -inf, never counted) and the floor as an integer minimum of keys
+        violations = 0
+        key = INF_KEY
         for j in range(m):
             c = np.float64(costs[row + j])
-            if c == np.inf:
-                continue
             vj = v[co + j]
-            if ui + vj - c > tol:
-                return 4, i, j
-            floor = floor_step(c, vj - shift, floor)
+            violations += ui + vj - c > tol
+            key = min(key, floor_key(c, vj - shift))
+        if violations:
+            for j in range(m):  # the first, for the reason
+                if ui + v[co + j] - np.float64(costs[row + j]) > tol:
+                    return 4, i, j
+        floor = float_of_bits(order_key(key))
         j = row_to_col[ro + i]
         c = np.float64(costs[row + j])
         if abs(c - ui - v[co + j]) > tol:
