@@ -58,9 +58,12 @@ BLOCK = 128          # threads per item on a GPU (a multiple of the warp; <= TRE
 SIM_BLOCK = 8        # threads per item under the simulator (a power of two)
 TREE_BLOCK = 128     # largest block the shared-memory tree reductions take
 SMEM_COLS = 512      # items with at most this many columns keep their column state in shared memory
-WARP_COLS = 128      # items with at most this many columns are solved by one warp each (on a GPU; measured
-                     # on an H100: 10000 x 100 x 100 warp 9.7 ms vs block 23.7; 1000 x 256 x 256 warp 16.0 vs block 14.7)
-WARPS_PER_BLOCK = 4  # warps (items) per block of the warp kernel
+# items with at most WARP_COLS columns are solved by one warp each (on a GPU; measured on an H100:
+# 10000 x 100 x 100 warp 9.7 ms vs block 23.7; 1000 x 256 x 256 warp 16.0 vs block 14.7), WARPS_PER_BLOCK
+# of them a block. MATCHSCOPE_BATCH_WARP="cols,warps" overrides both, for measuring (the shared state,
+# 40 bytes a column, must stay under 48 KB a block; give each setting its own NUMBA_CACHE_DIR: the
+# on-disk cache does not see the values of these constants)
+WARP_COLS, WARPS_PER_BLOCK = (int(x) for x in os.environ.get("MATCHSCOPE_BATCH_WARP", "128,4").split(","))
 WARP_SHARED = WARPS_PER_BLOCK * WARP_COLS  # its shared column state (a constant: shared arrays need one)
 MAX_WARPS = 32
 FULL_MASK = 0xFFFFFFFF
