@@ -29,7 +29,7 @@ import os
 
 import numpy as np
 
-from .errors import InputError
+from .errors import MASKED_COSTS, MASKED_POINTS, InputError, refuse_masked
 from .problems import BipartiteGraph, CostMatrix, EuclideanCosts, FlowNetwork, PointSeries, SparseCosts, _is_sparse
 from .telemetry import Observer
 
@@ -128,6 +128,7 @@ def _kind(kind: str | None, algo, natural: str) -> str:
 
 
 def _array(data, what: str) -> np.ndarray:
+    refuse_masked(data, what, MASKED_POINTS if "point" in what else MASKED_COSTS)
     try:
         array = np.asarray(data)
     except (ValueError, TypeError):  # ragged lists, objects numpy cannot hold

@@ -6,6 +6,10 @@ print `error: PATH:LINE: message` and exit 2, and the GUI can show the same line
 from __future__ import annotations
 
 
+MASKED_COSTS = "fill the masked entries first (numpy.ma.filled(costs, numpy.inf) makes them forbidden pairs)"
+MASKED_POINTS = "drop the masked points first (points[~points.mask.any(axis=1)])"
+
+
 class InputError(ValueError):
     """Malformed file, invalid array, impossible size. `str()` is the one line users see."""
 
@@ -21,6 +25,14 @@ class InputError(ValueError):
         path = printable(str(self.path))  # a newline in a file name must not make two lines
         where = path if self.line is None else f"{path}:{self.line}"
         return f"{where}: {self.message}"
+
+
+def refuse_masked(data, what: str, fill: str, source: str | None = None) -> None:
+    """A numpy masked array is refused in one line: np.asarray reads the values under the mask and
+    drops the mask, so masked entries would silently count. ``fill``: how to say what they should be."""
+    import numpy as np
+    if isinstance(data, np.ma.MaskedArray):
+        raise InputError(f"{what} came as a masked array; its mask would be ignored, so {fill}", source)
 
 
 def printable(text: str) -> str:

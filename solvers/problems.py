@@ -15,7 +15,7 @@ from typing import ClassVar, Sequence
 
 import numpy as np
 
-from .errors import InputError
+from .errors import MASKED_COSTS, MASKED_POINTS, InputError, refuse_masked
 from .exact import INT64_MAX, int_sum
 from .io_util import check_allocation
 
@@ -464,6 +464,7 @@ class CostMatrix:
         ``solvers.solve``, or for an array nobody else holds (a file just read)."""
         if _is_sparse(costs):
             raise InputError("CostMatrix needs a dense array; use SparseCosts for sparse input", source)
+        refuse_masked(costs, "the cost matrix", MASKED_COSTS, source)
         a = np.asarray(costs)
         if a.ndim != 2:
             raise InputError(f"a cost matrix must be 2-D, got shape {a.shape}", source)
@@ -624,6 +625,7 @@ def point_distances(a: np.ndarray, b: np.ndarray, rows: np.ndarray, cols: np.nda
 
 
 def _points(values, name: str, source: str | None) -> np.ndarray:
+    refuse_masked(values, name, MASKED_POINTS, source)
     raw = np.asarray(values)
     if raw.ndim != 2 or raw.shape[1] < 1 or (raw.size and raw.dtype.kind not in "biuf"):
         raise InputError(f"{name} must be an array of points, one per row (n x 3), not "
@@ -709,6 +711,7 @@ class PointSeries:
                     source: str | None = None) -> "PointSeries":
         out = []
         for t, f in enumerate(frames):
+            refuse_masked(f, f"frame {t}", MASKED_POINTS, source)
             a = np.asarray(f)
             if a.ndim != 2 or a.shape[1] != 3:
                 raise InputError(f"frame {t} must be an (n, 3) array, got shape {a.shape}", source)

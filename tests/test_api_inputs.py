@@ -97,6 +97,30 @@ def test_bad_arrays_are_input_errors(bad, fragment):
         solvers.solve(bad, "lsa")
 
 
+MASKED_COSTS = np.ma.masked_array([[0.0, 9.0], [9.0, 0.0]], mask=[[True, False], [False, True]])
+MASKED_POINTS = np.ma.masked_array(np.random.default_rng(0).random((4, 3)), mask=False)
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda: solvers.solve(MASKED_COSTS), "costs came as a masked array"),
+    (lambda: solvers.solve(MASKED_COSTS, "hungarian", backend="cpu"), "costs came as a masked array"),
+    (lambda: solvers.CostMatrix.from_array(MASKED_COSTS), "the cost matrix came as a masked array"),
+    (lambda: solvers.solve_batch(np.ma.masked_array(np.ones((2, 3, 3))), backend="cpu"), "the batch came as"),
+    (lambda: solvers.solve_batch([np.ones((2, 2)), MASKED_COSTS], backend="cpu"), "item 1 came as a masked array"),
+    (lambda: solvers.match_points(MASKED_POINTS, MASKED_POINTS.data), "the first point set came as"),
+    (lambda: solvers.track([MASKED_POINTS.data, MASKED_POINTS]), "frame 1 came as a masked array"),
+    (lambda: solvers.track(np.ma.masked_array(np.ones((2, 4, 3)))), "a point series came as a masked array"),
+])
+def test_masked_arrays_are_refused_in_one_line_not_read_without_their_mask(call, words):
+    """np.asarray drops a mask: read that way, the masked diagonal here (cost 0) would be the
+    answer. A masked array is refused, saying how to fill it."""
+    with pytest.raises(InputError) as caught:
+        call()
+    message = str(caught.value)
+    assert words in message and "mask would be ignored" in message and "\n" not in message
+    assert ("numpy.ma.filled" in message) != ("point" in message or "frame" in message)
+
+
 # ---------------------------------------------------------------------------------------------
 # scipy.sparse: a bipartite graph, or sparse costs / a flow network when asked
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import MASKED_COSTS, InputError, refuse_masked
 from ..io_util import EMPTY_ALLOWANCE, check_allocation
 from ..problems import EXACT_INTEGER, FLOAT_MAX
 from .packing import PackedBatch
@@ -69,6 +69,7 @@ def device_input(data) -> bool:
 def host_array(data) -> np.ndarray:
     """``data`` as a numpy array, in place where it can be (numpy, CPU DLPack objects such as CPU
     torch tensors, anything with ``__array__``); nested lists are read by np.asarray."""
+    refuse_masked(data, "the batch", MASKED_COSTS)
     if isinstance(data, np.ndarray):
         return data
     if hasattr(data, "__dlpack__") and hasattr(data, "__dlpack_device__"):
@@ -220,6 +221,7 @@ def _prepare_ragged(items, scan=None) -> BatchInput:
     for b, item in enumerate(items):
         if device_input(item):
             raise InputError(f"item {b} is a GPU array: pass a GPU batch as one 3-D array to the cuda backend")
+        refuse_masked(item, f"item {b}", MASKED_COSTS)
         try:
             a = host_array(item)
         except InputError as e:
