@@ -416,8 +416,17 @@ def wide_sweep_case(seed: int):
     return costs
 
 
+@pytest.fixture
+def start_everywhere(monkeypatch):
+    """The start over the cheapest arcs on matrices of any side and shape past START_MIN_COLUMNS
+    (by default it runs only where it pays: large and near square)."""
+    from solvers import dense_potentials
+    monkeypatch.setattr(dense_potentials, "START_MIN_SIDE", 1)
+    monkeypatch.setattr(dense_potentials, "START_MAX_ASPECT", 1e9)
+
+
 @pytest.mark.parametrize("seed", range(24))
-def test_the_start_over_the_cheapest_arcs_proves_scipys_optimum(seed):
+def test_the_start_over_the_cheapest_arcs_proves_scipys_optimum(seed, start_everywhere):
     """Square, wide and tall matrices past START_MIN_COLUMNS, ties, forbidden pairs, offsets and
     1e-300 to 1e280: the potentials over each row's cheapest arcs, and the dense sweeps from them,
     are exactly feasible duals once made so, with the optimum's gap within rounding; the dense
@@ -455,7 +464,7 @@ def test_the_start_over_the_cheapest_arcs_proves_scipys_optimum(seed):
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_a_worse_wide_assignment_is_never_proven_optimal_by_the_start(seed):
+def test_a_worse_wide_assignment_is_never_proven_optimal_by_the_start(seed, start_everywhere):
     """An assignment one swap worse than the optimum: whether or not the cheapest arcs hold the
     cycle that shows it, no dual proves it optimal and the gap is at least the difference."""
     from scipy.optimize import linear_sum_assignment
@@ -477,6 +486,19 @@ def test_a_worse_wide_assignment_is_never_proven_optimal_by_the_start(seed):
     cert = cm.certify_assignment(CostMatrix.from_array(costs), worse)
     assert cert.valid and not cert.optimal
     assert cert.gap >= costs[np.arange(n), worse].sum() - optimum - 1e-9
+
+
+@pytest.mark.parametrize("shape, started", [((600, 600), True), ((600, 640), True), ((640, 600), True),
+                                            ((300, 300), False), ((600, 900), False), ((900, 600), False)])
+def test_the_start_runs_where_it_pays(shape, started):
+    """Large near-square matrices get the start (and on random costs it proves the optimum alone);
+    small ones and clear rectangles, whose hub keeps paths short, get the dense sweeps from zero."""
+    from solvers import certify as cm
+    costs = np.random.default_rng(sum(shape)).random(shape)
+    result = solvers.solve(costs, "lsa", backend="cpu")
+    assert result.certificate.optimal
+    assert ("cheapest pairs" in result.certificate.details) == started, result.certificate.details
+    assert "sweeps" in result.certificate.details
 
 
 def test_the_dense_row_floor_is_floor_steps_value_bit_for_bit():
