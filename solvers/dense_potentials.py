@@ -11,8 +11,9 @@ Started from zero, the sweeps still scan each row about ten times on random matr
 one: 8 to 10 scans per row), because shortest paths there run 30-40 arcs deep. So they start from
 the distances over each row's cheapest arcs (about CANDIDATES a row, collected in one pass over the
 matrix on all cores), which cost a few percent of a dense scan to settle. Those distances are path
-lengths of the full graph, so the dense sweeps that follow converge from them to the same fixpoint;
-on such matrices the first dense sweep then changes nothing and is the last.
+lengths of the full graph, so dense sweeps from them converge to the same fixpoint. On random
+matrices they are that fixpoint already: solvers.certify tries them first, and sweeps every pair
+only when they leave a gap.
 
 Nothing here is trusted: the potentials only seed the exactly checked dual of solvers.certify, and
 when the sweeps do not settle within MAX_SCANS_PER_ROW scans per row (a negative cycle, i.e. a
