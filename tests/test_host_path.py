@@ -334,6 +334,34 @@ def test_the_checksum_is_the_same_on_the_compiled_and_the_numpy_path(monkeypatch
     assert plain.checksum == compiled.checksum and plain.describe() == compiled.describe()
 
 
+def scipy_optimum(costs):
+    """(rows, cols, row_match) of scipy's optimal assignment; the test is skipped when none is complete."""
+    from scipy.optimize import linear_sum_assignment
+    try:
+        rows, cols = linear_sum_assignment(costs)
+    except ValueError:
+        pytest.skip("no complete assignment")
+    row_match = np.full(costs.shape[0], -1, np.int64)
+    row_match[rows] = cols
+    return rows, cols, row_match
+
+
+def assert_potentials_prove(problem, columns, rows, cols, gap_allowed=False):
+    """The dual the certificate makes from ``columns`` is exactly feasible and (unless
+    ``gap_allowed``: a start that the dense sweeps may still lower) within rounding of the optimum."""
+    from solvers import certify as cm
+    costs = problem.costs
+    cr = cm._CostRows(problem)
+    u, v = cm._feasible_duals(cr, columns)
+    assert cm._first_excess(*cr.args(), u, v) == (-1, -1)
+    lower = cm.float_sum(u, v)
+    optimum = cm.float_sum(costs[rows, cols])
+    assert lower <= optimum + 1e-9 * abs(optimum)
+    if not gap_allowed:
+        assert optimum - lower <= 64 * sum(costs.shape) * np.finfo(float).eps * (
+            cm.float_sum(np.abs(costs[rows, cols])) + cm.float_sum(np.abs(u)) + cm.float_sum(np.abs(v)))
+
+
 def sweep_case(seed: int):
     rng = np.random.default_rng(seed)
     n, m = int(rng.integers(1, 30)), int(rng.integers(1, 30))
@@ -349,27 +377,14 @@ def sweep_case(seed: int):
 def test_swept_potentials_prove_scipys_optimum_as_spfa_does(seed):
     """The sweeps (square, wide and tall, forbidden pairs, ties, offsets, 1e-300 to 1e280) settle
     on potentials that prove an independent optimum optimal; SPFA agrees."""
-    from scipy.optimize import linear_sum_assignment
     from solvers import certify as cm
     from solvers.dense_potentials import dense_columns
     costs = sweep_case(seed)
-    n, m = costs.shape
-    try:
-        rows, cols = linear_sum_assignment(costs)
-    except ValueError:
-        pytest.skip("no complete assignment")
-    row_match = np.full(n, -1, np.int64)
-    row_match[rows] = cols
+    rows, cols, row_match = scipy_optimum(costs)
     problem = CostMatrix.from_array(costs)
     columns = dense_columns(problem.costs, row_match, cm.SPFA_RELATIVE)
-    assert columns is not None and columns.shape == (m,)
-    cr = cm._CostRows(problem)
-    u, v = cm._feasible_duals(cr, columns)
-    assert cm._first_excess(*cr.args(), u, v) == (-1, -1)
-    lower = cm.float_sum(u, v)
-    optimum = cm.float_sum(costs[rows, cols])
-    assert lower <= optimum + 1e-9 * abs(optimum) and optimum - lower <= 64 * (n + m) * np.finfo(float).eps * (
-        cm.float_sum(np.abs(costs[rows, cols])) + cm.float_sum(np.abs(u)) + cm.float_sum(np.abs(v)))
+    assert columns is not None and columns.shape == (costs.shape[1],)
+    assert_potentials_prove(problem, columns, rows, cols)
     cert = cm.certify_assignment(problem, row_match)
     assert cert.optimal and "sweeps" in cert.details
 
@@ -431,32 +446,19 @@ def test_the_start_over_the_cheapest_arcs_proves_scipys_optimum(seed, start_ever
     1e-300 to 1e280: the potentials over each row's cheapest arcs, and the dense sweeps from them,
     are exactly feasible duals once made so, with the optimum's gap within rounding; the dense
     sweeps from them settle on the same potentials as from zero; the certificate proves it."""
-    from scipy.optimize import linear_sum_assignment
     from solvers import certify as cm
     from solvers.dense_potentials import cheapest_arc_columns, dense_columns
     costs = wide_sweep_case(seed)
-    n, m = costs.shape
-    try:
-        rows, cols = linear_sum_assignment(costs)
-    except ValueError:
-        pytest.skip("no complete assignment")
-    row_match = np.full(n, -1, np.int64)
-    row_match[rows] = cols
+    rows, cols, row_match = scipy_optimum(costs)
     problem = CostMatrix.from_array(costs)
-    cr = cm._CostRows(problem)
     start = cheapest_arc_columns(problem.costs, row_match, cm.SPFA_RELATIVE)
-    assert start is not None and start.shape == (m,)
+    assert start is not None and start.shape == (costs.shape[1],)
+    assert_potentials_prove(problem, start, rows, cols, gap_allowed=True)
     swept = dense_columns(problem.costs, row_match, cm.SPFA_RELATIVE, start)
     from_zero = dense_columns(problem.costs, row_match, cm.SPFA_RELATIVE)
     assert swept is not None and from_zero is not None
     np.testing.assert_allclose(swept, from_zero, rtol=1e-9, atol=1e-9 * np.abs(from_zero).max(initial=0.0))
-    optimum = cm.float_sum(costs[rows, cols])
-    u, v = cm._feasible_duals(cr, swept)
-    assert cm._first_excess(*cr.args(), u, v) == (-1, -1)
-    lower = cm.float_sum(u, v)
-    assert lower <= optimum + 1e-9 * abs(optimum)
-    assert optimum - lower <= 64 * (n + m) * np.finfo(float).eps * (
-        cm.float_sum(np.abs(costs[rows, cols])) + cm.float_sum(np.abs(u)) + cm.float_sum(np.abs(v)))
+    assert_potentials_prove(problem, swept, rows, cols)
     cert = cm.certify_assignment(problem, row_match)
     assert cert.optimal and "sweeps" in cert.details
     if seed % 4 >= 2:  # uniform random costs: the start alone proves it (distances may need the dense sweeps)
