@@ -135,12 +135,20 @@ def _without_name(error: str, item: str) -> str:
     return f"line {line}: {rest}" if sep and line.isdigit() else error[len(item) + 1:].lstrip()
 
 
+def _infeasible_part(row) -> str:
+    """For a batch file with proven-infeasible problems: how many (its value sums the others)."""
+    summary = row.result.summary() if hasattr(row.result, "infeasible") else None
+    if not summary or not summary["infeasible"]:
+        return ""
+    return f" ({summary['infeasible']} of {summary['problems']} problems proven infeasible, not in the value)"
+
+
 def print_rows(rows) -> None:
     for row in rows:
         if row.error:
             state = f"error: {_without_name(row.error, row.item)}"
         else:
-            state = f"value {row.value:.12g}  certified {'yes' if row.certified else 'NO'}  " \
+            state = f"value {row.value:.12g}  certified {'yes' if row.certified else 'NO'}{_infeasible_part(row)}  " \
                     f"{duration(row.seconds)}  {row.algorithm} on {row.backend}  {row.worker}"
         print(f"{row.item}  {state}")
 

@@ -244,6 +244,22 @@ def test_a_batch_file_is_read_by_the_workers_in_chunks(client, tmp_path):
     assert np.array_equal(row.result.assignments, want.assignments) and np.array_equal(row.result.values, want.values)
 
 
+def test_a_batch_file_row_says_how_many_of_its_problems_are_proven_infeasible(client, tmp_path, capsys):
+    """"certified yes" for a batch file holding an infeasible problem (proven so) must not read as
+    every problem answered: the row counts them, and says the value leaves them out."""
+    costs = np.random.default_rng(5).random((6, 4, 4))
+    costs[2, 1, :] = np.inf  # row 1 of problem 2 has no allowed pair
+    path = tmp_path / "laps.npy"
+    np.save(path, costs)
+    code = main(["batch", str(path), "--scheduler", client.scheduler.address])
+    shown = [line for line in capsys.readouterr().out.splitlines() if line.startswith(str(path))]
+    assert code == 0 and len(shown) == 1
+    assert "certified yes (1 of 6 problems proven infeasible, not in the value)" in shown[0]
+    np.save(path, costs[[0, 1, 3]])
+    main(["batch", str(path), "--scheduler", client.scheduler.address])
+    assert "infeasible" not in capsys.readouterr().out
+
+
 def test_a_refused_item_of_a_chunked_batch_is_named_by_its_number_in_the_batch(client, tmp_path):
     costs = np.random.default_rng(5).random((200, 9, 9))
     costs[150, 2, 3] = np.nan  # not in the first chunk
