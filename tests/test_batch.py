@@ -184,6 +184,21 @@ def test_a_broken_dual_is_reported_at_its_first_pair_past_forbidden_ones():
     assert (checked["reason"][0], checked["at_row"][0], checked["at_col"][0]) == (4, 1, 1)
 
 
+@pytest.mark.parametrize("costs", [
+    [[1.0, 2.0, 1e18], [2.0, 1.0, 1e18], [1e18, 1e18, 0.0]],   # an unassigned "big M"
+    [[1e-200, 2e-200, 1.0], [2e-200, 1e-200, 1.0]],            # costs at two scales
+])
+def test_an_unassigned_huge_cost_does_not_loosen_the_allowance(costs):
+    """The allowance follows the assigned costs and the duals, not the largest cost anywhere in the
+    item: rows 0 and 1 swapped (twice the optimum) are refused, the optimum proven."""
+    packed, solution = _solved(np.array([costs]))
+    assert certify_packed(packed, solution)["reason"][0] == PROVEN
+    swapped = np.array(solution.row_to_col)
+    swapped[[0, 1]] = swapped[[1, 0]]
+    checked = certify_packed(packed, _tampered(solution, row_to_col=swapped))
+    assert checked["reason"][0] != PROVEN and checked["tol"][0] < 1e-10
+
+
 def test_the_integer_allowance_applies_only_to_integer_items():
     """The certificate's pass finds the largest finite cost (past a forbidden one, off the
     assignment) and whether every finite cost is an integer: an integer item's tolerance, which

@@ -3,6 +3,7 @@ checked here with plain numpy against networkx / brute-force optima."""
 from __future__ import annotations
 
 import itertools
+import math
 from pathlib import Path
 
 import networkx as nx
@@ -517,3 +518,41 @@ def test_solve_reports_epsilon_runs_as_certified_within_their_gap():
     assert result.certificate.gap == pytest.approx(result.value - best)  # the true gap (3), not 11
     exact = solvers.solve(problem, "auction", backend="cpu")
     assert exact.certified and exact.certificate.optimal and exact.certificate.bound < 1
+
+
+def _swap_two(cols):
+    worse = np.array(cols, dtype=np.int64)
+    worse[[0, 1]] = worse[[1, 0]]
+    return worse
+
+
+@pytest.mark.parametrize("case", ["offset 1e6, noise 1e-3", "integers near 1e14", "one row of 1e18"])
+def test_an_allowance_never_forgives_a_real_difference(case):
+    """Costs that share a large offset, integers whose sums pass 2^53, one huge row: the rounding
+    allowance grows with them, and once forgave assignments worse by more than the data's own
+    resolution (0.0012 at 1e6 + 1e-3 noise, 1844 near 1e14). An independent optimum (or the integer
+    rule) now refutes them; the optimum itself is still proven."""
+    from scipy.optimize import linear_sum_assignment
+    from solvers.certify import certify_assignment
+    rng = np.random.default_rng(11)
+    n = 200
+    if case.startswith("offset"):
+        costs = 1e6 + rng.random((n, n)) * 1e-3
+    elif case.startswith("integers"):
+        costs = 1e14 + rng.integers(0, 1000, (n, n)).astype(np.float64)
+    else:
+        costs = rng.integers(0, 1000, (n, n)).astype(np.float64)
+        costs[0] = 1e18
+    rows, cols = linear_sum_assignment(costs)
+    worse = _swap_two(cols) if not case.startswith("one row") else np.concatenate([cols[:1], np.roll(cols[1:], 1)])
+    excess = math.fsum(costs[rows, worse]) - math.fsum(costs[rows, cols])
+    assert excess > 0
+    problem = CostMatrix.from_array(costs)
+    refuted = certify_assignment(problem, worse.astype(np.int64))
+    assert refuted.valid and not refuted.optimal, refuted.details
+    assert refuted.reason == "a cheaper assignment exists"
+    if case.startswith("one row"):
+        return  # scipy's own answer is not optimal there (a cycle of exactly negative cost, found)
+    proven = certify_assignment(problem, cols.astype(np.int64))
+    assert proven.optimal, proven.details
+

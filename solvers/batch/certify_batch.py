@@ -172,7 +172,17 @@ def _certify_item(costs, base, n, m, row_to_col, u, v, ro, co, claimed_infeasibl
         s, e_sum, e_abs = _add(c, s, e_sum, e_abs)
         magnitude += abs(c)
     out_value[0] = s + e_sum
-    tol = ROUNDING * (n + 1) * (EPS * (2.0 * magnitude + top) + TINY)
+    # rounding allowance: the assigned costs and the duals' sizes (a check u_i + v_j - c_ij rounds at
+    # the size of u_i + v_j where it is near 0), never the largest cost anywhere in the item, which an
+    # unassigned "big M" entry would make as loose as it likes
+    dual_size = 0.0
+    for j in range(m):
+        dual_size = max(dual_size, abs(v[co + j]))
+    top_u = 0.0
+    for i in range(n):
+        top_u = max(top_u, abs(u[ro + i]))
+    dual_size += top_u
+    tol = ROUNDING * (n + 1) * (EPS * (2.0 * magnitude + dual_size) + TINY)
     if integral:
         tol = min(tol, 0.5)
     out_tol[0] = tol

@@ -677,7 +677,14 @@ def certify_exact_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, row
             shift = 0.0
             if code == 0:
                 value[b] = s + e_sum
-                tol = C_ROUNDING * (n + 1) * (C_EPS * (2.0 * magnitude + top) + C_TINY)
+                dual_size = 0.0  # certify_batch's allowance: assigned costs and dual sizes, not the top cost
+                for j in range(m):
+                    dual_size = max(dual_size, abs(v[c0 + j]))
+                top_u = 0.0
+                for i in range(n):
+                    top_u = max(top_u, abs(u[r0 + i]))
+                dual_size += top_u
+                tol = C_ROUNDING * (n + 1) * (C_EPS * (2.0 * magnitude + dual_size) + C_TINY)
                 integral = sh_int[0] == 1 and top * max(n, 1) < C_INTEGRAL_LIMIT
                 if integral:
                     tol = min(tol, 0.5)
