@@ -7,6 +7,7 @@ from __future__ import annotations
 
 
 MASKED_COSTS = "fill the masked entries first (numpy.ma.filled(costs, numpy.inf) makes them forbidden pairs)"
+MASKED_EDGES = "leave the masked edges out first"
 MASKED_POINTS = "drop the masked points first (points[~points.mask.any(axis=1)])"
 
 
@@ -28,10 +29,12 @@ class InputError(ValueError):
 
 
 def refuse_masked(data, what: str, fill: str, source: str | None = None) -> None:
-    """A numpy masked array is refused in one line: np.asarray reads the values under the mask and
-    drops the mask, so masked entries would silently count. ``fill``: how to say what they should be."""
+    """A numpy masked array with masked entries (or a list of such rows) is refused in one line:
+    np.asarray reads the values under the mask and drops the mask, so masked entries would silently
+    count. One with nothing masked is read as its values. ``fill``: what the masked entries should be."""
     import numpy as np
-    if isinstance(data, np.ma.MaskedArray):
+    parts = data if isinstance(data, (list, tuple)) else (data,)  # a list of masked rows, one level deep
+    if any(isinstance(part, np.ma.MaskedArray) and np.ma.is_masked(part) for part in parts):
         raise InputError(f"{what} came as a masked array; its mask would be ignored, so {fill}", source)
 
 

@@ -15,7 +15,7 @@ from typing import ClassVar, Sequence
 
 import numpy as np
 
-from .errors import MASKED_COSTS, MASKED_POINTS, InputError, refuse_masked
+from .errors import MASKED_COSTS, MASKED_EDGES, MASKED_POINTS, InputError, refuse_masked
 from .exact import INT64_MAX, int_sum
 from .io_util import check_allocation
 
@@ -175,6 +175,8 @@ class BipartiteGraph:
     @classmethod
     def from_edges(cls, rows, cols, n_rows: int | None = None, n_cols: int | None = None,
                    source: str | None = None) -> "BipartiteGraph":
+        for what, values in (("the row indices", rows), ("the column indices", cols)):
+            refuse_masked(values, what, MASKED_EDGES, source)
         rows_a, cols_a = np.asarray(rows), np.asarray(cols)
         if rows_a.shape != cols_a.shape:
             raise InputError("row and column index arrays differ in length", source)
@@ -469,12 +471,15 @@ class CostMatrix:
         if a.ndim != 2:
             raise InputError(f"a cost matrix must be 2-D, got shape {a.shape}", source)
         copy = copy or forbidden is not None
+        if not a.dtype.isnative:  # the compiled pass reads native byte order only (a >f8 .npy file)
+            a, copy = a.astype(a.dtype.newbyteorder("=")), False
         if a.size >= LARGE_MATRIX_ENTRIES and _real_dtype(a.dtype):
             a, summary = _validate_large(a, source, copy)
         else:
             a = _validate_costs(np.array(a, copy=True) if copy else a, source, a.shape)
             summary = None
         if forbidden is not None:
+            refuse_masked(forbidden, "the forbidden mask", "fill it with True or False first", source)
             mask = np.asarray(forbidden, dtype=bool)
             if mask.shape != a.shape:
                 raise InputError("forbidden mask shape differs from the cost matrix", source)
@@ -542,6 +547,8 @@ class SparseCosts:
     @classmethod
     def from_edges(cls, rows, cols, costs, n_rows: int | None = None, n_cols: int | None = None,
                    source: str | None = None) -> "SparseCosts":
+        for what, values in (("the row indices", rows), ("the column indices", cols), ("the costs", costs)):
+            refuse_masked(values, what, MASKED_EDGES, source)
         rows_a, cols_a = np.asarray(rows), np.asarray(cols)
         w = np.asarray(costs)
         if not (rows_a.shape == cols_a.shape == w.shape):

@@ -98,18 +98,23 @@ def test_bad_arrays_are_input_errors(bad, fragment):
 
 
 MASKED_COSTS = np.ma.masked_array([[0.0, 9.0], [9.0, 0.0]], mask=[[True, False], [False, True]])
-MASKED_POINTS = np.ma.masked_array(np.random.default_rng(0).random((4, 3)), mask=False)
+MASKED_POINTS = np.ma.masked_array(np.random.default_rng(0).random((4, 3)), mask=np.eye(4, 3, dtype=bool))
 
 
 @pytest.mark.parametrize("call, words", [
     (lambda: solvers.solve(MASKED_COSTS), "costs came as a masked array"),
     (lambda: solvers.solve(MASKED_COSTS, "hungarian", backend="cpu"), "costs came as a masked array"),
     (lambda: solvers.CostMatrix.from_array(MASKED_COSTS), "the cost matrix came as a masked array"),
-    (lambda: solvers.solve_batch(np.ma.masked_array(np.ones((2, 3, 3))), backend="cpu"), "the batch came as"),
+    (lambda: solvers.solve_batch(np.ma.masked_array(np.ones((2, 3, 3)), mask=np.eye(3, dtype=bool)[None].repeat(2, 0)),
+                                 backend="cpu"), "the batch came as"),
     (lambda: solvers.solve_batch([np.ones((2, 2)), MASKED_COSTS], backend="cpu"), "item 1 came as a masked array"),
     (lambda: solvers.match_points(MASKED_POINTS, MASKED_POINTS.data), "the first point set came as"),
     (lambda: solvers.track([MASKED_POINTS.data, MASKED_POINTS]), "frame 1 came as a masked array"),
-    (lambda: solvers.track(np.ma.masked_array(np.ones((2, 4, 3)))), "a point series came as a masked array"),
+    (lambda: solvers.solve(list(MASKED_COSTS), "lsa"), "costs came as a masked array"),
+    (lambda: solvers.solve_batch([tuple(MASKED_COSTS)], backend="cpu"), "item 0 came as a masked array"),
+    (lambda: solvers.SparseCosts.from_edges([0, 1], [0, 1], MASKED_COSTS[0]), "the costs came as a masked array"),
+    (lambda: solvers.BipartiteGraph.from_edges(MASKED_COSTS[0].astype(int), [0, 1]), "the row indices came as"),
+    (lambda: solvers.CostMatrix.from_array(MASKED_COSTS.data, forbidden=MASKED_COSTS > 5), "the forbidden mask came"),
 ])
 def test_masked_arrays_are_refused_in_one_line_not_read_without_their_mask(call, words):
     """np.asarray drops a mask: read that way, the masked diagonal here (cost 0) would be the
@@ -118,7 +123,20 @@ def test_masked_arrays_are_refused_in_one_line_not_read_without_their_mask(call,
         call()
     message = str(caught.value)
     assert words in message and "mask would be ignored" in message and "\n" not in message
-    assert ("numpy.ma.filled" in message) != ("point" in message or "frame" in message)
+    assert ("numpy.ma.filled" in message) == message.startswith(("costs", "the cost matrix", "the batch", "item"))
+
+
+def test_a_masked_array_with_nothing_masked_is_read_as_its_values():
+    plain = np.ma.masked_array([[0.0, 9.0], [9.0, 0.0]])
+    assert solvers.solve(plain, "lsa").value == 0.0
+
+
+def test_big_endian_costs_past_the_compiled_passs_threshold_are_solved():
+    """A >f8 matrix (a .npy file written on another machine) once crashed the compiled check with
+    a numba typing error; it is converted to native order first."""
+    costs = np.random.default_rng(3).random((520, 520))
+    result = solvers.solve(costs.astype(">f8"), "lsa")
+    assert result.certificate.optimal and result.value == pytest.approx(solvers.solve(costs, "lsa").value, rel=1e-12)
 
 
 # ---------------------------------------------------------------------------------------------
