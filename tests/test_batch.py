@@ -199,6 +199,24 @@ def test_an_unassigned_huge_cost_does_not_loosen_the_allowance(costs):
     assert checked["reason"][0] != PROVEN and checked["tol"][0] < 1e-10
 
 
+def test_a_proof_that_passes_only_by_the_allowance_is_checked_against_an_independent_optimum():
+    """Costs 1e6 + noise of 1e-5: a swap of two rows costs about 1e-5 more, inside the allowance
+    (16 (n + 1) eps sum|c|, about 7e-5 here), so the duals pass; the recheck solves the item
+    independently, finds it cheaper, and says so. The solver's own optimum is left proven."""
+    from solvers.batch.certify_batch import CHEAPER_FOUND, recheck_loose_proofs
+    costs = 1e6 + np.random.default_rng(8).random((2, 100, 100)) * 1e-5
+    packed, solution = _solved(costs)
+    assert list(recheck_loose_proofs(packed, solution.row_to_col, certify_packed(packed, solution))["reason"]) == [
+        PROVEN, PROVEN]
+    swapped = np.array(solution.row_to_col)
+    swapped[[0, 1]] = swapped[[1, 0]]
+    worse = _tampered(solution, row_to_col=swapped)
+    checked = certify_packed(packed, worse)
+    assert checked["reason"][0] == PROVEN  # the allowance alone forgives it
+    checked = recheck_loose_proofs(packed, worse.row_to_col, checked)
+    assert list(checked["reason"]) == [CHEAPER_FOUND, PROVEN] and 0 < checked["gap"][0] < 1e-4
+
+
 def test_the_integer_allowance_applies_only_to_integer_items():
     """The certificate's pass finds the largest finite cost (past a forbidden one, off the
     assignment) and whether every finite cost is an integer: an integer item's tolerance, which
