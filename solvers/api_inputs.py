@@ -85,7 +85,7 @@ def as_series(data) -> PointSeries:
     if isinstance(data, (list, tuple, np.ndarray)) or hasattr(data, "__array__"):
         if isinstance(data, (list, tuple)) and data and all(np.ndim(frame) == 2 for frame in data):
             return PointSeries.from_frames(list(data))
-        stack = _array(data, "a point series")
+        stack = _array(data, "a point series", MASKED_POINTS)
         if stack.ndim in (2, 3):
             return PointSeries.from_frames(list(stack) if stack.ndim == 3 else [stack])
         raise InputError(f"a point series is a sequence of (n, 3) arrays, one per frame; this array has "
@@ -127,8 +127,8 @@ def _kind(kind: str | None, algo, natural: str) -> str:
     return algo.problem_kinds[0]
 
 
-def _array(data, what: str) -> np.ndarray:
-    refuse_masked(data, what, MASKED_POINTS if "point" in what else MASKED_COSTS)
+def _array(data, what: str, masked_fill: str = MASKED_COSTS) -> np.ndarray:
+    refuse_masked(data, what, masked_fill)
     try:
         array = np.asarray(data)
     except (ValueError, TypeError):  # ragged lists, objects numpy cannot hold

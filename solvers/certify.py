@@ -929,9 +929,13 @@ def certify_assignment(problem: CostMatrix | SparseCosts, row_match, col_match=N
         gap = float_sum_up(assigned_costs, -fu, -fv)  # >= cost - D exactly
         tol = strict_tol
         if trusted:
-            tol = allowance(rounding_tolerance(pairs, magnitude + float_sum(np.abs(fu)) + float_sum(np.abs(fv))))
+            scale = magnitude + float_sum(np.abs(fu)) + float_sum(np.abs(fv))
+            tol = allowance(rounding_tolerance(pairs, scale))
         bounds.append((gap, tol, fu, fv))
-        if gap <= tol and trusted and gap > fine_tolerance(fu, fv) and cheaper_reference() is not None:
+        # the allowance's (pairs + 1) factor covers rounding along paths of potentials; a gap that passes
+        # only thanks to it may be a real difference (costs sharing a large offset, one huge cost), so
+        # an independent optimum is asked first
+        if trusted and ROUNDING * EPS * scale < gap <= tol and cheaper_reference() is not None:
             return None  # the allowance would forgive a real difference: an independent optimum costs less
         if gap <= tol:
             note = f"{how}: cost - dual = {gap:.3g} <= tol {tol:.3g}"
@@ -944,12 +948,6 @@ def certify_assignment(problem: CostMatrix | SparseCosts, row_match, col_match=N
         return Certificate(kind, True, True, max(gap, 0.0), tol, "; ".join(notes + [note]),
                            {"value": primal, "u": fu, "v": fv, "dual_objective": float_sum(fu, fv)}, claimed,
                            reason)
-
-    def fine_tolerance(fu, fv) -> float:
-        """The allowance without its (pairs + 1) factor for rounding along paths of potentials: a gap
-        above it may be a real difference that the full allowance would forgive (costs sharing a
-        large offset, one huge cost), so it is checked against an independent optimum first."""
-        return ROUNDING * EPS * (magnitude + float_sum(np.abs(fu)) + float_sum(np.abs(fv)))
 
     reference_check = []  # [(how much less an independent optimum costs, or None)], made once
 

@@ -150,3 +150,16 @@ def floor_key(c, v):
     error = (c - (d - back)) + (-v - back)
     return order_key(bits_of(d)) - np.int64(error < 0.0)
 
+
+@register_jitable
+def dual_size(u, v, row0, col0, n, m):
+    """max |u_i| + max |v_j| of one batch item (rows at ``row0``, columns at ``col0``): the size of the
+    sums u_i + v_j whose rounding the batch certificates' allowance covers (cpu and GPU alike)."""
+    top_v = 0.0
+    for j in range(m):
+        top_v = max(top_v, abs(v[col0 + j]))
+    top_u = 0.0
+    for i in range(n):
+        top_u = max(top_u, abs(u[row0 + i]))
+    return top_u + top_v
+

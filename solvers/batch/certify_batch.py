@@ -38,7 +38,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ..dual_steps import INF_BITS, INF_KEY, MAGNITUDE_BITS, bits_of, float_of_bits, floor_key, order_key
+from ..dual_steps import INF_BITS, INF_KEY, MAGNITUDE_BITS, bits_of, dual_size, float_of_bits, floor_key, order_key
 
 EPS = float(np.finfo(np.float64).eps)
 ROUNDING = 16
@@ -178,14 +178,7 @@ def _certify_item(costs, base, n, m, row_to_col, u, v, ro, co, claimed_infeasibl
     # rounding allowance: the assigned costs and the duals' sizes (a check u_i + v_j - c_ij rounds at
     # the size of u_i + v_j where it is near 0), never the largest cost anywhere in the item, which an
     # unassigned "big M" entry would make as loose as it likes
-    dual_size = 0.0
-    for j in range(m):
-        dual_size = max(dual_size, abs(v[co + j]))
-    top_u = 0.0
-    for i in range(n):
-        top_u = max(top_u, abs(u[ro + i]))
-    dual_size += top_u
-    tol = ROUNDING * (n + 1) * (EPS * (2.0 * magnitude + dual_size) + TINY)
+    tol = ROUNDING * (n + 1) * (EPS * (2.0 * magnitude + dual_size(u, v, ro, co, n, m)) + TINY)
     if integral:
         tol = min(tol, 0.5)
     out_tol[0] = tol
@@ -291,19 +284,19 @@ def recheck_loose_proofs(packed, row_to_col, checked: dict) -> dict:
         loose = np.flatnonzero((reason == PROVEN) & (tol != 0.5) & (gap > tol / (rows + 1.0)))
     if not loose.size:
         return checked
-    from scipy.optimize import linear_sum_assignment
+    from ..certify import _reference_assignment
+    from ..problems import CostMatrix
     row_to_col = np.asarray(row_to_col)
     for b in loose:
         n, m, first = int(rows[b]), int(packed.cols[b]), int(packed.offsets[b])
         item = packed.costs[first:first + n * m]
         item = np.asarray(item.copy_to_host() if hasattr(item, "copy_to_host") else item, dtype=np.float64)
         item = item.reshape(n, m)
-        try:
-            r, c = linear_sum_assignment(item)
-        except ValueError:
+        reference = _reference_assignment(CostMatrix.from_array(item, copy=False))
+        if reference is None or np.any(reference < 0):
             continue
         ours = row_to_col[int(packed.row_offsets[b]):int(packed.row_offsets[b]) + n]
-        less = math.fsum(item[np.arange(n), ours].tolist() + (-item[r, c]).tolist())
+        less = math.fsum(item[np.arange(n), ours].tolist() + (-item[np.arange(n), reference]).tolist())
         if less > tol[b] / (n + 1.0):
             reason[b], gap[b] = CHEAPER_FOUND, less
     return checked

@@ -47,7 +47,7 @@ from numba import config as numba_config
 from numba import float64, int32, int64
 from numba.extending import register_jitable
 
-from ..dual_steps import checksum_term, float64_bits, floor_step
+from ..dual_steps import checksum_term, dual_size, float64_bits, floor_step
 from ..targets.cuda_jit import cuda_kernel
 from ..targets.geometry import WARP_SIZE
 from ..targets.kernel import BLOCK_PER_ITEM, EACH, Kernel
@@ -677,14 +677,8 @@ def certify_exact_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, row
             shift = 0.0
             if code == 0:
                 value[b] = s + e_sum
-                dual_size = 0.0  # certify_batch's allowance: assigned costs and dual sizes, not the top cost
-                for j in range(m):
-                    dual_size = max(dual_size, abs(v[c0 + j]))
-                top_u = 0.0
-                for i in range(n):
-                    top_u = max(top_u, abs(u[r0 + i]))
-                dual_size += top_u
-                tol = C_ROUNDING * (n + 1) * (C_EPS * (2.0 * magnitude + dual_size) + C_TINY)
+                # certify_batch's allowance: the assigned costs and the duals' sizes, not the top cost
+                tol = C_ROUNDING * (n + 1) * (C_EPS * (2.0 * magnitude + dual_size(u, v, r0, c0, n, m)) + C_TINY)
                 integral = sh_int[0] == 1 and top * max(n, 1) < C_INTEGRAL_LIMIT
                 if integral:
                     tol = min(tol, 0.5)
