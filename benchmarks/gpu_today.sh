@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# This stop's work on the GPU machine (issues 14, 15, 16), results into $OUT:
+# This stop's work on the GPU machine (issues 13 to 16), results into $OUT:
 #   source .whl/preamble.sh; bash benchmarks/gpu_today.sh tests points batch   # then: ... scale-out
 #   on a machine with several GPUs: bash benchmarks/gpu_today.sh tests multi-gpu
 set -uo pipefail
@@ -27,6 +27,11 @@ for label, data in (('float32 50x40x40', rng.random((50, 40, 40), dtype=np.float
     t = time.perf_counter(); r = solvers.solve_batch(data, backend='cuda'); cuda.synchronize()
     print(f'{label}: first call {time.perf_counter() - t:.2f} s, all certified {r.all_certified}')"
       export NUMBA_CACHE_DIR=/tmp/numba-cache ;;
+    held)
+      echo "=== integer matrices held as given (issue 13): the cuda tests around them, then the dense stages"
+      timeout 300 python3 -m pytest -q -p no:cacheprovider tests/test_assignment_cuda.py tests/test_certify_device.py \
+        tests/test_held_integers.py tests/test_staged_upload.py 2>&1 | tail -8
+      timeout 200 python3 benchmarks/probe_dense_stages.py --repeats 5 2>&1 | tail -6 ;;
     points)
       echo "=== points (issue 14)"
       timeout 200 python3 benchmarks/bench_points_exact.py --out "$out" --no-series-peers --repeat 3 \

@@ -27,6 +27,7 @@ The loops are numba-compiled (``cache=True``) so a 10M-edge matching certifies i
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import warnings
 
@@ -390,11 +391,12 @@ SPFA_RETRIES = 4  # a cycle that float sums made negative (exactly it is not): r
 class _CostRows:
     def __init__(self, problem):
         self.n_rows, self.n_cols = problem.shape
+        self.size = self.n_rows * self.n_cols if isinstance(problem, CostMatrix) else problem.cost.size
         if isinstance(problem, CostMatrix):
             self.dense = True
+            self.problem = problem
             self.row_ptr = np.arange(self.n_rows + 1, dtype=np.int64) * self.n_cols
             self.col_ind = np.empty(0, dtype=np.int64)
-            self.cost = problem.costs.reshape(-1)
             # the problem's own summary (one pass, made when it was validated or first described)
             described = problem.describe()
             low, high = described["min_cost"], described["max_cost"]
@@ -406,14 +408,35 @@ class _CostRows:
             max_abs, integer = _cost_summary(self.cost)
             self.max_abs, self.integer = float(max_abs), bool(integer)
 
+    @functools.cached_property
+    def cost(self) -> np.ndarray:
+        """Every cost as float64, flat (dense: made from integers the problem holds as given only
+        when a check reads them all; a proof settled on the GPU's copy never does)."""
+        return self.problem.costs.reshape(-1)
+
     def args(self):
         return self.row_ptr, self.col_ind, self.dense, self.cost
 
+    def pair_costs(self, row_match: np.ndarray) -> np.ndarray:
+        """_pair_costs: each row's assigned cost (NaN unassigned, inf not allowed)."""
+        if not self.dense:
+            return _pair_costs(*self.args(), row_match)
+        out = np.full(row_match.size, np.nan)
+        rows = np.flatnonzero(row_match >= 0)
+        out[rows] = self.problem.values[rows, row_match[rows]]
+        return out
+
+    def row_args(self, i: int):
+        """(row_ptr, col_ind, dense, cost) of dense row i alone (its index there is 0): one row's
+        float64 costs, without the whole matrix's."""
+        row = np.ascontiguousarray(self.problem.values[i], dtype=np.float64)
+        return np.array([0, self.n_cols], dtype=np.int64), self.col_ind, True, row
+
     def cost_at(self, i: int, j: int) -> float:
         """c_ij (inf when the pair is not allowed)."""
-        lo, hi = int(self.row_ptr[i]), int(self.row_ptr[i + 1])
         if self.dense:
-            return float(self.cost[lo + j])
+            return float(self.problem.values[i, j])
+        lo, hi = int(self.row_ptr[i]), int(self.row_ptr[i + 1])
         k = lo + int(np.searchsorted(self.col_ind[lo:hi], j))
         return float(self.cost[k]) if k < hi and self.col_ind[k] == j else np.inf
 
@@ -813,7 +836,7 @@ def _reference_columns(problem, cr: _CostRows):
     ref = _reference_assignment(problem)
     if ref is None:
         return None
-    ref_cost = _pair_costs(*cr.args(), ref)
+    ref_cost = cr.pair_costs(ref)
     if np.count_nonzero(ref >= 0) < min(cr.n_rows, cr.n_cols) or np.any(np.isinf(ref_cost)):
         return None
     ref_mates = np.full(cr.n_cols, -1, dtype=np.int64)
@@ -835,7 +858,7 @@ def _scan_solver_duals(problem, cr: _CostRows, u, v, device_costs, notes: list):
     v_floor = _floor_columns(cr, v)
     columns = v_floor if v_floor is not None else v
     scanned = None
-    if device_costs is not None and cr.dense and cr.cost.size >= DEVICE_MIN_ENTRIES:
+    if device_costs is not None and cr.dense and cr.size >= DEVICE_MIN_ENTRIES:
         scanned, why = _scan_on_device(problem, cr, u, v, columns, device_costs)
         notes.append("dual feasibility checked on the GPU's copy of the costs (its checksum matches)"
                      if scanned is not None else f"{why}: checked on the host")
@@ -856,7 +879,7 @@ def _scan_on_device(problem: CostMatrix, cr: _CostRows, u, v, v_floor, device_co
     n = cr.n_rows
     spot = {int(np.argmax(worst)), int(np.argmin(floor))} | set(np.linspace(0, n - 1, SPOT_ROWS).astype(int).tolist())
     for i in sorted(spot):
-        best, bad, bad_at = _dual_row(*cr.args(), u, v, v_floor, True, i)
+        best, bad, bad_at = _dual_row(*cr.row_args(i), u[i:i + 1], v, v_floor, True, 0)
         if not (best == floor[i] and bad == worst[i] and bad_at == at[i]):
             return None, f"the GPU's results differ from the host's on row {i}"
     return scanned, ""
@@ -888,7 +911,7 @@ def certify_assignment(problem: CostMatrix | SparseCosts, row_match, col_match=N
     if rows is None:
         return Certificate(kind, False, False, details=why)
     cr = _CostRows(problem)
-    pair_cost = _pair_costs(*cr.args(), rows)
+    pair_cost = cr.pair_costs(rows)
     forbidden = np.flatnonzero(np.isinf(pair_cost))
     if forbidden.size:
         i = int(forbidden[0])
@@ -958,7 +981,7 @@ def certify_assignment(problem: CostMatrix | SparseCosts, row_match, col_match=N
             cheaper = None
             ref = _reference_assignment(problem) if n * m <= REFERENCE_CELLS else None
             if ref is not None and np.count_nonzero(ref >= 0) == pairs:
-                ref_cost = _pair_costs(*cr.args(), ref)
+                ref_cost = cr.pair_costs(ref)
                 if not np.any(np.isinf(ref_cost)):
                     less = float_sum(assigned_costs, -ref_cost[ref >= 0])
                     floor = ROUNDING * EPS * (magnitude + float_sum(np.abs(ref_cost[ref >= 0])))

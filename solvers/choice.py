@@ -129,6 +129,6 @@ def _measure(problem) -> tuple[str, int, str]:
     if hasattr(problem, "distances"):
         family = "points" if rows * cols >= POINTS_MIN_PAIRS else "dense"
         return family, rows * cols, f"an assignment between {rows:,} and {cols:,} points"
-    if hasattr(problem, "costs"):
-        return "dense", rows * cols, f"a dense assignment problem of {rows:,} x {cols:,}"
-    return "sparse", rows * cols, f"a sparse assignment problem of {rows:,} x {cols:,}"
+    if hasattr(problem, "row_ptr"):  # (not hasattr(problem, "costs"): that makes a held integer matrix's float64 copy)
+        return "sparse", rows * cols, f"a sparse assignment problem of {rows:,} x {cols:,}"
+    return "dense", rows * cols, f"a dense assignment problem of {rows:,} x {cols:,}"

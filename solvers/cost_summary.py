@@ -126,7 +126,8 @@ def scan_costs(values: np.ndarray, out: np.ndarray | None):
 
 def warm_parallel_pass() -> None:
     """Compile (or load) the multi-core scan for the inputs it is given (float64, float32, int64 and
-    int32; C order, Fortran order or any strides): small problems never reach it by size alone."""
+    int32; C order, Fortran order or any strides), and the integers' float64 conversion: small
+    problems never reach them by size alone."""
     for dtype in (np.float64, np.float32, np.int64, np.int32):
         square = np.zeros((2, 2), dtype=dtype)
         native = square.dtype.kind in "iu"
@@ -134,3 +135,22 @@ def warm_parallel_pass() -> None:
             out = np.empty((2, 2))
             for target, write in ((out, True), (np.empty((0, 0)), False)):
                 _scan_rows_parallel(values, target, write, native, *_row_arrays(values))
+        if native:  # a held integer matrix made float64 (solvers.problems.CostMatrix.costs)
+            _convert_rows(square, np.empty((2, 2)))
+
+
+@njit(cache=True, parallel=True)
+def _convert_rows(values, out):
+    for i in prange(values.shape[0]):
+        for j in range(values.shape[1]):
+            out[i, j] = values[i, j]
+
+
+def as_float64(values: np.ndarray) -> np.ndarray:
+    """A C-ordered float64 copy of the 2-D real ``values``, rows spread over the cores from
+    PARALLEL_MIN_ENTRIES entries (a held integer matrix made float64 when host code needs it)."""
+    if values.size < PARALLEL_MIN_ENTRIES or values.ndim != 2:
+        return np.ascontiguousarray(values, dtype=np.float64)
+    out = np.empty(values.shape, dtype=np.float64)
+    _convert_rows(values, out)
+    return out

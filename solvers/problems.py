@@ -384,6 +384,7 @@ def _validate_costs(values: np.ndarray, source: str | None, shape: tuple[int, in
 
 
 LARGE_MATRIX_ENTRIES = 1 << 18  # from here a dense matrix is checked by one compiled pass (solvers.cost_summary)
+HELD_INTEGERS = (np.dtype(np.int64), np.dtype(np.int32))  # integer costs a Problem may hold as given
 
 
 def _real_dtype(dtype: np.dtype) -> bool:
@@ -396,7 +397,8 @@ def _validate_large(values: np.ndarray, source: str | None, copy: bool):
     cores that checks, summarises and (where needed) converts it; the rare refused matrix goes
     through _validate_costs, which names the bad entry in the words of the numpy checks."""
     from .cost_summary import scan_costs
-    convert = copy or values.dtype != np.float64 or not values.flags.c_contiguous
+    convert = copy or not (values.dtype == np.float64 or values.dtype in HELD_INTEGERS) or \
+        not values.flags.c_contiguous
     out = np.empty(values.shape, dtype=np.float64) if convert else None
     summary, extremes = scan_costs(values, out)
     if extremes is not None and (extremes[1] > EXACT_INTEGER or extremes[0] < -EXACT_INTEGER):
@@ -454,8 +456,18 @@ class CostMatrix:
     """
 
     kind: ClassVar[str] = "assignment"
-    costs: np.ndarray
+    values: np.ndarray  # as held: float64 costs, or (see from_array) the caller's integers
     source: str | None = None
+
+    @functools.cached_property
+    def costs(self) -> np.ndarray:
+        """The costs as float64 (C-ordered, read-only). For integers held as given, made on first
+        read: a GPU solve uploads the integers and a certificate that settles on the GPU's copy
+        reads a few rows, so the n^2 float64 copy is often never made (issue 13)."""
+        if self.values.dtype == np.float64:
+            return self.values
+        from .cost_summary import as_float64  # every core: the matrix may be large
+        return _frozen(as_float64(self.values))
 
     @classmethod
     def from_array(cls, costs, forbidden=None, source: str | None = None, copy: bool = True) -> "CostMatrix":
@@ -492,19 +504,19 @@ class CostMatrix:
 
     @property
     def shape(self) -> tuple[int, int]:
-        return self.costs.shape
+        return self.values.shape
 
     @property
     def n_rows(self) -> int:
-        return self.costs.shape[0]
+        return self.values.shape[0]
 
     @property
     def n_cols(self) -> int:
-        return self.costs.shape[1]
+        return self.values.shape[1]
 
     @property
     def allowed(self) -> np.ndarray:
-        return np.isfinite(self.costs)
+        return np.isfinite(self.values)  # integers: all allowed, no float64 copy made
 
     @property
     def is_integer(self) -> bool:
@@ -527,7 +539,7 @@ class CostMatrix:
 
     def describe(self) -> dict:
         low, high, forbidden, integer, _ = self._summary
-        some = forbidden < self.costs.size
+        some = forbidden < self.values.size
         return {"kind": self.kind, "rows": self.n_rows, "cols": self.n_cols, "forbidden": forbidden,
                 "min_cost": low if some else None, "max_cost": high if some else None, "integer": integer}
 

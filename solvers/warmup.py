@@ -385,6 +385,9 @@ def warm_all(backend: str, progress=None, should_stop=None) -> WarmAllReport:
         with watch_compiles(backend=backend) as watch:
             from .certify_device import warm_up as warm_device_certificate
             warm_device_certificate(backend)  # the certificate's check on a GPU's copy (large problems only)
+            if backend == "cuda":
+                from .targets.staged_upload import warm_up as warm_staged_upload
+                warm_staged_upload()  # a large matrix's upload, from float64 or held integers
         report.compiled += watch.compiled
     for done, item in enumerate(plan):
         if should_stop is not None and should_stop():

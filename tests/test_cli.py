@@ -1007,7 +1007,7 @@ def test_solve_without_algo_picks_the_measured_choice_on_cpu(capsys, sample, exp
 
 
 def _sized(kind, **fields):
-    """A stand-in problem of a given size (choose reads only the kind and the size)."""
+    """A stand-in problem of a given size (choose reads only the kind, the size and the layout)."""
     return types.SimpleNamespace(kind=kind, **fields)
 
 
@@ -1023,7 +1023,7 @@ GPU_CASES = [  # (problem, CPU's choice, GPU's choice, large enough for the GPU)
     (_sized("points", sizes=[4000, 7000, 5000]), "knn", "hungarian", False),
     (_sized("assignment", shape=(499, 500), distances=None), "lsa", "hungarian", False),  # EuclideanCosts
     (_sized("assignment", shape=(500, 500), distances=None), "knn", "hungarian", False),
-    (_sized("assignment", shape=(20000, 20000)), "lapjvsp", "hungarian", False),  # sparse: CPU at every size
+    (_sized("assignment", shape=(20000, 20000), row_ptr=None), "lapjvsp", "hungarian", False),  # sparse: CPU at every size
 ]
 
 

@@ -1,6 +1,7 @@
 """The chunked pinned upload of cost matrices (solvers.targets.staged_upload), run under the CUDA
 simulator with buffers of a few rows so every path is taken: many chunks alternating between the two
-buffers, a last partial chunk, transposed (strided) sources, float32 and float64 targets, and a row
+buffers, a last partial chunk, transposed (strided) sources, float and integer sources, float32 and
+float64 targets, and a row
 longer than a buffer (the plain-copy fallback)."""
 from __future__ import annotations
 
@@ -17,8 +18,10 @@ out = []
 for chunk_rows in (1, 3, 36, 37, 100):
     su.CHUNK_BYTES = chunk_rows * 53 * 8 + 4  # a few float64 rows (more float32 ones), never a whole number
     su.release_staging()
+    held = costs.astype(np.int64)  # integers a Problem holds as given go up converted
     for source, dtype in [(costs, np.float32), (costs.T, np.float32), (costs * 0.37, np.float64),
-                          (costs.T * 1.5, np.float64)]:
+                          (costs.T * 1.5, np.float64), (held, np.float32), (held.T, np.float64),
+                          (held.astype(np.int32).T, np.float32)]:
         host = su.upload_matrix(source, dtype).copy_to_host()
         out.append([chunk_rows, str(host.dtype), list(host.shape), bool(host.flags.c_contiguous),
                     bool(np.array_equal(host, source.astype(dtype)))])
@@ -31,7 +34,7 @@ print(json.dumps(out))
 
 def test_chunked_pinned_upload_copies_every_element_in_the_device_dtype(run_cudasim):
     rows = json.loads(run_cudasim(CODE).strip().splitlines()[-1])
-    assert len(rows) == 5 * 4 + 1
+    assert len(rows) == 5 * 7 + 1
     for chunk, dtype, shape, contiguous, equal in rows:
         assert equal and contiguous, (chunk, dtype, shape)
         assert dtype in ("float32", "float64") and sorted(shape) == [37, 53]

@@ -165,8 +165,8 @@ class CostView:
         return self.original.T if self.transposed else self.original
 
     def pair_costs(self, rows, cols) -> np.ndarray:
-        """The costs of the view's pairs (rows[k], cols[k])."""
-        return self.costs[rows, cols]
+        """The costs of the view's pairs (rows[k], cols[k]), as float64."""
+        return self.costs[rows, cols].astype(np.float64, copy=False)
 
     # the auction's names: it pads the view to n x n with n - n_real dummy persons
     @property
@@ -192,8 +192,10 @@ def problem_stats(problem: CostMatrix) -> CostStats:
                      int(described["forbidden"]), bool(described["integer"]))
 
 
-def cost_view(problem: CostMatrix) -> CostView:
-    costs = problem.costs
+def cost_view(problem: CostMatrix, for_upload: bool = False) -> CostView:
+    """The problem seen with rows <= cols. ``for_upload``: the costs go to a GPU only, so integers the
+    problem holds as given stay integers (the upload converts them; no n^2 float64 copy on the host)."""
+    costs = problem.values if for_upload else problem.costs
     stats = problem_stats(problem)
     transposed = problem.n_rows > problem.n_cols
     n_rows, n_cols = sorted(problem.shape)
@@ -290,7 +292,7 @@ def run(problem: CostMatrix | EuclideanCosts, backend: str, tel, variant: str = 
         launcher.synchronize()
         preparation = {"distance_seconds": time.perf_counter() - start}
     else:
-        view = cost_view(problem)
+        view = cost_view(problem, for_upload=launcher.device)
         C, upload_seconds = device_costs(launcher, view, compact_integers=True)
         preparation = {"upload_seconds": upload_seconds}
     fused = launcher.device and variant == "tree" and device_loop == "on"

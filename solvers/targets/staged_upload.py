@@ -45,11 +45,14 @@ def _stages():
 
 
 def warm_up() -> None:
-    """Compile the conversion (float64 -> float32 and -> float64) and allocate the pinned buffers
-    now, so that the first real upload measures copies, not JIT compilation."""
+    """Compile the conversion (float64 and the integers a Problem holds as given, each to float32
+    and to float64) and allocate the pinned buffers now, so that the first real upload measures
+    copies, not JIT compilation."""
+    from ..problems import HELD_INTEGERS
     side = int(np.ceil(np.sqrt(STAGED_MIN_BYTES / 4)))
-    for dtype in (np.float32, np.float64):
-        upload_matrix(np.zeros((side, side)), dtype)
+    for source in (np.dtype(np.float64),) + HELD_INTEGERS:
+        for dtype in (np.float32, np.float64):
+            upload_matrix(np.zeros((side, side), dtype=source), dtype)
 
 
 def release_staging() -> None:

@@ -1,0 +1,155 @@
+"""Integer cost matrices held as given (issue 13): ``solvers.solve`` on a large int64 or int32 array
+keeps the caller's integers, and the n^2 float64 copy is made only when host code reads every cost.
+A GPU solve uploads the integers (converted on the way) and its certificate settles on the GPU's
+copy, so that copy is never made there. Here: what the Problem reports is what a float64 Problem of
+the same numbers reports, hostile integers are refused as before, and a certificate on a held
+matrix agrees with one on float64 costs, on the host and through the device check (its cpu loops
+stand in for the GPU)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.optimize import linear_sum_assignment
+
+import solvers
+from solvers import certify as cm
+from solvers import certify_device
+from solvers.errors import InputError
+from solvers.problems import LARGE_MATRIX_ENTRIES, CostMatrix
+
+SIDE = 520  # 520^2 entries: past LARGE_MATRIX_ENTRIES, where a matrix is checked by the compiled pass
+assert SIDE * SIDE >= LARGE_MATRIX_ENTRIES
+
+
+def integer_costs(seed: int, dtype=np.int64, shape=(SIDE, SIDE), high: int = 10 * SIDE) -> np.ndarray:
+    return np.random.default_rng(seed).integers(-high, high, shape).astype(dtype)
+
+
+def made_float64_copy(problem: CostMatrix) -> bool:
+    return "costs" in problem.__dict__
+
+
+def optimal_row_match(costs: np.ndarray) -> np.ndarray:
+    rows, cols = linear_sum_assignment(costs)
+    match = np.full(costs.shape[0], -1, np.int64)
+    match[rows] = cols
+    return match
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])
+def test_a_large_integer_matrix_is_held_as_given_and_reports_what_its_float64_twin_does(dtype):
+    values = integer_costs(1, dtype)
+    held = CostMatrix.from_array(values, copy=False)
+    twin = CostMatrix.from_array(values.astype(np.float64))
+    assert held.values.dtype == dtype and np.shares_memory(held.values, values)
+    assert not held.values.flags.writeable and values.flags.writeable  # the caller's array keeps its flags
+    assert not made_float64_copy(held)
+    assert held.shape == twin.shape and held.describe() == twin.describe()
+    assert held.checksum == twin.checksum  # the GPU check compares its copy's checksum with this one
+    assert held.allowed.all() and not made_float64_copy(held)
+    costs = held.costs  # made on first read, float64, frozen, equal to the twin's
+    assert costs.dtype == np.float64 and not costs.flags.writeable and np.array_equal(costs, twin.costs)
+    assert held.costs is costs  # made once
+
+
+def test_only_an_uncopied_c_ordered_int64_or_int32_matrix_is_held():
+    values = integer_costs(2)
+    assert CostMatrix.from_array(values).values.dtype == np.float64  # copy=True: a private float64 copy
+    assert CostMatrix.from_array(values.T, copy=False).values.dtype == np.float64  # not C-ordered
+    assert CostMatrix.from_array(values.astype(np.int16), copy=False).values.dtype == np.float64
+    small = integer_costs(3, shape=(20, 20))
+    assert CostMatrix.from_array(small, copy=False).values.dtype == np.float64  # numpy's checks, converted
+
+
+@pytest.mark.parametrize("bad", [2 ** 53 + 1, -(2 ** 62), np.iinfo(np.int64).min])
+def test_integers_past_2_to_the_53_are_refused_in_one_line_naming_the_entry(bad):
+    values = integer_costs(4)
+    values[SIDE - 1, 7] = bad
+    with pytest.raises(InputError) as caught:
+        CostMatrix.from_array(values, copy=False, source="costs.npy")
+    message = str(caught.value)
+    assert "cannot be represented exactly" in message and f"({SIDE - 1}, 7)" in message and "\n" not in message
+
+
+def test_cpu_solvers_read_the_float64_copy_and_agree_with_scipy():
+    values = integer_costs(5, shape=(SIDE, SIDE + 40))
+    best = values.astype(np.float64)[np.arange(SIDE), optimal_row_match(values)].sum()
+    for algorithm in ("lsa", "hungarian", "auction"):
+        result = solvers.solve(values, algorithm, backend="cpu")
+        assert result.certificate.optimal and result.value == best, algorithm
+
+
+@pytest.fixture
+def device_check_on_cpu(monkeypatch):
+    """The certificate's GPU check run by its cpu loops, from a smaller size (the same code path a
+    GPU solve takes, without a GPU)."""
+    monkeypatch.setattr(certify_device, "device_backend", lambda: "cpu")
+    monkeypatch.setattr(cm, "DEVICE_MIN_ENTRIES", LARGE_MATRIX_ENTRIES)
+
+
+@pytest.mark.parametrize("shape", [(SIDE, SIDE + 30), (SIDE + 30, SIDE)])
+def test_a_proof_on_the_devices_copy_never_makes_the_float64_copy(device_check_on_cpu, shape):
+    values = integer_costs(6, shape=shape)
+    row_match = optimal_row_match(values)
+    duals = cm.certify_assignment(CostMatrix.from_array(values), row_match).witness
+    held = CostMatrix.from_array(values, copy=False)
+    # the layout a solver keeps: rows <= cols, so a tall problem's copy is its transpose
+    layout = values if shape[0] <= shape[1] else np.ascontiguousarray(values.T)
+    device_copy = layout.astype(np.float32)
+    cert = cm.certify_assignment(held, row_match, duals={"u": duals["u"], "v": duals["v"]},
+                                 device_costs=device_copy)
+    assert cert.optimal and "checked on the GPU's copy" in cert.details, cert.details
+    assigned = np.flatnonzero(row_match >= 0)
+    assert cert.witness["value"] == values.astype(np.float64)[assigned, row_match[assigned]].sum()
+    assert not made_float64_copy(held)
+
+
+def test_a_wrong_answer_on_a_held_matrix_is_refuted_as_on_float64_costs(device_check_on_cpu):
+    values = integer_costs(7)
+    row_match = optimal_row_match(values)
+    duals = cm.certify_assignment(CostMatrix.from_array(values), row_match).witness
+    assigned = values[np.arange(SIDE), row_match]
+    swapped = values[0, row_match] + values[np.arange(SIDE), row_match[0]]  # rows 0 and k trade columns
+    k = int(np.argmax(swapped - assigned - assigned[0]))  # the swap that costs the most more
+    worse = row_match.copy()
+    worse[[0, k]] = worse[[k, 0]]
+    held = CostMatrix.from_array(values, copy=False)
+    twin = CostMatrix.from_array(values.astype(np.float64))
+    device_copy = values.astype(np.float32)
+    on_held = cm.certify_assignment(held, worse, duals={"u": duals["u"], "v": duals["v"]},
+                                    device_costs=device_copy)
+    on_twin = cm.certify_assignment(twin, worse, duals={"u": duals["u"], "v": duals["v"]})
+    increase = values[[0, k], worse[[0, k]]].sum() - values[[0, k], row_match[[0, k]]].sum()
+    assert increase > 0
+    assert not on_held.optimal and not on_twin.optimal
+    assert (on_held.gap, on_held.reason) == (on_twin.gap, on_twin.reason)
+    tampered = device_copy.copy()
+    tampered[3, 3] += 1  # a copy that no longer holds the costs: checked on the host instead
+    cert = cm.certify_assignment(held, row_match, duals={"u": duals["u"], "v": duals["v"]},
+                                 device_costs=tampered)
+    assert cert.optimal and "checksum" in cert.details and "checked on the host" in cert.details
+
+
+def _gpu() -> bool:
+    from solvers.targets import cuda_available
+    return cuda_available()
+
+
+@pytest.mark.skipif(not _gpu(), reason="needs an NVIDIA GPU (solvers.targets.cuda_available)")
+@pytest.mark.parametrize("dtype, shape, high", [(np.int64, (1100, 1100), 11_000), (np.int32, (700, 2100), 21_000),
+                                                (np.int64, (2100, 700), 2 ** 30), (np.int64, (1024, 1024), 2 ** 52)])
+def test_on_a_gpu_held_integers_go_up_as_they_are_and_the_answer_is_certified_there(dtype, shape, high):
+    """float32 on the device below 2^24, float64 above; wide and tall; the optimum is scipy's."""
+    values = integer_costs(8, dtype, shape, high)
+    problem = CostMatrix.from_array(values, copy=False)
+    rows = min(shape)
+    for algorithm in ("hungarian", "auction"):
+        result = solvers.solve(problem, algorithm, backend="cuda")
+        match = result.row_match
+        assigned = np.flatnonzero(match >= 0)
+        best = linear_sum_assignment(values)
+        assert assigned.size == rows and result.certificate.optimal, (algorithm, result.certificate.details)
+        assert int(values[assigned, match[assigned]].sum()) == int(values[best].sum()), algorithm
+        if algorithm == "hungarian":
+            assert "checked on the GPU's copy" in result.certificate.details, result.certificate.details
+            assert not made_float64_copy(problem)
