@@ -29,7 +29,7 @@ import os
 
 import numpy as np
 
-from .errors import MASKED_COSTS, MASKED_POINTS, InputError, refuse_masked
+from .errors import MASKED_COSTS, MASKED_POINTS, InputError, unmasked_array
 from .problems import BipartiteGraph, CostMatrix, EuclideanCosts, FlowNetwork, PointSeries, SparseCosts, _is_sparse
 from .telemetry import Observer
 
@@ -128,9 +128,10 @@ def _kind(kind: str | None, algo, natural: str) -> str:
 
 
 def _array(data, what: str, masked_fill: str = MASKED_COSTS) -> np.ndarray:
-    refuse_masked(data, what, masked_fill)
     try:
-        array = np.asarray(data)
+        array = unmasked_array(data, what, masked_fill)
+    except InputError:
+        raise
     except (ValueError, TypeError):  # ragged lists, objects numpy cannot hold
         array = None
     if array is None or array.dtype == object:

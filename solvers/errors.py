@@ -38,6 +38,22 @@ def refuse_masked(data, what: str, fill: str, source: str | None = None) -> None
         raise InputError(f"{what} came as a masked array; its mask would be ignored, so {fill}", source)
 
 
+def unmasked_array(data, what: str, fill: str, source: str | None = None, dtype=None):
+    """np.asarray(data, dtype), refusing masked data in one line (see refuse_masked), including a
+    masked element deep inside nested lists (np.ma.masked), which numpy reads as NaN with a warning."""
+    import warnings
+    import numpy as np
+    refuse_masked(data, what, fill, source)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        array = np.asarray(data)  # no dtype yet: a masked element read as bool would pass unseen
+    for warning in caught:
+        if "masked element" in str(warning.message):
+            raise InputError(f"{what} holds masked elements; their mask would be ignored, so {fill}", source)
+        warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+    return array if dtype is None else array.astype(dtype, copy=False)
+
+
 def printable(text: str) -> str:
     """``text`` with every unprintable character (newline, tab, escape...) shown as '?'."""
     return text if text.isprintable() else "".join(c if c.isprintable() else "?" for c in text)

@@ -15,7 +15,7 @@ from typing import ClassVar, Sequence
 
 import numpy as np
 
-from .errors import MASKED_COSTS, MASKED_EDGES, MASKED_POINTS, InputError, refuse_masked
+from .errors import MASKED_COSTS, MASKED_EDGES, MASKED_POINTS, InputError, unmasked_array
 from .exact import INT64_MAX, int_sum
 from .io_util import check_allocation
 
@@ -175,9 +175,8 @@ class BipartiteGraph:
     @classmethod
     def from_edges(cls, rows, cols, n_rows: int | None = None, n_cols: int | None = None,
                    source: str | None = None) -> "BipartiteGraph":
-        for what, values in (("the row indices", rows), ("the column indices", cols)):
-            refuse_masked(values, what, MASKED_EDGES, source)
-        rows_a, cols_a = np.asarray(rows), np.asarray(cols)
+        rows_a, cols_a = (unmasked_array(values, what, MASKED_EDGES, source)
+                          for what, values in (("the row indices", rows), ("the column indices", cols)))
         if rows_a.shape != cols_a.shape:
             raise InputError("row and column index arrays differ in length", source)
         large = rows_a.size >= LARGE_GRAPH_EDGES  # counted on all cores, any signed index type
@@ -478,8 +477,7 @@ class CostMatrix:
         ``solvers.solve``, or for an array nobody else holds (a file just read)."""
         if _is_sparse(costs):
             raise InputError("CostMatrix needs a dense array; use SparseCosts for sparse input", source)
-        refuse_masked(costs, "the cost matrix", MASKED_COSTS, source)
-        a = np.asarray(costs)
+        a = unmasked_array(costs, "the cost matrix", MASKED_COSTS, source)
         if a.ndim != 2:
             raise InputError(f"a cost matrix must be 2-D, got shape {a.shape}", source)
         copy = copy or forbidden is not None
@@ -491,8 +489,8 @@ class CostMatrix:
             a = _validate_costs(np.array(a, copy=True) if copy else a, source, a.shape)
             summary = None
         if forbidden is not None:
-            refuse_masked(forbidden, "the forbidden mask", "fill it with True or False first", source)
-            mask = np.asarray(forbidden, dtype=bool)
+            mask = unmasked_array(forbidden, "the forbidden mask", "fill it with True or False first", source,
+                                  dtype=bool)
             if mask.shape != a.shape:
                 raise InputError("forbidden mask shape differs from the cost matrix", source)
             a[mask] = np.inf
@@ -559,10 +557,8 @@ class SparseCosts:
     @classmethod
     def from_edges(cls, rows, cols, costs, n_rows: int | None = None, n_cols: int | None = None,
                    source: str | None = None) -> "SparseCosts":
-        for what, values in (("the row indices", rows), ("the column indices", cols), ("the costs", costs)):
-            refuse_masked(values, what, MASKED_EDGES, source)
-        rows_a, cols_a = np.asarray(rows), np.asarray(cols)
-        w = np.asarray(costs)
+        rows_a, cols_a, w = (unmasked_array(values, what, MASKED_EDGES, source) for what, values in
+                             (("the row indices", rows), ("the column indices", cols), ("the costs", costs)))
         if not (rows_a.shape == cols_a.shape == w.shape):
             raise InputError("rows, cols and costs differ in length", source)
         r, c, n_rows, n_cols = _index_pairs(rows_a, cols_a, n_rows, n_cols, source)
@@ -644,8 +640,7 @@ def point_distances(a: np.ndarray, b: np.ndarray, rows: np.ndarray, cols: np.nda
 
 
 def _points(values, name: str, source: str | None) -> np.ndarray:
-    refuse_masked(values, name, MASKED_POINTS, source)
-    raw = np.asarray(values)
+    raw = unmasked_array(values, name, MASKED_POINTS, source)
     if raw.ndim != 2 or raw.shape[1] < 1 or (raw.size and raw.dtype.kind not in "biuf"):
         raise InputError(f"{name} must be an array of points, one per row (n x 3), not "
                          f"{'shape ' + str(raw.shape) if raw.ndim != 2 else 'of ' + _dtype_words(raw.dtype)}", source)
@@ -730,8 +725,7 @@ class PointSeries:
                     source: str | None = None) -> "PointSeries":
         out = []
         for t, f in enumerate(frames):
-            refuse_masked(f, f"frame {t}", MASKED_POINTS, source)
-            a = np.asarray(f)
+            a = unmasked_array(f, f"frame {t}", MASKED_POINTS, source)
             if a.ndim != 2 or a.shape[1] != 3:
                 raise InputError(f"frame {t} must be an (n, 3) array, got shape {a.shape}", source)
             if a.size and not np.issubdtype(a.dtype, np.number):

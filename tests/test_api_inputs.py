@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import networkx as nx
@@ -124,6 +125,27 @@ def test_masked_arrays_are_refused_in_one_line_not_read_without_their_mask(call,
     message = str(caught.value)
     assert words in message and "mask would be ignored" in message and "\n" not in message
     assert ("numpy.ma.filled" in message) == message.startswith(("costs", "the cost matrix", "the batch", "item"))
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda: solvers.solve([[1.0, np.ma.masked], [2.0, 3.0]]), "costs holds masked elements"),
+    (lambda: solvers.CostMatrix.from_array([[1.0, 2.0], [np.ma.masked, 3.0]]), "the cost matrix holds masked"),
+    (lambda: solvers.CostMatrix.from_array([[1.0, 2.0], [2.0, 3.0]], forbidden=[[False, np.ma.masked], [True, False]]),
+     "the forbidden mask holds masked"),
+    (lambda: solvers.match_points([[0.0, 0.0, np.ma.masked]], [[1.0, 1.0, 1.0]]), "the first point set holds masked"),
+    (lambda: solvers.solve_batch([np.ones((2, 2)), [[1.0, np.ma.masked], [2.0, 3.0]]], backend="cpu"),
+     "item 1 holds masked"),
+    (lambda: solvers.track([[[0.0, 0.0, 0.0]], [[np.ma.masked, 0.0, 0.0]]]), "frame 1 holds masked"),
+])
+def test_a_masked_element_inside_nested_lists_is_refused_in_one_line_without_a_warning(call, words):
+    """np.ma.masked in a list of lists: numpy reads it as NaN with a warning (or, as a bool, as True
+    with none); it is refused like a masked array, and nothing is printed."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a warning on the way fails the test
+        with pytest.raises(InputError) as caught:
+            call()
+    message = str(caught.value)
+    assert words in message and "mask would be ignored" in message and "\n" not in message
 
 
 def test_a_masked_array_with_nothing_masked_is_read_as_its_values():

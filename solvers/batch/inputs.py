@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..errors import MASKED_COSTS, InputError, refuse_masked
+from ..errors import MASKED_COSTS, InputError, refuse_masked, unmasked_array
 from ..io_util import EMPTY_ALLOWANCE, check_allocation
 from ..problems import EXACT_INTEGER, FLOAT_MAX
 from .packing import PackedBatch
@@ -66,10 +66,10 @@ def device_input(data) -> bool:
     return device_type in (KDL_CUDA, KDL_CUDA_MANAGED)
 
 
-def host_array(data) -> np.ndarray:
+def host_array(data, what: str = "the batch") -> np.ndarray:
     """``data`` as a numpy array, in place where it can be (numpy, CPU DLPack objects such as CPU
     torch tensors, anything with ``__array__``); nested lists are read by np.asarray."""
-    refuse_masked(data, "the batch", MASKED_COSTS)
+    refuse_masked(data, what, MASKED_COSTS)
     if isinstance(data, np.ndarray):
         return data
     if hasattr(data, "__dlpack__") and hasattr(data, "__dlpack_device__"):
@@ -78,9 +78,11 @@ def host_array(data) -> np.ndarray:
         except (TypeError, BufferError, RuntimeError, ValueError):
             pass  # e.g. a read-only or unusual tensor: the ordinary conversion below
     try:
-        return np.asarray(data)
+        return unmasked_array(data, what, MASKED_COSTS)  # np.ma.masked deep in nested lists too
+    except InputError:
+        raise
     except (ValueError, TypeError) as e:  # ragged nested lists, objects numpy cannot read
-        raise InputError(f"the batch cannot be read as an array of numbers ({e})") from None
+        raise InputError(f"{what} cannot be read as an array of numbers ({e})") from None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -221,11 +223,7 @@ def _prepare_ragged(items, scan=None) -> BatchInput:
     for b, item in enumerate(items):
         if device_input(item):
             raise InputError(f"item {b} is a GPU array: pass a GPU batch as one 3-D array to the cuda backend")
-        refuse_masked(item, f"item {b}", MASKED_COSTS)
-        try:
-            a = host_array(item)
-        except InputError as e:
-            raise InputError(f"item {b}: {e.message}") from None
+        a = host_array(item, f"item {b}")
         if a.ndim != 2:
             raise InputError(f"item {b} must be a 2-D matrix, got an array of shape {a.shape}")
         _check_dtype(a, f"item {b}")
