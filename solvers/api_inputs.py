@@ -26,6 +26,7 @@ networkx and pandas are never imported here: their objects are recognised by the
 from __future__ import annotations
 
 import os
+import warnings
 
 import numpy as np
 
@@ -74,6 +75,12 @@ def as_problem(data, algo=None, kind: str | None = None):
     raise TypeError(f"solve takes {ACCEPTED}; not {a_value(data)}")
 
 
+def _all_two_dimensional(frames) -> bool:
+    with warnings.catch_warnings():  # np.ma.masked inside a frame: PointSeries.from_frames refuses it
+        warnings.simplefilter("ignore")
+        return all(np.ndim(frame) == 2 for frame in frames)
+
+
 def as_series(data) -> PointSeries:
     """``track``'s series: a PointSeries, a file path (read as points), or a sequence of (n_t, 3)
     arrays, one per frame (a (T, n, 3) array is T frames, an (n, 3) array one frame)."""
@@ -83,7 +90,7 @@ def as_series(data) -> PointSeries:
         from .formats import load
         return load(data, problem="points")
     if isinstance(data, (list, tuple, np.ndarray)) or hasattr(data, "__array__"):
-        if isinstance(data, (list, tuple)) and data and all(np.ndim(frame) == 2 for frame in data):
+        if isinstance(data, (list, tuple)) and data and _all_two_dimensional(data):
             return PointSeries.from_frames(list(data))
         stack = _array(data, "a point series", MASKED_POINTS)
         if stack.ndim in (2, 3):
