@@ -280,6 +280,11 @@ def run(problem: CostMatrix | EuclideanCosts, backend: str, tel, variant: str = 
         device_loop: str = "on") -> Solution:
     if min(problem.shape) == 0:
         return empty_solution(problem)
+    if isinstance(problem, CostMatrix):
+        from .offset import without_offset
+        reduced = without_offset(problem)  # 1e6 plus noise of 1e-3: the noise decides, not the offset
+        if reduced is not None:
+            return reduced.restore(run(reduced.problem, backend, tel, variant, device_loop))
     from ..targets import launcher_for
     from .hungarian_device import HungarianDevice
     launcher = launcher_for(backend)

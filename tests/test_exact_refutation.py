@@ -1,0 +1,120 @@
+"""A certificate never accepts what an exact recheck refutes. The optimality allowance covers the
+solvers' rounding, so a real difference smaller than it could pass: a swap worse by 17 beside a cost
+of 1e18, a Hungarian answer worse by 1e-7 among costs from 1e-5 to 1e5, one worse by 2e-4 on costs of
+1e6 plus noise. Here the oracle is scipy's optimum with both values summed exactly (math.fsum): an
+answer certified optimal must cost exactly as much, whatever the family, solver or shape."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import linear_sum_assignment
+
+import solvers
+from solvers import certify as cm
+from solvers.problems import CostMatrix
+
+
+def exact_difference(costs: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
+    """cost(a) - cost(b), correctly rounded from the exact difference (not a difference of two
+    rounded totals: near 1e18 those are 128 apart at least)."""
+    ra, rb = np.flatnonzero(a >= 0), np.flatnonzero(b >= 0)
+    return math.fsum(costs[ra, a[ra]].tolist() + (-costs[rb, b[rb]]).tolist())
+
+
+def scipy_match(costs: np.ndarray) -> np.ndarray:
+    r, c = linear_sum_assignment(costs)
+    match = np.full(costs.shape[0], -1, np.int64)
+    match[r] = c
+    return match
+
+
+def one_huge_row(rng, n: int, m: int, big: float) -> np.ndarray:
+    """Every assignment pays one cost near ``big`` (row 0); the others are small integers."""
+    costs = rng.integers(0, 100, (n, m)).astype(np.float64)
+    costs[0] += big
+    return costs
+
+
+FAMILIES = {
+    "mixed magnitudes": lambda rng, n, m: rng.random((n, m)) * 10.0 ** rng.integers(-5, 6, (n, m)),
+    "offset 1e6 plus noise": lambda rng, n, m: 1e6 + rng.random((n, m)) * 1e-3,
+    "one row near 1e18": lambda rng, n, m: one_huge_row(rng, n, m, 1e18),
+    "integers near 1e15": lambda rng, n, m: 1e15 + rng.integers(0, 1000, (n, m)).astype(np.float64),
+    "uniform": lambda rng, n, m: rng.random((n, m)),
+}
+
+
+def worse_by_one_swap(costs: np.ndarray, best: np.ndarray) -> tuple[np.ndarray, float]:
+    """The assignment one swap of two rows (not row 0) away from ``best`` that costs the least more."""
+    chosen, least = None, math.inf
+    for k in range(2, costs.shape[0]):
+        swapped = best.copy()
+        swapped[[1, k]] = swapped[[k, 1]]
+        more = exact_difference(costs, swapped, best)
+        if 0 < more < least:
+            chosen, least = swapped, more
+    return chosen, least
+
+
+@pytest.mark.parametrize("big", [1e12, 1e15, 1e18])
+def test_a_swap_worse_by_a_few_units_beside_a_huge_cost_is_refuted_on_every_path(big):
+    costs = one_huge_row(np.random.default_rng(3), 60, 60, big)
+    best = scipy_match(costs)
+    worse, more = worse_by_one_swap(costs, best)
+    assert 0 < more < 100
+    problem = CostMatrix.from_array(costs)
+    proof = cm.certify_assignment(problem, best).witness
+    own = cm.certify_assignment(problem, worse)  # the certificate's own potentials
+    trusted = cm.certify_assignment(problem, worse, duals={"u": proof["u"], "v": proof["v"]})  # the optimum's duals
+    for cert in (own, trusted):
+        assert cert.valid and not cert.optimal and cert.reason == "a cheaper assignment exists", cert.details
+    assert cm.certify_assignment(problem, best).optimal
+
+
+def test_an_exactly_negative_cycle_is_never_forgiven_by_the_allowance(monkeypatch):
+    """The reference potentials (an independent optimum's) once certified an assignment the
+    residual graph had already shown to be exactly more expensive ('by no more than the rounding
+    allowance'); with the reference check's own refutation switched off, the cycle alone refutes."""
+    costs = one_huge_row(np.random.default_rng(5), 40, 40, 1e18)
+    worse, more = worse_by_one_swap(costs, scipy_match(costs))
+    monkeypatch.setattr(cm, "_loose_line", lambda *a: False, raising=False)
+    cert = cm.certify_assignment(CostMatrix.from_array(costs), worse)
+    assert not cert.optimal and "negative cycle" in cert.details
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_an_answer_certified_optimal_costs_exactly_the_optimum(family, sweep):
+    rng = np.random.default_rng(sum(map(ord, family)))
+    shapes = [(40, 40), (30, 70), (120, 120), (70, 30), (90, 200), (250, 250)]
+    for n, m in shapes[:sweep(len(shapes), 3)]:
+        costs = FAMILIES[family](rng, n, m)
+        best = scipy_match(costs)
+        for algorithm in ("hungarian", "auction", "lsa"):
+            result = solvers.solve(costs, algorithm, backend="cpu")
+            if result.certificate.optimal:
+                assert exact_difference(costs, result.row_match, best) == 0, (family, n, m, algorithm)
+
+
+def test_offset_costs_are_solved_exactly_by_the_hungarian_it_takes_the_offset_off_first():
+    rng = np.random.default_rng(8)
+    for n in (100, 300):
+        costs = 1e6 + rng.random((n, n)) * 1e-3
+        result = solvers.solve(costs, "hungarian", backend="cpu")
+        assert result.certificate.optimal and result.stats.get("offset_removed")
+        assert exact_difference(costs, result.row_match, scipy_match(costs)) == 0
+
+
+def test_too_large_for_a_recheck_a_loose_pair_leaves_the_answer_not_proven(monkeypatch):
+    """Past REFERENCE_CELLS no independent optimum is computed; a pair whose share of the gap its
+    own magnitudes do not explain then means 'not proven', said in the details."""
+    costs = one_huge_row(np.random.default_rng(3), 60, 60, 1e18)
+    best = scipy_match(costs)
+    worse, _ = worse_by_one_swap(costs, best)
+    monkeypatch.setattr(cm, "REFERENCE_CELLS", 100)
+    problem = CostMatrix.from_array(costs)
+    proof = cm.certify_assignment(problem, best).witness
+    cert = cm.certify_assignment(problem, worse, duals={"u": proof["u"], "v": proof["v"]})
+    assert not cert.optimal
+    assert cm.LOOSE_NOTE in cert.details or "negative cycle" in cert.details, cert.details
