@@ -161,7 +161,9 @@ class Worker(QtCore.QObject):
         if job.kind == "load":
             from solvers.formats import read_progress
             with read_progress(self._load_reporter(job)):
-                return solvers.load(p["path"], problem=p.get("problem"))
+                loaded = solvers.load(p["path"], problem=p.get("problem"))
+            # the explorer keeps what it loaded while the file may be rewritten: never through a mapping
+            return loaded.in_memory() if hasattr(loaded, "in_memory") else loaded
         if job.kind == "run-record":
             return solvers.RunRecord.load(p["path"])
         if job.kind == "generate":

@@ -135,8 +135,10 @@ def warm_parallel_pass() -> None:
             out = np.empty((2, 2))
             for target, write in ((out, True), (np.empty((0, 0)), False)):
                 _scan_rows_parallel(values, target, write, native, *_row_arrays(values))
-        if native:  # a held integer matrix made float64 (solvers.problems.CostMatrix.costs)
-            _convert_rows(square, np.empty((2, 2)))
+        if native:  # a held integer matrix (read-only, as a Problem holds it) made float64
+            held = square.copy()
+            held.setflags(write=False)
+            _convert_rows(held, np.empty((2, 2)))
 
 
 @njit(cache=True, parallel=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
+import mmap
 import sys
 from dataclasses import dataclass
 from typing import ClassVar, Sequence
@@ -443,10 +444,15 @@ class CostMatrix:
 
     A forbidden pair has cost +inf. Minimisation: an assignment matches min(rows, cols) pairs.
 
-    ``costs`` is float64, C-ordered and read-only. Immutability, and what it costs: by default
+    ``values`` is what the Problem holds, C-ordered and read-only: float64 costs, or the caller's
+    int64 / int32 costs held as given (a large matrix passed with ``copy=False``: a GPU solve then
+    uploads the integers and no float64 copy is made on the host). ``costs`` is always float64: the
+    values themselves, or their float64 copy, made on first read.
+
+    Immutability, and what it costs: by default
     ``from_array`` keeps a private copy, so nothing the caller later does to its array reaches the
     Problem. Copying a large matrix is a pass over it, so ``from_array(..., copy=False)`` holds a
-    read-only view of a C-ordered float64 array instead: the Problem can then see the caller's
+    read-only view of a C-ordered float64, int64 or int32 array instead: the Problem can then see the caller's
     later writes (the caller's own array stays writable; numpy cannot lock it), so that is only
     for a Problem that lives while its caller cannot write (``solvers.solve`` builds its Problem
     this way and drops it before returning) or for an array nobody else holds (a file just read
@@ -472,7 +478,8 @@ class CostMatrix:
     def from_array(cls, costs, forbidden=None, source: str | None = None, copy: bool = True) -> "CostMatrix":
         """Validated costs. ``copy=True`` (the default) keeps a private copy, so the Problem stays
         as it was whatever later happens to ``costs``. ``copy=False`` reads a C-ordered float64
-        array in place through a read-only view (others are converted, which copies anyway): for
+        array in place through a read-only view, and a large C-ordered int64 or int32 one too (others
+        are converted, which copies anyway): for
         a Problem that lives only while its caller cannot touch the array, e.g. inside
         ``solvers.solve``, or for an array nobody else holds (a file just read)."""
         if _is_sparse(costs):
@@ -531,9 +538,31 @@ class CostMatrix:
         """(min, max, forbidden count, all integer) of the finite costs, and their checksum: one
         pass, made once (the problem is immutable), by the validating pass of a large matrix or
         on first use, and shared by describe(), is_integer and the certificate."""
+        if self.values.dtype != np.float64 and self.values.size:  # held integers: read as they are
+            from .cost_summary import scan_costs
+            summary, _ = scan_costs(self.values, None)
+            return summary
         from .cost_summary import finite_summary  # numba loads only when a matrix is described
         low, high, forbidden, integer, checksum = finite_summary(self.costs.reshape(-1))
         return float(low), float(high), int(forbidden), bool(integer), int(checksum)
+
+    def __getstate__(self) -> dict:
+        """Pickled (a Dask task) without the float64 copy of held integers: it is made again if needed."""
+        state = dict(self.__dict__)
+        if self.values.dtype != np.float64:
+            state.pop("costs", None)
+        return state
+
+    def in_memory(self) -> "CostMatrix":
+        """This problem, or its copy in memory when its costs are a mapped file (a large .npy): a
+        program that keeps the problem while the file may be rewritten (the explorer) must not
+        read it through the mapping, which ends the process when the file shrinks under it."""
+        base = self.values
+        while base is not None and not isinstance(base, (np.memmap, mmap.mmap)):
+            base = getattr(base, "base", None)
+        if base is None:
+            return self
+        return CostMatrix.from_array(np.array(self.values), source=self.source, copy=False)
 
     def describe(self) -> dict:
         low, high, forbidden, integer, _ = self._summary

@@ -72,11 +72,11 @@ def warmup_problem(problem):
         return generate("random-bipartite", rows=max(rows, 1), cols=max(cols, 1),
                         degree=min(3, max(cols, 1)), seed=1)
     if isinstance(problem, CostMatrix):
-        rows, cols = problem.costs.shape
+        rows, cols = problem.shape  # (not problem.costs: a held integer matrix would be made float64 whole)
         small = min(COST_CORNER, rows, cols)
         big = min(2 * COST_CORNER, max(rows, cols)) if rows != cols else small
         shape = (small, big) if rows < cols else (big, small)
-        return CostMatrix.from_array(np.array(problem.costs[:shape[0], :shape[1]]), source="<warm-up>")
+        return CostMatrix.from_array(np.array(problem.values[:shape[0], :shape[1]]), source="<warm-up>")
     if isinstance(problem, SparseCosts):
         return generate("sparse-lap", rows=16, cols=16, degree=4, seed=1)
     if isinstance(problem, FlowNetwork):

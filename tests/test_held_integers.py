@@ -130,6 +130,39 @@ def test_a_wrong_answer_on_a_held_matrix_is_refuted_as_on_float64_costs(device_c
     assert cert.optimal and "checksum" in cert.details and "checked on the host" in cert.details
 
 
+def test_warm_up_pickling_and_a_direct_summary_never_make_the_float64_copy():
+    import pickle
+    from solvers.warmup import warmup_problem
+    values = integer_costs(9)
+    held = CostMatrix.from_array(values, copy=False)
+    corner = warmup_problem(held)  # every command-line solve and scale-out task builds one
+    assert corner.shape[0] <= 64 and np.array_equal(corner.costs, values[:corner.shape[0], :corner.shape[1]])
+    assert not made_float64_copy(held)
+    held.costs  # made: a pickle (a Dask task) leaves it behind all the same
+    again = pickle.loads(pickle.dumps(held))
+    assert not made_float64_copy(again) and again.checksum == held.checksum
+    assert np.array_equal(again.costs, held.costs)
+    direct = CostMatrix(values.astype(np.int32))  # built without from_array: summarised as integers
+    assert direct.describe() == held.describe() and not made_float64_copy(direct)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.float64])
+def test_in_memory_detaches_a_problem_from_its_mapped_file(tmp_path, dtype):
+    """A large .npy is memory-mapped; a program that keeps the problem (the explorer) takes it into
+    memory, so rewriting the file cannot end the process (a mapping read past a shrunk file does)."""
+    path = tmp_path / "costs.npy"
+    values = integer_costs(10, dtype, shape=(3000, 3000))
+    np.save(path, values)
+    mapped = solvers.load(path)
+    kept = mapped.in_memory()
+    assert kept is not mapped and kept.in_memory() is kept
+    del mapped
+    np.save(path, np.zeros((2, 2), dtype))  # the file shrinks under any mapping of it
+    assert np.array_equal(kept.values, values) and kept.costs.dtype == np.float64
+    small = CostMatrix.from_array(values[:10, :10])
+    assert small.in_memory() is small
+
+
 def _gpu() -> bool:
     from solvers.targets import cuda_available
     return cuda_available()

@@ -51,8 +51,11 @@ def warm_up() -> None:
     from ..problems import HELD_INTEGERS
     side = int(np.ceil(np.sqrt(STAGED_MIN_BYTES / 4)))
     for source in (np.dtype(np.float64),) + HELD_INTEGERS:
-        for dtype in (np.float32, np.float64):
-            upload_matrix(np.zeros((side, side), dtype=source), dtype)
+        held = np.zeros((side, side + 1), dtype=source)
+        held.setflags(write=False)  # as a Problem holds its costs: read-only, a numba type of its own
+        for matrix in (held, held.T):  # a wide problem as it is, a tall one transposed
+            for dtype in (np.float32, np.float64):
+                upload_matrix(matrix, dtype)
 
 
 def release_staging() -> None:
