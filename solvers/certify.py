@@ -953,7 +953,7 @@ def certify_assignment(problem: CostMatrix | SparseCosts, row_match, col_match=N
         fu, fv = feasible
         gap = float_sum_up(assigned_costs, -fu, -fv)  # >= cost - D exactly
         tol = strict_tol
-        scale = magnitude + float_sum(np.abs(fu)) + float_sum(np.abs(fv))
+        scale = magnitude + float_sum(np.abs(fu)) + float_sum(np.abs(fv)) if trusted or gap > 0 else 0.0
         if trusted:
             tol = allowance(rounding_tolerance(pairs, scale))
         bounds.append((gap, tol, fu, fv))
