@@ -118,3 +118,32 @@ def test_too_large_for_a_recheck_a_loose_pair_leaves_the_answer_not_proven(monke
     cert = cm.certify_assignment(problem, worse, duals={"u": proof["u"], "v": proof["v"]})
     assert not cert.optimal
     assert cm.LOOSE_NOTE in cert.details or "negative cycle" in cert.details, cert.details
+
+
+HONEST = {
+    "uniform": lambda rng, n, m: rng.random((n, m)),
+    "integers": lambda rng, n, m: rng.integers(0, 10 * n, (n, m)).astype(np.float64),
+    "ties": lambda rng, n, m: rng.integers(0, 3, (n, m)).astype(np.float64),
+    "tiny": lambda rng, n, m: rng.random((n, m)) * 1e-300,
+    "huge": lambda rng, n, m: rng.random((n, m)) * 1e300,
+    "offset": lambda rng, n, m: 1e6 + rng.random((n, m)) * 1e-3,
+    "forbidden pairs": lambda rng, n, m: np.where(rng.random((n, m)) < 0.3, np.inf, rng.random((n, m))),
+    "mixed magnitudes": FAMILIES["mixed magnitudes"],
+}
+
+
+@pytest.mark.parametrize("family", sorted(HONEST))
+def test_without_an_independent_check_an_exact_optimum_is_still_proven(monkeypatch, family):
+    """The per-pair test must not make an honest optimum 'not proven' where no reference is
+    computed (past REFERENCE_CELLS, here every size): scipy's optimum, wide, tall and square, is
+    proven by the certificate's own potentials and again by those potentials given as duals."""
+    monkeypatch.setattr(cm, "REFERENCE_CELLS", 0)
+    rng = np.random.default_rng(sum(map(ord, family)) + 1)
+    for n, m in ((120, 120), (80, 250), (250, 80), (4, 200)):
+        costs = HONEST[family](rng, n, m)
+        best = scipy_match(costs)
+        problem = CostMatrix.from_array(costs)
+        own = cm.certify_assignment(problem, best)
+        assert own.optimal, (family, n, m, own.details)
+        again = cm.certify_assignment(problem, best, duals={"u": own.witness["u"], "v": own.witness["v"]})
+        assert again.optimal, (family, n, m, again.details)
