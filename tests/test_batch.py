@@ -217,6 +217,32 @@ def test_a_proof_that_passes_only_by_the_allowance_is_checked_against_an_indepen
     assert list(checked["reason"]) == [CHEAPER_FOUND, PROVEN] and 0 < checked["gap"][0] < 1e-4
 
 
+def test_a_swap_hidden_by_one_huge_cost_is_flagged_and_refuted_by_the_recheck():
+    """One row near 1e18 makes the item's allowance about 1e5: a swap of two other rows, worse by a
+    few units, passes the gap's tests. Its pairs' shares of the gap are more than their own
+    magnitudes explain, so the item is flagged (``loose``), rechecked, and found more expensive."""
+    from solvers.batch.certify_batch import CHEAPER_FOUND, recheck_loose_proofs
+    rng = np.random.default_rng(21)
+    costs = rng.integers(0, 100, (2, 30, 30)).astype(np.float64)
+    costs[:, 0] += 1e18
+    packed, solution = _solved(costs)
+    checked = recheck_loose_proofs(packed, solution.row_to_col, certify_packed(packed, solution))
+    assert list(checked["reason"]) == [PROVEN, PROVEN]  # (its duals may be flagged too: the recheck agrees)
+    base = np.array(solution.row_to_col)
+    item = costs[0]
+    mine = base[:30]
+    options = [(more, k) for k in range(2, 30)
+               if (more := item[1, mine[k]] + item[k, mine[1]] - item[1, mine[1]] - item[k, mine[k]]) > 0]
+    more, k = min(options)
+    swapped = base.copy()
+    swapped[[1, k]] = swapped[[k, 1]]
+    worse = _tampered(solution, row_to_col=swapped)
+    checked = certify_packed(packed, worse)
+    assert checked["reason"][0] == PROVEN and checked["loose"][0] == 1  # the allowance alone forgives it
+    checked = recheck_loose_proofs(packed, worse.row_to_col, checked)
+    assert list(checked["reason"]) == [CHEAPER_FOUND, PROVEN] and checked["gap"][0] == more
+
+
 def test_the_integer_allowance_applies_only_to_integer_items():
     """The certificate's pass finds the largest finite cost (past a forbidden one, off the
     assignment) and whether every finite cost is an integer: an integer item's tolerance, which

@@ -210,6 +210,14 @@ psub = pack([np.array([[5e-324, 1e-310], [1e-310, 5e-324]]), rng.integers(0, 5, 
              rng.integers(0, 9, (3, 5)) * 1e-315])               # subnormal costs: the tolerance's TINY term
 ssub = solve_packed_cudasim(psub)
 checks["subnormal"], codes["subnormal"] = same_certificate(psub, ssub)
+huge = rng.integers(0, 100, (6, 6)).astype(np.float64)
+huge[0] += 1e18                                              # one row near 1e18: the allowance is ~1e5
+phuge = pack([huge])
+shuge = solve_packed_cudasim(phuge)
+worse = type(first)(**{k: getattr(shuge, k).copy() for k in ("row_to_col", "u", "v", "iterations", "status")})
+worse.row_to_col[[1, 2]] = worse.row_to_col[[2, 1]]          # rows 1 and 2 trade columns: the duals stay
+checks["huge row"], codes["huge row"] = same_certificate(phuge, worse)
+out["huge_row_loose"] = int(host_certify(phuge, worse)["loose"][0])
 claimed = type(first)(**{k: getattr(first, k).copy() for k in ("row_to_col", "u", "v", "iterations", "status")})
 claimed.status[0] = 1                                        # item 0 claimed infeasible: refuted (code 9)
 checks["claimed"], codes["claimed"] = same_certificate(packed, claimed)
@@ -385,6 +393,7 @@ def test_device_certificate_equals_host_certificate(sim):
     for name, same in cert["same"].items():
         assert all(same.values()), (name, same)
     assert cert["codes"]["subnormal"] == [0, 0, 0]  # proven, as on the host
+    assert sim["huge_row_loose"] == 1  # both flag the swapped pairs for the exact recheck (and agree)
     seen = {code for codes in cert["codes"].values() for code in codes}
     assert {0, 1, 2, 3, 4, 5, 6, 7, 9, 10} <= seen, seen
 

@@ -37,6 +37,7 @@ import math
 
 import numpy as np
 from numba import njit, prange
+from numba.extending import register_jitable
 
 from ..dual_steps import INF_BITS, INF_KEY, MAGNITUDE_BITS, bits_of, dual_size, float_of_bits, floor_key, order_key
 
@@ -138,9 +139,21 @@ def _max_matching(costs, base, n, m):
     return matched
 
 
+@register_jitable
+def loose_pair(share, c, v, floor, n):
+    """An assigned pair's share of the gap (c - v - floor, its leading float) is more than twice the
+    allowance its own magnitudes give, ROUNDING (n + 1) eps (|c| + |v| + |floor|): the CPU's and the
+    GPU's certificate flag such an item for an exact recheck (a difference the item's whole
+    allowance would forgive when one huge cost sits elsewhere)."""
+    return share > 2.0 * ROUNDING * (n + 1) * EPS * (abs(c) + abs(v) + abs(floor))
+
+
 @njit(cache=True)
-def _certify_item(costs, base, n, m, row_to_col, u, v, ro, co, claimed_infeasible, out_value, out_gap, out_tol):
-    """(reason code, row, column) of item; writes its value, gap bound and tolerance."""
+def _certify_item(costs, base, n, m, row_to_col, u, v, ro, co, claimed_infeasible, out_value, out_gap, out_tol,
+                  out_loose):
+    """(reason code, row, column) of item; writes its value, gap bound and tolerance, and ``out_loose``
+    1 when some assigned pair's share of the gap is more than its own magnitudes explain (see
+    loose_pair: the host then rechecks a proven item against an independent optimum)."""
     if claimed_infeasible:
         size = _max_matching(costs, base, n, m)
         if size < n:
@@ -222,6 +235,8 @@ def _certify_item(costs, base, n, m, row_to_col, u, v, ro, co, claimed_infeasibl
             return 5, i, j
         d, e1 = _two_sum(c, -(v[co + j] - shift))  # c - v_j - floor, as three floats exactly
         f, e2 = _two_sum(d, -floor)
+        if loose_pair(f, c, v[co + j] - shift, floor, n):
+            out_loose[0] = 1
         s, e_sum, e_abs = _add(f, s, e_sum, e_abs)
         s, e_sum, e_abs = _add(e2, s, e_sum, e_abs)
         s, e_sum, e_abs = _add(e1, s, e_sum, e_abs)
@@ -240,10 +255,11 @@ def _certify_item(costs, base, n, m, row_to_col, u, v, ro, co, claimed_infeasibl
 
 @njit(cache=True, parallel=True, nogil=True)
 def _certify_all(costs, offsets, rows, cols, row_offsets, col_offsets, row_to_col, u, v, status, reason, at_row,
-                 at_col, value, gap, tol):
+                 at_col, value, gap, tol, loose):
     for b in prange(rows.size):
         code, i, j = _certify_item(costs, offsets[b], rows[b], cols[b], row_to_col, u, v, row_offsets[b],
-                                   col_offsets[b], status[b] != 0, value[b:b + 1], gap[b:b + 1], tol[b:b + 1])
+                                   col_offsets[b], status[b] != 0, value[b:b + 1], gap[b:b + 1], tol[b:b + 1],
+                                   loose[b:b + 1])
         reason[b] = code
         at_row[b] = i
         at_col[b] = j
@@ -260,7 +276,7 @@ def certify_packed(packed, solution):
         _certify_all(packed.costs, packed.offsets, packed.rows, packed.cols, packed.row_offsets, packed.col_offsets,
                      np.asarray(solution.row_to_col, dtype=np.int64), np.asarray(solution.u, dtype=np.float64),
                      np.asarray(solution.v, dtype=np.float64), np.asarray(solution.status, dtype=np.int8),
-                     out["reason"], out["at_row"], out["at_col"], out["value"], out["gap"], out["tol"])
+                     out["reason"], out["at_row"], out["at_col"], out["value"], out["gap"], out["tol"], out["loose"])
     return out
 
 
@@ -268,12 +284,13 @@ def empty_outcome(count: int) -> dict:
     """certify_packed's per-item arrays before any item is checked (the GPU's certificate fills the same)."""
     return {"reason": np.zeros(count, dtype=np.int8), "at_row": np.full(count, -1, dtype=np.int64),
             "at_col": np.full(count, -1, dtype=np.int64), "value": np.full(count, np.nan),
-            "gap": np.full(count, np.nan), "tol": np.full(count, np.nan)}
+            "gap": np.full(count, np.nan), "tol": np.full(count, np.nan), "loose": np.zeros(count, dtype=np.int8)}
 
 
 def recheck_loose_proofs(packed, row_to_col, checked: dict) -> dict:
     """The proofs that pass only thanks to the allowance's (rows + 1) factor (a gap above tol / (rows
-    + 1): costs sharing a large offset, one huge assigned cost) are checked against an item solved
+    + 1): costs sharing a large offset), or with a pair whose share of the gap its own magnitudes do
+    not explain (``loose``: a difference of 17 beside a cost of 1e18), are checked against an item solved
     independently (scipy), both costs summed exactly; a cheaper optimum makes the item CHEAPER_FOUND,
     its gap the difference. Integer items (tol capped at 1/2, where a gap below 1 is exactly none) and
     everything else are left as they are; ``checked`` is changed in place and returned. ``packed``'s
@@ -281,7 +298,7 @@ def recheck_loose_proofs(packed, row_to_col, checked: dict) -> dict:
     reason, gap, tol = checked["reason"], checked["gap"], checked["tol"]
     rows = np.asarray(packed.rows)
     with np.errstate(invalid="ignore"):
-        loose = np.flatnonzero((reason == PROVEN) & (tol != 0.5) & (gap > tol / (rows + 1.0)))
+        loose = np.flatnonzero((reason == PROVEN) & (tol != 0.5) & ((gap > tol / (rows + 1.0)) | (checked["loose"] != 0)))
     if not loose.size:
         return checked
     from ..certify import _reference_assignment

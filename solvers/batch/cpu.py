@@ -194,7 +194,8 @@ def _solve_item(costs, base, n, m, row_to_col, u, v, ro, co):
 
 @njit(cache=True, parallel=True, nogil=True)
 def _solve_all(costs, offsets, rows, cols, row_offsets, col_offsets, row_to_col, u, v, iterations, status,
-               item_ticks, check, limits, holds, top_bits, reason, at_row, at_col, value, gap, tol, certify_ticks):
+               item_ticks, check, limits, holds, top_bits, reason, at_row, at_col, value, gap, tol, loose,
+               certify_ticks):
     """Each item in one thread, from one read of its costs: checked first when ``check`` (``holds``
     marks an item with NaN or -inf, ``top_bits`` its largest finite |cost|; such an item, or one
     above ``limits``, is not solved, and the caller refuses the batch), then solved, then certified
@@ -215,7 +216,8 @@ def _solve_all(costs, offsets, rows, cols, row_offsets, col_offsets, row_to_col,
         iterations[b] = steps
         item_ticks[b] = end - start if start >= 0 and end >= start else -1
         code, i, j = _certify_item(costs, offsets[b], rows[b], cols[b], row_to_col, u, v, row_offsets[b],
-                                   col_offsets[b], s != 0, value[b:b + 1], gap[b:b + 1], tol[b:b + 1])
+                                   col_offsets[b], s != 0, value[b:b + 1], gap[b:b + 1], tol[b:b + 1],
+                                   loose[b:b + 1])
         done = ticks()
         reason[b] = code
         at_row[b] = i
@@ -253,7 +255,7 @@ def solve_packed(packed: PackedBatch) -> PackedSolution:
         _solve_all(packed.costs, packed.offsets, packed.rows, packed.cols, packed.row_offsets,
                    packed.col_offsets, row_to_col, u, v, iterations, status, item_ticks, check, cost_limits(packed),
                    holds, top_bits, outcome["reason"], outcome["at_row"], outcome["at_col"], outcome["value"],
-                   outcome["gap"], outcome["tol"], certify_ticks)
+                   outcome["gap"], outcome["tol"], outcome["loose"], certify_ticks)
     if check:  # the check's verdict, worded as the checking pass words it
         bad, where = first_bad_entries(packed.costs, packed.offsets, holds)  # reads only those items
         refuse_bad_items(packed, bad, where, top_bits.view(np.float64))

@@ -558,19 +558,19 @@ def _certify_on_device(packed, solution):
     # three copies up and back, not ten
     floats = cuda.to_device(np.stack([value, tol, np.zeros(count), np.zeros(count), np.zeros(count)]))
     ints = cuda.to_device(np.stack([at_row, at_col, np.zeros(count, np.int64)]))
-    bytes_ = cuda.to_device(np.zeros((2, count), np.int8))
+    bytes_ = cuda.to_device(np.zeros((3, count), np.int8))
     value_d, tol_d, s_d, e_d, eabs_d = (floats[k] for k in range(5))
     at_row_d, at_col_d, count_d = (ints[k] for k in range(3))
-    reason_d, integral_d = bytes_[0], bytes_[1]
+    reason_d, integral_d, loose_d = bytes_[0], bytes_[1], bytes_[2]
     launcher.launch(K.CERTIFY_EXACT, count, costs, *(_index_array(launcher, a) for a in (
                     packed.offsets, packed.rows, packed.cols, packed.row_offsets, packed.col_offsets)),
                     r2c, u, v, status, cuda.device_array(max(total_cols, 1), np.int32),
                     cuda.device_array(max(total_rows, 1), np.int32), cuda.device_array(max(total_rows, 1)),
                     cuda.device_array(max(total_rows, 1)), cuda.device_array(max(total_rows, 1)), reason_d, at_row_d,
-                    at_col_d, value_d, tol_d, integral_d, s_d, e_d, eabs_d, count_d)
+                    at_col_d, value_d, tol_d, integral_d, s_d, e_d, eabs_d, count_d, loose_d)
     value[:], tol[:], s_all, e_all, eabs_all = floats.copy_to_host()
     at_row[:], at_col[:], count_all = ints.copy_to_host()
-    code, integral_all = bytes_.copy_to_host()
+    code, integral_all, out["loose"][:] = bytes_.copy_to_host()
     decided = code > 0
     reason[decided] = code[decided]
     summed = np.flatnonzero(code == K.HOST_DECIDES_GAP)

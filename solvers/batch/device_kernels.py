@@ -48,6 +48,7 @@ from numba import float64, int32, int64
 from numba.extending import register_jitable
 
 from ..dual_steps import checksum_term, dual_size, float64_bits, floor_step
+from .certify_batch import loose_pair
 from ..targets.cuda_jit import cuda_kernel
 from ..targets.geometry import WARP_SIZE
 from ..targets.kernel import BLOCK_PER_ITEM, EACH, Kernel
@@ -597,7 +598,7 @@ def _c_add(x, s, e_sum, e_abs):
 @cuda_kernel
 def certify_exact_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, row_to_col, u, v, status, owner,
                        r_bad, r_f, r_e2, r_e1, reason, at_row, at_col, value, tol_out, integral_out, s_out, e_out,
-                       eabs_out, count_out):
+                       eabs_out, count_out, loose_out):
     """certify_batch._certify_item's checks and sums, in its order, one block per item: the O(n m)
     passes (the largest |c| and integrality, each row's rounded-down floor min_j (c_ij - v_j), its
     first violated pair and its three exact gap terms) spread over the threads with order-free
@@ -606,7 +607,8 @@ def certify_exact_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, row
     in certify_batch's order. Only additions, subtractions and comparisons touch the sums, so no
     fused multiply-add changes a bit. ``reason``: a final code (1-7), HOST_DECIDES_GAP (the host
     bounds s + e from ``s_out``, ``e_out``, ``eabs_out``, ``count_out`` and decides 0 or 8) or
-    HOST_DECIDES_INFEASIBLE. ``owner`` (int32, by col_offsets) and ``r_*`` (by row_offsets): scratch."""
+    HOST_DECIDES_INFEASIBLE; ``loose_out`` 1 where certify_batch.loose_pair holds for some assigned
+    pair. ``owner`` (int32, by col_offsets) and ``r_*`` (by row_offsets): scratch."""
     sh_top = cuda.shared.array(TREE_BLOCK, float64)
     sh_int = cuda.shared.array(TREE_BLOCK, int32)
     sh_f = cuda.shared.array(2, float64)
@@ -748,6 +750,7 @@ def certify_exact_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, row
                 e_sum = 0.0
                 e_abs = 0.0
                 count = 0
+                loose = 0
                 for i in range(n):
                     bad = r_bad[r0 + i]
                     if bad >= 0:
@@ -755,6 +758,12 @@ def certify_exact_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, row
                         at_row[b] = i
                         at_col[b] = bad if bad < m else row_to_col[r0 + i]
                         break
+                    j = row_to_col[r0 + i]
+                    c = float64(costs[base + i * m + j])
+                    vj = v[c0 + j] - shift
+                    floor = (c - vj) - r_f[r0 + i]  # the row's floor, up to a rounding its size allows
+                    if loose_pair(r_f[r0 + i], c, vj, floor, n):
+                        loose = 1
                     s, e_sum, e_abs = _c_add(r_f[r0 + i], s, e_sum, e_abs)
                     s, e_sum, e_abs = _c_add(r_e2[r0 + i], s, e_sum, e_abs)
                     s, e_sum, e_abs = _c_add(r_e1[r0 + i], s, e_sum, e_abs)
@@ -764,6 +773,7 @@ def certify_exact_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, row
                         if owner[c0 + j] < 0:
                             s, e_sum, e_abs = _c_add(-(v[c0 + j] - shift), s, e_sum, e_abs)
                             count += 1
+                loose_out[b] = loose
                 if code != 0:
                     reason[b] = code
                 else:
