@@ -265,6 +265,8 @@ def _cmd_solve_batch(args) -> int:
     from .warmup import batch_kind, warm_batch, watch_compiles
     start = time.perf_counter()
     try:
+        from .batch.inputs import check_batch_shape
+        check_batch_shape(data)  # a bad file is refused before anything is compiled or said
         backend = batch_backend(args.backend)
         with watch_compiles(lambda watch: _say_compiling(watch, "the batch solver", backend), backend):
             warm_batch(batch_kind(data), backend)  # compile or load, untimed (a mapped file is read-only)

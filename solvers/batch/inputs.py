@@ -193,6 +193,29 @@ def _check_sizes(shapes: np.ndarray, itemsize: int) -> None:
         _check_empty_lines(lines, entries, which)
 
 
+def check_batch_shape(costs) -> None:
+    """The checks of prepare_batch that read no cost (dimensions, types, sizes against memory), for a
+    caller that does work before solving (a command line compiling the solver): bad input is refused
+    first, in one line, with nothing done."""
+    if isinstance(costs, (list, tuple)):
+        shapes, itemsize = [], 4
+        for b, item in enumerate(costs):
+            a = host_array(item, f"item {b}")
+            if a.ndim != 2:
+                raise InputError(f"item {b} must be a 2-D matrix, got an array of shape {a.shape}")
+            _check_dtype(a, f"item {b}")
+            shapes.append(a.shape)
+            itemsize = max(itemsize, _float_dtype([a.dtype]).itemsize)
+        _check_sizes(np.array(shapes, dtype=np.int64).reshape(-1, 2), itemsize)
+        return
+    a = host_array(costs)
+    if a.ndim != 3:
+        raise InputError(f"a batch must be a 3-D array (problems x rows x columns) or a list of 2-D matrices, "
+                         f"got an array of shape {a.shape}")
+    _check_dtype(a, "the batch")
+    _check_regular_sizes(*a.shape, _float_dtype([a.dtype]).itemsize)
+
+
 def prepare_batch(costs, scan=None) -> BatchInput:
     """Validate and pack a host batch (see the module docstring); InputError names the bad item.
 
