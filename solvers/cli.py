@@ -262,14 +262,18 @@ def _cmd_solve_batch(args) -> int:
     load_seconds = time.perf_counter() - start
     regular = not isinstance(data, list)
     from .batch.api import resolve_backend as batch_backend
-    from .warmup import batch_kind, warm_batch, watch_compiles
+    from .warmup import batch_kind, batch_warmed, mark_batch_warmed, warm_batch, watch_compiles
     start = time.perf_counter()
     try:
-        from .batch.inputs import check_batch_shape
+        from .batch.inputs import check_batch_shape, prepare_batch
         check_batch_shape(data)  # a bad file is refused before anything is compiled or said
         backend = batch_backend(args.backend)
+        kind = batch_kind(data)
+        if not batch_warmed(kind, backend):  # the warm-up will compile and say so: bad values are refused
+            prepare_batch(data)              # first, in their one line (a second pass, on first use only)
         with watch_compiles(lambda watch: _say_compiling(watch, "the batch solver", backend), backend):
-            warm_batch(batch_kind(data), backend)  # compile or load, untimed (a mapped file is read-only)
+            warm_batch(kind, backend)  # compile or load, untimed (a mapped file is read-only)
+        mark_batch_warmed(kind, backend)
         compile_seconds = time.perf_counter() - start
         result = solve_batch(data, backend=backend)
     except InputError as exc:

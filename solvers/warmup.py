@@ -297,6 +297,30 @@ def batch_kind(costs) -> tuple:
     return (np.float32 if single else np.float64), True
 
 
+def batch_warmed(kind: tuple, backend: str) -> bool:
+    """Whether warm_batch ran for ``kind`` on ``backend`` with this cache (warm_all covers every
+    kind): a run that finds it warmed loads the solver, one that does not will compile it."""
+    marker = _batch_marker(kind, backend)
+    return is_warm(backend) or (marker is not None and marker.is_file())
+
+
+def mark_batch_warmed(kind: tuple, backend: str) -> None:
+    marker = _batch_marker(kind, backend)
+    if marker is not None:
+        try:
+            marker.touch()
+        except OSError:  # a read-only cache: the next run checks its input first again, nothing worse
+            pass
+
+
+def _batch_marker(kind: tuple, backend: str):
+    from .targets.cache import cache_dir
+    directory = cache_dir()
+    dtype, writeable = kind
+    name = f"warmed-batch-{backend}-{np.dtype(dtype).name}-{'rw' if writeable else 'ro'}"
+    return None if directory is None else directory / name
+
+
 def warm_batch(kind: tuple, backend: str, algorithm: str = "hungarian") -> None:
     """solve_batch once, untimed, on a one-problem batch of ``kind`` (batch_kind's): compiles or loads
     what a batch of that kind then runs."""

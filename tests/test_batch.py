@@ -511,27 +511,32 @@ def test_a_huge_empty_batch_is_refused_before_anything_per_item_is_made(tmp_path
     assert len(err) == 1 and "empty.npy" in err[0] and "rows and columns with no costs are refused" in err[0]
 
 
-@pytest.mark.parametrize("declared", [True, False])
+@pytest.mark.parametrize("declared", ["sizes", "empty items", "a NaN"])
 def test_a_bad_batch_file_is_one_line_even_where_nothing_is_compiled_yet(tmp_path, declared):
     """In a fresh process with an empty kernel cache the command line once said "compiling the batch
-    solver" and compiled it before refusing a file whose sizes alone are wrong: two lines, and work
-    for nothing. The sizes are checked first: a header declaring 10^9 empty items, and a real file
-    of three million empty ones."""
+    solver" and compiled it before refusing a bad file: two lines, and work for nothing. Sizes are
+    checked first (a header declaring 10^9 empty items, a real file of three million empty ones), and
+    where the solver is still to be compiled, the values too (a NaN)."""
     import os
     import subprocess
     import sys
     path = tmp_path / "bad.npy"
-    if declared:
+    if declared == "sizes":
         header = "{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000, 0, 5), }"
         header += " " * (63 - (len(header) + 10) % 64) + "\n"
         path.write_bytes(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode())
-    else:
+    elif declared == "empty items":
         np.save(path, np.zeros((3000000, 0, 2)))
+    else:
+        costs = np.random.default_rng(2).random((5, 4, 4))
+        costs[2, 1, 1] = np.nan
+        np.save(path, costs)
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cold-cache"), XDG_CACHE_HOME=str(tmp_path / "cold"))
     run = subprocess.run([sys.executable, "-m", "solvers", "solve", str(path)], capture_output=True, text=True,
                          env=env, timeout=300)
     lines = run.stderr.strip().splitlines()
-    assert run.returncode == 2 and len(lines) == 1 and "bad.npy" in lines[0] and "refused" in lines[0], run.stderr
+    assert run.returncode == 2 and len(lines) == 1 and "bad.npy" in lines[0], run.stderr
+    assert ("refused" if declared != "a NaN" else "item 2: the cost at row 1, column 1 is NaN") in lines[0]
     assert not run.stdout
 
 
