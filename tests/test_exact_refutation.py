@@ -24,7 +24,15 @@ def exact_difference(costs: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
 
 
 def scipy_match(costs: np.ndarray) -> np.ndarray:
-    r, c = linear_sum_assignment(costs)
+    """scipy's optimum of the costs less each line's cheapest (every assignment changes by the same
+    amount): on the raw costs scipy itself misses the optimum beside a 1e18 row or column."""
+    reduced = costs
+    n, m = costs.shape
+    for axis, applies in ((1, n <= m), (0, n >= m)):
+        if applies:
+            lowest = np.min(reduced, axis=axis, keepdims=True)
+            reduced = reduced - np.where(np.isfinite(lowest), lowest, 0.0)
+    r, c = linear_sum_assignment(reduced)
     match = np.full(costs.shape[0], -1, np.int64)
     match[r] = c
     return match
@@ -37,7 +45,12 @@ def one_huge_row(rng, n: int, m: int, big: float) -> np.ndarray:
     return costs
 
 
+def one_huge_column(rng, n: int, m: int, big: float) -> np.ndarray:
+    return one_huge_row(rng, m, n, big).T.copy()
+
+
 FAMILIES = {
+    "one column near 1e18": lambda rng, n, m: one_huge_column(rng, n, m, 1e18),
     "mixed magnitudes": lambda rng, n, m: rng.random((n, m)) * 10.0 ** rng.integers(-5, 6, (n, m)),
     "offset 1e6 plus noise": lambda rng, n, m: 1e6 + rng.random((n, m)) * 1e-3,
     "one row near 1e18": lambda rng, n, m: one_huge_row(rng, n, m, 1e18),
@@ -147,3 +160,33 @@ def test_without_an_independent_check_an_exact_optimum_is_still_proven(monkeypat
         assert own.optimal, (family, n, m, own.details)
         again = cm.certify_assignment(problem, best, duals={"u": own.witness["u"], "v": own.witness["v"]})
         assert again.optimal, (family, n, m, again.details)
+
+
+@pytest.mark.parametrize("costs, worse, best", [
+    ([[1e18, 1e18, 1e18], [0, 100, 17], [100, 0, 100]], [0, 2, 1], [2, 0, 1]),  # the slack on the huge pair
+    ([[1e18, 1e18], [1e18, 100], [1e18, 83]], [0, 1, -1], [0, -1, 1]),         # tall: on an unassigned row
+])
+def test_small_problems_are_rechecked_exactly_wherever_the_gap_sits(costs, worse, best):
+    """Where a difference sits on a pair (or an unassigned row) whose own magnitude explains it, no
+    per-pair test can see it; a problem of up to ALWAYS_RECHECKED_CELLS entries is rechecked against
+    an independent optimum whenever its proof needs the allowance at all."""
+    costs, worse, best = np.array(costs, dtype=np.float64), np.array(worse), np.array(best)
+    assert exact_difference(costs, worse, best) == 17
+    problem = CostMatrix.from_array(costs)
+    proof = cm.certify_assignment(problem, best)
+    assert proof.optimal
+    for cert in (cm.certify_assignment(problem, worse),
+                 cm.certify_assignment(problem, worse, duals={"u": proof.witness["u"], "v": proof.witness["v"]})):
+        assert not cert.optimal and cert.reason == "a cheaper assignment exists", cert.details
+
+
+def test_potentials_carrying_a_shared_huge_shift_are_recentred():
+    """u + K, v - K is the same dual; with K near 1e18 (the sweeps' potentials beside a column of
+    1e18) every pair's slack rounds at 1e18. Recentred, the gap shows where it is: the answers of
+    scipy, the Hungarian and the auction, worse by 2 to 9634, were all certified."""
+    costs = one_huge_column(np.random.default_rng(400), 250, 250, 1e18)  # past ALWAYS_RECHECKED_CELLS
+    best = scipy_match(costs)
+    for algorithm in ("lsa", "hungarian", "auction"):
+        result = solvers.solve(costs, algorithm, backend="cpu")
+        if result.certificate.optimal:
+            assert exact_difference(costs, result.row_match, best) == 0, algorithm
