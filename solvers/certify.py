@@ -1091,7 +1091,7 @@ def certify_assignment(problem: CostMatrix | SparseCosts, row_match, col_match=N
         attempt(np.where(np.isfinite(columns), columns, 0.0), "", "", trusted=True)  # only for the bound
     else:
         notes.append("float round-off defeated the shortest-path search for potentials")
-    if n * m <= REFERENCE_CELLS:
+    if n * m <= REFERENCE_CELLS:  # (after a negative cycle: the true gap, measured against it)
         reference = _reference_columns(problem, cr)
         if reference is not None:
             reason = "the potentials of an independently computed optimal assignment prove it"

@@ -63,5 +63,5 @@ def without_offset(problem: CostMatrix) -> Reduced | None:
     lowest = np.min(problem.costs, axis=1 if lines_are_rows else 0, keepdims=True)
     if not np.all(np.isfinite(lowest)) or not np.any(lowest):
         return None  # a line with no allowed pair (infeasible: the solver says so), or nothing to take off
-    reduced = CostMatrix.from_array(problem.costs - lowest, source=problem.source)
+    reduced = CostMatrix.from_array(problem.costs - lowest, source=problem.source, copy=False)  # ours alone
     return Reduced(problem, reduced, lowest.ravel(), lines_are_rows)
