@@ -35,6 +35,7 @@ import numpy as np
 from numba import njit, prange
 
 from .cost_summary import PARALLEL_MIN_ENTRIES
+from .batch.certify_batch import loose_pair
 from .dense_potentials import cheapest_arc_columns, dense_columns
 from .dual_steps import (INF_KEY, difference_down, float_of_bits, floor_key, floor_step, order_key, sum_exceeds,
                          violation_step)
@@ -1023,8 +1024,7 @@ def certify_assignment(problem: CostMatrix | SparseCosts, row_match, col_match=N
             v_mate = fv[rows[assigned]]
             u_own = fu[assigned]
             slack = (assigned_costs - u_own) - v_mate
-            own = rounding_tolerance(pairs, np.abs(assigned_costs) + np.abs(u_own) + np.abs(v_mate))
-            return bool(np.any(slack > 2.0 * own))  # (twice: the slack itself is computed with two roundings)
+            return bool(np.any(loose_pair(slack, assigned_costs, v_mate, u_own, pairs)))  # the batches' rule
 
     def cheaper_reference() -> float | None:
         """How much less an independently found optimal assignment costs than this one, summed exactly,

@@ -138,11 +138,14 @@ def warm_parallel_pass() -> None:
         if native:  # a held integer matrix (read-only, as a Problem holds it) made float64
             held = square.copy()
             held.setflags(write=False)
-            _convert_rows(held, np.empty((2, 2)))
+            convert_rows(held, np.empty((2, 2)))
 
 
-@njit(cache=True, parallel=True)
-def _convert_rows(values, out):
+@njit(cache=True, parallel=True, nogil=True)
+def convert_rows(values, out):
+    """out[i, j] = values[i, j] (any strides in, any real type, converted to out's), rows spread over
+    the cores: a held integer matrix made float64 here, and every chunk of a staged GPU upload
+    (solvers.targets.staged_upload)."""
     for i in prange(values.shape[0]):
         for j in range(values.shape[1]):
             out[i, j] = values[i, j]
@@ -154,5 +157,5 @@ def as_float64(values: np.ndarray) -> np.ndarray:
     if values.size < PARALLEL_MIN_ENTRIES or values.ndim != 2:
         return np.ascontiguousarray(values, dtype=np.float64)
     out = np.empty(values.shape, dtype=np.float64)
-    _convert_rows(values, out)
+    convert_rows(values, out)
     return out

@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, njit, prange
 
+from ..cost_summary import convert_rows
+
 
 CHUNK_BYTES = 32 << 20   # each of the two pinned buffers
 STAGED_MIN_BYTES = 8 << 20  # below this a plain copy is as quick as setting up the stages
@@ -27,14 +29,6 @@ def _convert_flat(source, target):
     for b in prange((source.size + block - 1) // block):
         for k in range(b * block, min(source.size, (b + 1) * block)):
             target[k] = source[k]
-
-
-@njit(cache=True, parallel=True, nogil=True)
-def _convert_rows(source, target):
-    """target[i, j] = source[i, j] (any strides in, C order out), rows spread over the cores."""
-    for i in prange(source.shape[0]):
-        for j in range(source.shape[1]):
-            target[i, j] = source[i, j]
 
 
 def _stages():
@@ -79,7 +73,7 @@ def upload_matrix(costs: np.ndarray, dtype) -> object:
         stream.synchronize()  # this buffer's previous copy has left it
         last = min(rows, first + chunk_rows)
         staged = buffer[:(last - first) * cols * dtype.itemsize].view(dtype).reshape(last - first, cols)
-        _convert_rows(costs[first:last], staged)
+        convert_rows(costs[first:last], staged)
         device[first:last].copy_to_device(staged, stream=stream)
     for _, stream in stages:
         stream.synchronize()
