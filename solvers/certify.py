@@ -35,12 +35,12 @@ import numpy as np
 from numba import njit, prange
 
 from .cost_summary import PARALLEL_MIN_ENTRIES
-from .batch.certify_batch import loose_pair
 from .dense_potentials import cheapest_arc_columns, dense_columns
 from .dual_steps import (INF_KEY, difference_down, float_of_bits, floor_key, floor_step, order_key, sum_exceeds,
                          violation_step)
 from . import konig
 from .graph_build import position_in_row
+from .near_ties import CAP as NEAR_CAP, collect_near_tight, room_for_another
 from .exact import float_sum, float_sum_up, int_sum
 from .problems import BipartiteGraph, CostMatrix, EuclideanCosts, FlowNetwork, SparseCosts, writeable_alias
 from .result import Certificate, Solution
@@ -48,10 +48,9 @@ from .result import Certificate, Solution
 INT64_MAX = int(np.iinfo(np.int64).max)
 ROUNDING = 16  # float rounding allowances: ROUNDING * epsilon * the magnitudes summed (see below)
 EPS = float(np.finfo(np.float64).eps)
-ALWAYS_RECHECKED_CELLS = 40_000  # up to 200 x 200 a proof that needs the allowance is rechecked exactly (about 1 ms)
 REFERENCE_CELLS = 10_000_000  # assignment gaps are tightened by a reference optimum up to this many entries
-LOOSE_NOTE = ("a pair's share of the gap is more than its own magnitudes explain, and the problem is too large "
-              "for an independent check")
+TIE_NOTE = ("the rounding allowance leaves room for a cheaper assignment, and the problem is too large to rule "
+            "it out by an independent solve")
 DEVICE_MIN_ENTRIES = 1 << 20  # from here a solver's duals are checked on its GPU copy of the costs, if it left one
 SPOT_ROWS = 8  # rows of a GPU check recomputed on the host
 
@@ -530,6 +529,43 @@ def _dual_rows(row_ptr, col_ind, dense, cost, u, v_check, v_floor, check: bool):
     return floor, worst, at
 
 
+@njit(cache=True, parallel=True)
+def _near_rows_parallel(row_ptr, col_ind, dense, cost, u, v, row_match, gap, count, near):
+    for i in prange(count.size):
+        count[i] = collect_near_tight(cost, row_ptr[i], row_ptr[i + 1], dense, col_ind, v, 0.0, u[i], row_match[i],
+                                      gap, near, i)
+
+
+@njit(cache=True)
+def _near_rows_serial(row_ptr, col_ind, dense, cost, u, v, row_match, gap, count, near):
+    for i in range(count.size):
+        count[i] = collect_near_tight(cost, row_ptr[i], row_ptr[i + 1], dense, col_ind, v, 0.0, u[i], row_match[i],
+                                      gap, near, i)
+
+
+@njit(cache=True)
+def _room_search(n, m, row_match, count, near, releasable_column, releasable_row):
+    scratch = np.empty((3, max(m, 1)), dtype=np.int64)
+    return room_for_another(n, m, row_match, count, near, releasable_column, releasable_row, scratch[0], scratch[1],
+                            scratch[2])
+
+
+def _room_for_another(cr: "_CostRows", u, v, row_match, gap: float) -> bool:
+    """Whether some assignment other than ``row_match`` may cost less than ``gap`` above the
+    objective of the exactly feasible dual (u, v) (solvers.near_ties): when not, it is the only
+    optimum, exactly."""
+    n, m = cr.n_rows, cr.n_cols
+    u = np.ascontiguousarray(u, dtype=np.float64)
+    v = np.ascontiguousarray(v, dtype=np.float64)
+    row_match = np.ascontiguousarray(row_match, dtype=np.int64)
+    count = np.zeros(n, dtype=np.int64)
+    near = np.empty((n, NEAR_CAP), dtype=np.int64)
+    loop = _near_rows_parallel if cr.size >= PARALLEL_MIN_ENTRIES else _near_rows_serial
+    loop(*cr.args(), u, v, row_match, float(gap), count, near)
+    with np.errstate(invalid="ignore"):
+        return bool(_room_search(n, m, row_match, count, near, -v < gap, -u < gap))
+
+
 def _worst_pair(worst: np.ndarray, at: np.ndarray) -> tuple[float, int, int]:
     """The largest violation over the rows and the first pair (in row order) attaining it."""
     if not worst.size:
@@ -986,26 +1022,28 @@ def certify_assignment(problem: CostMatrix | SparseCosts, row_match, col_match=N
         bounds.append((gap, tol, fu, fv))
         if refuted_exactly:
             return None  # an exactly negative cycle: no allowance forgives it
-        # the allowance covers rounding along paths of potentials; a gap that passes only thanks to it
-        # may be a real difference (costs sharing a large offset, one huge cost), so an independent
-        # optimum is asked first: when the gap is more than a few roundings of the magnitudes summed,
-        # or when some line's share of it is more than its own magnitudes explain (a difference of 17
-        # beside a cost of 1e18 hides in the first test, not in the second)
-        if 0 < gap <= tol:
-            loose = _loose_line(fu, fv)
-            # a small problem's independent optimum costs less than the doubt: asked at any gap
-            asked = ROUNDING * EPS * scale < gap or loose or n * m <= ALWAYS_RECHECKED_CELLS
-            if asked and cheaper_reference() is not None:
-                return None  # the allowance would forgive a real difference: an independent optimum costs less
-            if loose and n * m > REFERENCE_CELLS:  # no independent optimum at this size: not proven
-                if LOOSE_NOTE not in notes:
-                    notes.append(LOOSE_NOTE)
+        exact = integral and gap < 1.0  # every assignment costs an integer: no gap at all
+        room = gap > 0 and not exact and _room_for_another(cr, fu, fv, rows, gap)
+        if gap <= tol and room:
+            # the allowance covers the solvers' rounding, and could forgive a real difference with it
+            # (a near tie, or 17 beside a cost of 1e18): another assignment may be within the gap,
+            # so an independent optimum settles it, summed exactly
+            less = reference_saving()
+            if less is None:  # no independent optimum (past REFERENCE_CELLS): not proven
+                if TIE_NOTE not in notes:
+                    notes.append(TIE_NOTE)
                 return None
+            if less > 0:
+                return None  # the allowance would forgive a real difference: an independent optimum costs less
         if gap <= tol:
             note = f"{how}: cost - dual = {gap:.3g} <= tol {tol:.3g}"
-        elif integral and gap < 1.0:
+        elif exact:
             note = f"{how}: integer costs and dual gap {gap:.3g} < 1, so gap 0"
             reason += "; with integer costs a dual gap below 1 is no gap"
+            gap = 0.0
+        elif not room:
+            note = (f"{how}: cost - dual = {gap:.3g}, and no other assignment is within it of the dual's "
+                    "objective, so this is the only optimum")
             gap = 0.0
         else:
             return None
@@ -1016,28 +1054,17 @@ def certify_assignment(problem: CostMatrix | SparseCosts, row_match, col_match=N
     reference_check = []  # [(how much less an independent optimum costs, or None)], made once
     refuted_exactly = False  # set when the residual graph has an exactly negative cycle
 
-    def _loose_line(fu, fv) -> bool:
-        """Some assigned pair's share of the gap, c - u - v, is more than the allowance its own
-        magnitudes give (the pairs + 1 factor on |c| + |u| + |v| of that pair). (An unassigned
-        column's share, -v, has no magnitude of its own to be judged by: the gap's own test covers it.)"""
-        with np.errstate(over="ignore", invalid="ignore"):
-            v_mate = fv[rows[assigned]]
-            u_own = fu[assigned]
-            slack = (assigned_costs - u_own) - v_mate
-            return bool(np.any(loose_pair(slack, assigned_costs, v_mate, u_own, pairs)))  # the batches' rule
-
-    def cheaper_reference() -> float | None:
-        """How much less an independently found optimal assignment costs than this one, summed exactly,
-        when that is more than the fine allowance (else None); None past REFERENCE_CELLS entries."""
+    def reference_saving() -> float | None:
+        """How much less an independently found optimal assignment costs than this one, summed
+        exactly (<= 0: nothing cheaper); None past REFERENCE_CELLS entries or when none is found."""
         if not reference_check:
-            cheaper = None
+            less = None
             ref = _reference_assignment(problem) if n * m <= REFERENCE_CELLS else None
             if ref is not None and np.count_nonzero(ref >= 0) == pairs:
                 ref_cost = cr.pair_costs(ref)
                 if not np.any(np.isinf(ref_cost)):
                     less = float_sum(assigned_costs, -ref_cost[ref >= 0])  # exact sums: its sign is exact
-                    cheaper = less if less > 0 else None
-            reference_check.append(cheaper)
+            reference_check.append(less)
         return reference_check[0]
 
     solver_note = ""
@@ -1109,7 +1136,8 @@ def certify_assignment(problem: CostMatrix | SparseCosts, row_match, col_match=N
     if claimed > 0:
         notes.append(f"proven gap {gap:.6g} is within the claimed {claimed:g}" if within
                      else f"proven gap {gap:.6g} exceeds the claimed {claimed:g}")
-    refuted = reference_check[0] if reference_check else None
+    refuted = reference_check[0] if reference_check and reference_check[0] is not None and reference_check[0] > 0 \
+        else None
     if refuted is not None:
         notes.append(f"an independently found optimal assignment costs {refuted:.6g} less")
     if within:

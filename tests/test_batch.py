@@ -203,30 +203,30 @@ def test_a_proof_that_passes_only_by_the_allowance_is_checked_against_an_indepen
     """Costs 1e6 + noise of 1e-5: a swap of two rows costs about 1e-5 more, inside the allowance
     (16 (n + 1) eps sum|c|, about 7e-5 here), so the duals pass; the recheck solves the item
     independently, finds it cheaper, and says so. The solver's own optimum is left proven."""
-    from solvers.batch.certify_batch import CHEAPER_FOUND, recheck_loose_proofs
+    from solvers.batch.certify_batch import CHEAPER_FOUND, recheck_doubtful_proofs
     costs = 1e6 + np.random.default_rng(8).random((2, 100, 100)) * 1e-5
     packed, solution = _solved(costs)
-    assert list(recheck_loose_proofs(packed, solution.row_to_col, certify_packed(packed, solution))["reason"]) == [
+    assert list(recheck_doubtful_proofs(packed, solution.row_to_col, certify_packed(packed, solution))["reason"]) == [
         PROVEN, PROVEN]
     swapped = np.array(solution.row_to_col)
     swapped[[0, 1]] = swapped[[1, 0]]
     worse = _tampered(solution, row_to_col=swapped)
     checked = certify_packed(packed, worse)
     assert checked["reason"][0] == PROVEN  # the allowance alone forgives it
-    checked = recheck_loose_proofs(packed, worse.row_to_col, checked)
+    checked = recheck_doubtful_proofs(packed, worse.row_to_col, checked)
     assert list(checked["reason"]) == [CHEAPER_FOUND, PROVEN] and 0 < checked["gap"][0] < 1e-4
 
 
 def test_a_swap_hidden_by_one_huge_cost_is_flagged_and_refuted_by_the_recheck():
     """One row near 1e18 makes the item's allowance about 1e5: a swap of two other rows, worse by a
-    few units, passes the gap's tests. Its pairs' shares of the gap are more than their own
-    magnitudes explain, so the item is flagged (``loose``), rechecked, and found more expensive."""
-    from solvers.batch.certify_batch import CHEAPER_FOUND, recheck_loose_proofs
+    few units, passes the gap's tests. The pairs within the gap of tight leave room for another
+    assignment, so the item is marked (``doubt``), rechecked, and found more expensive."""
+    from solvers.batch.certify_batch import CHEAPER_FOUND, recheck_doubtful_proofs
     rng = np.random.default_rng(21)
     costs = rng.integers(0, 100, (2, 30, 30)).astype(np.float64)
     costs[:, 0] += 1e18
     packed, solution = _solved(costs)
-    checked = recheck_loose_proofs(packed, solution.row_to_col, certify_packed(packed, solution))
+    checked = recheck_doubtful_proofs(packed, solution.row_to_col, certify_packed(packed, solution))
     assert list(checked["reason"]) == [PROVEN, PROVEN]  # (its duals may be flagged too: the recheck agrees)
     base = np.array(solution.row_to_col)
     item = costs[0]
@@ -238,8 +238,8 @@ def test_a_swap_hidden_by_one_huge_cost_is_flagged_and_refuted_by_the_recheck():
     swapped[[1, k]] = swapped[[k, 1]]
     worse = _tampered(solution, row_to_col=swapped)
     checked = certify_packed(packed, worse)
-    assert checked["reason"][0] == PROVEN and checked["loose"][0] == 1  # the allowance alone forgives it
-    checked = recheck_loose_proofs(packed, worse.row_to_col, checked)
+    assert checked["reason"][0] == PROVEN and checked["doubt"][0] == 1  # the allowance alone forgives it
+    checked = recheck_doubtful_proofs(packed, worse.row_to_col, checked)
     assert list(checked["reason"]) == [CHEAPER_FOUND, PROVEN] and checked["gap"][0] == more
 
 

@@ -96,7 +96,6 @@ def test_editing_a_body_compiles_it_again_and_its_new_code_runs(tmp_path):
     shutil.copytree(ROOT / "solvers", copy / "solvers", ignore=shutil.ignore_patterns("__pycache__"))
     env = fresh_env(tmp_path)
     before = probe("cpu", "pr-seq", env, copy)
-    assert probe("cpu", "pr-seq", env, copy)["compiled"] == 0
     cheap = copy / "solvers" / "matching" / "cheap.py"
     text = cheap.read_text()
     body = text.index("def greedy_fill(")

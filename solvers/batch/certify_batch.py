@@ -23,6 +23,13 @@ subnormal numbers (float arithmetic's absolute error term): without it, costs th
 subnormal had a tolerance of 0, below the bound's own slack, and could never be proven. For
 integer costs it is at most 0.5.
 
+The allowance forgives rounding, and could forgive a real difference with it (17 beside a cost of
+1e18). solvers.near_ties tells which: when the pairs within the gap of tight (and the lines whose
+potential is within it) leave no room for another assignment, the answer is the only optimum,
+exactly, with or without the allowance (integer items: a gap below 1 is exactly none). A proof that
+rests on the allowance alone is marked ``doubt`` and rechecked against an independent optimum
+(recheck_doubtful_proofs).
+
 An answer claimed infeasible is confirmed by the certificate's own maximum matching on the allowed
 pairs (augmenting paths): fewer matched rows than rows proves that no complete assignment exists.
 
@@ -35,11 +42,12 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
 from numba import njit, prange
-from numba.extending import register_jitable
 
 from ..dual_steps import INF_BITS, INF_KEY, MAGNITUDE_BITS, bits_of, dual_size, float_of_bits, floor_key, order_key
+from ..near_ties import CAP, collect_near_tight, near_tight, room_for_another
 
 EPS = float(np.finfo(np.float64).eps)
 ROUNDING = 16
@@ -62,10 +70,13 @@ REASONS = {
     11: "the costs on the GPU changed during the solve (their checksum differs), so nothing is proven",
     12: "an independently solved optimum costs {gap:.6g} less: a difference the rounding allowance would have "
         "forgiven",
+    13: "the rounding allowance leaves room for a cheaper assignment, and the item is too large to rule it out "
+        "by an independent solve",
 }
 INFEASIBLE_PROVEN = 10
 COSTS_CHANGED = 11
 CHEAPER_FOUND = 12
+NOT_SETTLED = 13
 
 
 @njit(cache=True)
@@ -139,21 +150,13 @@ def _max_matching(costs, base, n, m):
     return matched
 
 
-@register_jitable
-def loose_pair(share, c, v, floor, n):
-    """An assigned pair's share of the gap (c - v - floor, its leading float) is more than twice the
-    allowance its own magnitudes give, ROUNDING (n + 1) eps (|c| + |v| + |floor|): the CPU's and the
-    GPU's certificate flag such an item for an exact recheck (a difference the item's whole
-    allowance would forgive when one huge cost sits elsewhere)."""
-    return share > 2.0 * ROUNDING * (n + 1) * EPS * (abs(c) + abs(v) + abs(floor))
-
-
 @njit(cache=True)
 def _certify_item(costs, base, n, m, row_to_col, u, v, ro, co, claimed_infeasible, out_value, out_gap, out_tol,
-                  out_loose):
-    """(reason code, row, column) of item; writes its value, gap bound and tolerance, and ``out_loose``
-    1 when some assigned pair's share of the gap is more than its own magnitudes explain (see
-    loose_pair: the host then rechecks a proven item against an independent optimum)."""
+                  out_doubt, work):
+    """(reason code, row, column) of item; writes its value, gap bound and tolerance, and
+    ``out_doubt`` 1 when only the allowance proves it (the module docstring: the host rechecks it
+    against an independent optimum). ``work``: one thread's share of workspace(...)'s arrays
+    (thread_work), its scratch."""
     if claimed_infeasible:
         size = _max_matching(costs, base, n, m)
         if size < n:
@@ -212,31 +215,42 @@ def _certify_item(costs, base, n, m, row_to_col, u, v, ro, co, claimed_infeasibl
     #    the solver's (u, v) checked on the same pass over the costs
     s, e_sum, e_abs = 0.0, 0.0, 0.0
     count = 0
+    floors = work[0][:n]
     for i in range(n):
         row = base + i * m
         ui = u[ro + i]
         # one straight loop over the row, which the compiler vectorises: a count of violations
         # (a forbidden pair's is -inf, never counted) and the floor as an integer minimum of keys
+        # (and a count of the pairs that might be within the gap of tight: see item_room)
         violations = 0
+        close = 0
+        first = m
+        last = -1
         key = INF_KEY
         for j in range(m):
             c = np.float64(costs[row + j])
             vj = v[co + j]
             violations += ui + vj - c > tol
+            near_pair = ui + vj - c > -3.0 * tol
+            close += near_pair
+            first = min(first, j if near_pair else m)
+            last = max(last, j if near_pair else -1)
             key = min(key, floor_key(c, vj - shift))
         if violations:
             for j in range(m):  # the first, for the reason
                 if ui + v[co + j] - np.float64(costs[row + j]) > tol:
                     return 4, i, j
         floor = float_of_bits(order_key(key))
+        work[1][i] = close
+        work[2][i, 0] = first
+        work[2][i, 1] = last
         j = row_to_col[ro + i]
         c = np.float64(costs[row + j])
         if abs(c - ui - v[co + j]) > tol:
             return 5, i, j
+        floors[i] = floor
         d, e1 = _two_sum(c, -(v[co + j] - shift))  # c - v_j - floor, as three floats exactly
         f, e2 = _two_sum(d, -floor)
-        if loose_pair(f, c, v[co + j] - shift, floor, n):
-            out_loose[0] = 1
         s, e_sum, e_abs = _add(f, s, e_sum, e_abs)
         s, e_sum, e_abs = _add(e2, s, e_sum, e_abs)
         s, e_sum, e_abs = _add(e1, s, e_sum, e_abs)
@@ -248,18 +262,74 @@ def _certify_item(costs, base, n, m, row_to_col, u, v, ro, co, claimed_infeasibl
                 count += 1
     gap = _sum_up(s, e_sum, e_abs, count)
     out_gap[0] = gap
-    if gap <= tol or (integral and gap < 1.0):
+    if integral and gap < 1.0:
+        return PROVEN, -1, -1  # every assignment costs an integer: no gap at all
+    if not item_room(costs, base, n, m, row_to_col[ro:ro + n], floors, v[co:co + m], shift, gap, gap > tol,
+                     work[1][:n], work[2][:n], work[3][:m], work[4][:, :m]):
+        return PROVEN, -1, -1  # no other assignment within the gap: the only optimum, exactly
+    if gap <= tol:
+        out_doubt[0] = 1  # proven by the allowance alone: the host asks an independent optimum
         return PROVEN, -1, -1
     return 8, -1, -1
 
 
+@njit(cache=True)
+def item_room(costs, base, n, m, mates, floors, v, shift, gap, every_row, count, near, releasable, scratch):
+    """near_ties.room_for_another for one item (rows <= cols) of the dual (floors, v - shift);
+    ``count``, ``near``, ``releasable`` and ``scratch`` (3 x m): its workspace.
+
+    ``count`` holds, from the certificate's pass, each row's number of "close" pairs, with u_i + v_j -
+    c_ij above -3 tol (the solver's duals, already checked within tol), and near[i, 0:2] the first and
+    last of them. While gap <= tol, a pair within the gap of tight is close (against the rounded-down
+    u_i the solver's differs by at most tol, and the rounding of that test by far less), so a row
+    with at most three close pairs, its assigned one among them and known, is settled from those
+    alone, without reading its costs again (most rows: an optimum's duals make about one pair per
+    row tight besides the assigned ones). ``every_row``: the gap is above tol, and every row is read."""
+    for i in range(n):
+        close, first, last, mate = count[i], near[i, 0], near[i, 1], mates[i]
+        if not every_row and close <= 3:
+            if close == 3 and (first == mate or last == mate):
+                pass  # the middle one is unknown: read the row
+            else:
+                count[i] = 0
+                for j in (first, last):
+                    if close > 1 and j != mate and near_tight(costs[base + i * m + j], v[j] - shift, floors[i], gap):
+                        near[i, count[i]] = j
+                        count[i] += 1
+                continue
+        count[i] = collect_near_tight(costs, base + i * m, base + (i + 1) * m, True, mates, v, shift, floors[i],
+                                      mates[i], gap, near, i)
+    for j in range(m):
+        releasable[j] = -(v[j] - shift) < gap
+    return room_for_another(n, m, mates, count, near, releasable, releasable, scratch[0], scratch[1], scratch[2])
+
+
+def workspace(rows, cols) -> tuple:
+    """The certificate's scratch, one share per thread, each for the largest item (``rows``, ``cols``:
+    the items' row and column counts): each row's rounded-down u_i, its close-pair count and
+    near-tight columns, each column's releasable flag, the near-tie search's three column arrays.
+    Made once, not per item."""
+    threads = numba.config.NUMBA_NUM_THREADS  # the pool: every id numba.get_thread_id can give
+    n = max(int(np.max(rows, initial=0)), 1)
+    m = max(int(np.max(cols, initial=0)), 1)
+    return (np.empty((threads, n)), np.empty((threads, n), dtype=np.int64), np.empty((threads, n, CAP), dtype=np.int64),
+            np.empty((threads, m), dtype=np.bool_), np.empty((threads, 3, m), dtype=np.int64))
+
+
+@njit(cache=True)
+def thread_work(work):
+    """The calling thread's share of workspace(...)."""
+    t = numba.get_thread_id()
+    return work[0][t], work[1][t], work[2][t], work[3][t], work[4][t]
+
+
 @njit(cache=True, parallel=True, nogil=True)
 def _certify_all(costs, offsets, rows, cols, row_offsets, col_offsets, row_to_col, u, v, status, reason, at_row,
-                 at_col, value, gap, tol, loose):
+                 at_col, value, gap, tol, doubt, work):
     for b in prange(rows.size):
         code, i, j = _certify_item(costs, offsets[b], rows[b], cols[b], row_to_col, u, v, row_offsets[b],
                                    col_offsets[b], status[b] != 0, value[b:b + 1], gap[b:b + 1], tol[b:b + 1],
-                                   loose[b:b + 1])
+                                   doubt[b:b + 1], thread_work(work))
         reason[b] = code
         at_row[b] = i
         at_col[b] = j
@@ -276,7 +346,8 @@ def certify_packed(packed, solution):
         _certify_all(packed.costs, packed.offsets, packed.rows, packed.cols, packed.row_offsets, packed.col_offsets,
                      np.asarray(solution.row_to_col, dtype=np.int64), np.asarray(solution.u, dtype=np.float64),
                      np.asarray(solution.v, dtype=np.float64), np.asarray(solution.status, dtype=np.int8),
-                     out["reason"], out["at_row"], out["at_col"], out["value"], out["gap"], out["tol"], out["loose"])
+                     out["reason"], out["at_row"], out["at_col"], out["value"], out["gap"], out["tol"], out["doubt"],
+                     workspace(packed.rows, packed.cols))
     return out
 
 
@@ -284,33 +355,35 @@ def empty_outcome(count: int) -> dict:
     """certify_packed's per-item arrays before any item is checked (the GPU's certificate fills the same)."""
     return {"reason": np.zeros(count, dtype=np.int8), "at_row": np.full(count, -1, dtype=np.int64),
             "at_col": np.full(count, -1, dtype=np.int64), "value": np.full(count, np.nan),
-            "gap": np.full(count, np.nan), "tol": np.full(count, np.nan), "loose": np.zeros(count, dtype=np.int8)}
+            "gap": np.full(count, np.nan), "tol": np.full(count, np.nan), "doubt": np.zeros(count, dtype=np.int8)}
 
 
-def recheck_loose_proofs(packed, row_to_col, checked: dict) -> dict:
-    """The proofs that pass only thanks to the allowance's (rows + 1) factor (a gap above tol / (rows
-    + 1): costs sharing a large offset), or with a pair whose share of the gap its own magnitudes do
-    not explain (``loose``: a difference of 17 beside a cost of 1e18), are checked against an item solved
-    independently (scipy), both costs summed exactly; a cheaper optimum makes the item CHEAPER_FOUND,
-    its gap the difference. Integer items (tol capped at 1/2, where a gap below 1 is exactly none) and
-    everything else are left as they are; ``checked`` is changed in place and returned. ``packed``'s
-    costs may be on a GPU: only the items rechecked are copied back."""
-    reason, gap, tol = checked["reason"], checked["gap"], checked["tol"]
-    rows = np.asarray(packed.rows)
-    with np.errstate(invalid="ignore"):
-        loose = np.flatnonzero((reason == PROVEN) & (tol != 0.5) & ((gap > tol / (rows + 1.0)) | (checked["loose"] != 0)))
-    if not loose.size:
+def recheck_doubtful_proofs(packed, row_to_col, checked: dict) -> dict:
+    """The proofs by the allowance alone (``doubt``: room for another assignment within the gap, see
+    the module docstring: a near tie, or a difference of 17 forgiven beside a cost of 1e18) are
+    checked against an item solved independently (scipy), both costs summed exactly: a cheaper
+    optimum makes the item CHEAPER_FOUND, its gap the difference; an item too large for that check
+    (past certify.REFERENCE_CELLS entries) is NOT_SETTLED. ``checked`` is changed in place and returned. ``packed``'s costs may be on a GPU: only the
+    items rechecked are copied back."""
+    reason, gap = checked["reason"], checked["gap"]
+    doubtful = np.flatnonzero((reason == PROVEN) & (checked["doubt"] != 0))
+    if not doubtful.size:
         return checked
-    from ..certify import _reference_assignment
+    from ..certify import REFERENCE_CELLS, _reference_assignment
     from ..problems import CostMatrix
+    rows = np.asarray(packed.rows)
     row_to_col = np.asarray(row_to_col)
-    for b in loose:
+    for b in doubtful:
         n, m, first = int(rows[b]), int(packed.cols[b]), int(packed.offsets[b])
+        if n * m > REFERENCE_CELLS:
+            reason[b] = NOT_SETTLED
+            continue
         item = packed.costs[first:first + n * m]
         item = np.asarray(item.copy_to_host() if hasattr(item, "copy_to_host") else item, dtype=np.float64)
         item = item.reshape(n, m)
         reference = _reference_assignment(CostMatrix.from_array(item, copy=False))
         if reference is None or np.any(reference < 0):
+            reason[b] = NOT_SETTLED
             continue
         ours = row_to_col[int(packed.row_offsets[b]):int(packed.row_offsets[b]) + n]
         less = math.fsum(item[np.arange(n), ours].tolist() + (-item[np.arange(n), reference]).tolist())

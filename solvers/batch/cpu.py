@@ -23,7 +23,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..dual_steps import float_of_bits
-from .certify_batch import _certify_item
+from .certify_batch import _certify_item, thread_work
 from .item_clock import ticks, ticks_per_second
 from .packing import INFEASIBLE, SOLVED, PackedBatch, PackedSolution
 from .scan import first_bad_entries, scan_range
@@ -194,8 +194,8 @@ def _solve_item(costs, base, n, m, row_to_col, u, v, ro, co):
 
 @njit(cache=True, parallel=True, nogil=True)
 def _solve_all(costs, offsets, rows, cols, row_offsets, col_offsets, row_to_col, u, v, iterations, status,
-               item_ticks, check, limits, holds, top_bits, reason, at_row, at_col, value, gap, tol, loose,
-               certify_ticks):
+               item_ticks, check, limits, holds, top_bits, reason, at_row, at_col, value, gap, tol, doubt,
+               certify_ticks, work):
     """Each item in one thread, from one read of its costs: checked first when ``check`` (``holds``
     marks an item with NaN or -inf, ``top_bits`` its largest finite |cost|; such an item, or one
     above ``limits``, is not solved, and the caller refuses the batch), then solved, then certified
@@ -217,7 +217,7 @@ def _solve_all(costs, offsets, rows, cols, row_offsets, col_offsets, row_to_col,
         item_ticks[b] = end - start if start >= 0 and end >= start else -1
         code, i, j = _certify_item(costs, offsets[b], rows[b], cols[b], row_to_col, u, v, row_offsets[b],
                                    col_offsets[b], s != 0, value[b:b + 1], gap[b:b + 1], tol[b:b + 1],
-                                   loose[b:b + 1])
+                                   doubt[b:b + 1], thread_work(work))
         done = ticks()
         reason[b] = code
         at_row[b] = i
@@ -237,7 +237,7 @@ def solve_packed(packed: PackedBatch) -> PackedSolution:
     """Solve every item of ``packed`` on the CPU cores (the backend ``cpu``) and certify each one
     right after its solve (PackedSolution.certificate); an ``unchecked`` batch is checked item by
     item first and refused as inputs.refuse_bad_items words it."""
-    from .certify_batch import empty_outcome
+    from .certify_batch import empty_outcome, workspace
     from .inputs import cost_limits, refuse_bad_items
     count = packed.size
     row_to_col = np.empty(int(packed.row_offsets[-1]), dtype=np.int64)
@@ -255,7 +255,8 @@ def solve_packed(packed: PackedBatch) -> PackedSolution:
         _solve_all(packed.costs, packed.offsets, packed.rows, packed.cols, packed.row_offsets,
                    packed.col_offsets, row_to_col, u, v, iterations, status, item_ticks, check, cost_limits(packed),
                    holds, top_bits, outcome["reason"], outcome["at_row"], outcome["at_col"], outcome["value"],
-                   outcome["gap"], outcome["tol"], outcome["loose"], certify_ticks)
+                   outcome["gap"], outcome["tol"], outcome["doubt"], certify_ticks,
+                   workspace(packed.rows, packed.cols))
     if check:  # the check's verdict, worded as the checking pass words it
         bad, where = first_bad_entries(packed.costs, packed.offsets, holds)  # reads only those items
         refuse_bad_items(packed, bad, where, top_bits.view(np.float64))

@@ -531,6 +531,7 @@ def certify_packed(packed, solution):
 
 
 def _certify_on_device(packed, solution):
+    from ..near_ties import CAP
     from .certify_batch import EPS, INFEASIBLE_PROVEN, TINY, _max_matching
     from .certify_batch import empty_outcome
     from numba import cuda
@@ -556,21 +557,24 @@ def _certify_on_device(packed, solution):
         status = _answer_array(launcher, solution.status, np.int8)
     # the per-item outputs, one block per type, each field a row (contiguous, as the kernel takes it):
     # three copies up and back, not ten
-    floats = cuda.to_device(np.stack([value, tol, np.zeros(count), np.zeros(count), np.zeros(count)]))
+    floats = cuda.to_device(np.stack([value, tol, np.zeros(count), np.zeros(count), np.zeros(count),
+                                      np.zeros(count)]))
     ints = cuda.to_device(np.stack([at_row, at_col, np.zeros(count, np.int64)]))
-    bytes_ = cuda.to_device(np.zeros((3, count), np.int8))
-    value_d, tol_d, s_d, e_d, eabs_d = (floats[k] for k in range(5))
+    bytes_ = cuda.to_device(np.zeros((2, count), np.int8))
+    value_d, tol_d, s_d, e_d, eabs_d, shift_d = (floats[k] for k in range(6))
     at_row_d, at_col_d, count_d = (ints[k] for k in range(3))
-    reason_d, integral_d, loose_d = bytes_[0], bytes_[1], bytes_[2]
-    launcher.launch(K.CERTIFY_EXACT, count, costs, *(_index_array(launcher, a) for a in (
-                    packed.offsets, packed.rows, packed.cols, packed.row_offsets, packed.col_offsets)),
-                    r2c, u, v, status, cuda.device_array(max(total_cols, 1), np.int32),
-                    cuda.device_array(max(total_rows, 1), np.int32), cuda.device_array(max(total_rows, 1)),
-                    cuda.device_array(max(total_rows, 1)), cuda.device_array(max(total_rows, 1)), reason_d, at_row_d,
-                    at_col_d, value_d, tol_d, integral_d, s_d, e_d, eabs_d, count_d, loose_d)
-    value[:], tol[:], s_all, e_all, eabs_all = floats.copy_to_host()
+    reason_d, integral_d = bytes_[0], bytes_[1]
+    floor_d = cuda.device_array(max(total_rows, 1))
+    indexes = [_index_array(launcher, a) for a in (packed.offsets, packed.rows, packed.cols, packed.row_offsets,
+                                                   packed.col_offsets)]
+    launcher.launch(K.CERTIFY_EXACT, count, costs, *indexes, r2c, u, v, status,
+                    cuda.device_array(max(total_cols, 1), np.int32), cuda.device_array(max(total_rows, 1), np.int32),
+                    cuda.device_array(max(total_rows, 1)), cuda.device_array(max(total_rows, 1)),
+                    cuda.device_array(max(total_rows, 1)), floor_d, reason_d, at_row_d, at_col_d, value_d, tol_d,
+                    integral_d, s_d, e_d, eabs_d, count_d, shift_d)
+    value[:], tol[:], s_all, e_all, eabs_all, _ = floats.copy_to_host()
     at_row[:], at_col[:], count_all = ints.copy_to_host()
-    code, integral_all, out["loose"][:] = bytes_.copy_to_host()
+    code, integral_all = bytes_.copy_to_host()
     decided = code > 0
     reason[decided] = code[decided]
     summed = np.flatnonzero(code == K.HOST_DECIDES_GAP)
@@ -583,9 +587,23 @@ def _certify_on_device(packed, solution):
         bound = 2.0 * (EPS * np.abs(g) + (terms + 2) * EPS * e_abs) + 8 * TINY
         bound_up = np.nextafter(g + bound, np.inf)
         gap[summed] = bound_up
-        integral = integral_all[summed] == 1
-        proven = (bound_up <= tol[summed]) | (integral & (bound_up < 1.0))
-        reason[summed] = np.where(proven, 0, 8)
+        exact = (integral_all[summed] == 1) & (bound_up < 1.0)  # integers: a gap below 1 is none
+        room = np.zeros(summed.size, dtype=bool)
+        if not exact.all():  # the others: is another assignment within the gap? (certify_batch.item_room)
+            wanted = np.zeros(count, dtype=np.int8)
+            wanted[summed[~exact]] = 1
+            gaps = np.zeros(count)
+            gaps[summed] = bound_up
+            room_d = cuda.to_device(np.zeros(count, np.int8))
+            launcher.launch(K.NEAR_TIES, count, costs, *indexes, r2c, v, floor_d, shift_d, cuda.to_device(gaps),
+                            cuda.to_device(wanted), cuda.device_array(max(total_rows, 1), np.int64),
+                            cuda.device_array((max(total_rows, 1), CAP), np.int64),
+                            cuda.device_array(max(total_cols, 1), np.bool_),
+                            cuda.device_array((3, max(total_cols, 1)), np.int64), room_d)
+            room = (room_d.copy_to_host()[summed] == 1) & ~exact
+        within = bound_up <= tol[summed]
+        reason[summed] = np.where(exact | ~room | within, 0, 8)
+        out["doubt"][summed] = room & within  # proven by the allowance alone: rechecked on the host
     for b in np.flatnonzero(code == K.HOST_DECIDES_INFEASIBLE):  # that item's costs alone come back
         n, m = int(packed.rows[b]), int(packed.cols[b])
         item = costs[int(packed.offsets[b]):int(packed.offsets[b + 1])].copy_to_host() if n * m else np.zeros(0)

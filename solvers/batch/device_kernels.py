@@ -48,7 +48,7 @@ from numba import float64, int32, int64
 from numba.extending import register_jitable
 
 from ..dual_steps import checksum_term, dual_size, float64_bits, floor_step
-from .certify_batch import loose_pair
+from ..near_ties import collect_near_tight, room_for_another
 from ..targets.cuda_jit import cuda_kernel
 from ..targets.geometry import WARP_SIZE
 from ..targets.kernel import BLOCK_PER_ITEM, EACH, Kernel
@@ -597,8 +597,8 @@ def _c_add(x, s, e_sum, e_abs):
 
 @cuda_kernel
 def certify_exact_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, row_to_col, u, v, status, owner,
-                       r_bad, r_f, r_e2, r_e1, reason, at_row, at_col, value, tol_out, integral_out, s_out, e_out,
-                       eabs_out, count_out, loose_out):
+                       r_bad, r_f, r_e2, r_e1, r_floor, reason, at_row, at_col, value, tol_out, integral_out, s_out,
+                       e_out, eabs_out, count_out, shift_out):
     """certify_batch._certify_item's checks and sums, in its order, one block per item: the O(n m)
     passes (the largest |c| and integrality, each row's rounded-down floor min_j (c_ij - v_j), its
     first violated pair and its three exact gap terms) spread over the threads with order-free
@@ -607,8 +607,9 @@ def certify_exact_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, row
     in certify_batch's order. Only additions, subtractions and comparisons touch the sums, so no
     fused multiply-add changes a bit. ``reason``: a final code (1-7), HOST_DECIDES_GAP (the host
     bounds s + e from ``s_out``, ``e_out``, ``eabs_out``, ``count_out`` and decides 0 or 8) or
-    HOST_DECIDES_INFEASIBLE; ``loose_out`` 1 where certify_batch.loose_pair holds for some assigned
-    pair. ``owner`` (int32, by col_offsets) and ``r_*`` (by row_offsets): scratch."""
+    HOST_DECIDES_INFEASIBLE. ``r_floor`` (each row's rounded-down u_i) and ``shift_out`` (each item's
+    shift of v) are kept for NEAR_TIES. ``owner`` (int32, by col_offsets) and the other ``r_*`` (by
+    row_offsets): scratch."""
     sh_top = cuda.shared.array(TREE_BLOCK, float64)
     sh_int = cuda.shared.array(TREE_BLOCK, int32)
     sh_f = cuda.shared.array(2, float64)
@@ -737,6 +738,7 @@ def certify_exact_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, row
                     if abs(c - ui - v[c0 + j]) > tol:
                         bad = m
                     else:
+                        r_floor[r0 + i] = floor
                         d, e1 = _c_two_sum(c, -(v[c0 + j] - shift))
                         f, e2 = _c_two_sum(d, -floor)
                         r_f[r0 + i] = f
@@ -750,7 +752,6 @@ def certify_exact_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, row
                 e_sum = 0.0
                 e_abs = 0.0
                 count = 0
-                loose = 0
                 for i in range(n):
                     bad = r_bad[r0 + i]
                     if bad >= 0:
@@ -758,12 +759,6 @@ def certify_exact_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, row
                         at_row[b] = i
                         at_col[b] = bad if bad < m else row_to_col[r0 + i]
                         break
-                    j = row_to_col[r0 + i]
-                    c = float64(costs[base + i * m + j])
-                    vj = v[c0 + j] - shift
-                    floor = (c - vj) - r_f[r0 + i]  # the row's floor, up to a rounding its size allows
-                    if loose_pair(r_f[r0 + i], c, vj, floor, n):
-                        loose = 1
                     s, e_sum, e_abs = _c_add(r_f[r0 + i], s, e_sum, e_abs)
                     s, e_sum, e_abs = _c_add(r_e2[r0 + i], s, e_sum, e_abs)
                     s, e_sum, e_abs = _c_add(r_e1[r0 + i], s, e_sum, e_abs)
@@ -773,7 +768,7 @@ def certify_exact_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, row
                         if owner[c0 + j] < 0:
                             s, e_sum, e_abs = _c_add(-(v[c0 + j] - shift), s, e_sum, e_abs)
                             count += 1
-                loose_out[b] = loose
+                shift_out[b] = shift
                 if code != 0:
                     reason[b] = code
                 else:
@@ -787,6 +782,44 @@ def certify_exact_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, row
 
 CERTIFY_EXACT = Kernel("batch_certify_exact", None, certify_exact_cuda, BLOCK_PER_ITEM, threads=BLOCK,
                        sim_threads=SIM_BLOCK)
+
+
+@cuda_kernel
+def near_ties_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, row_to_col, v, r_floor, shift, gap, wanted,
+                   count, near, releasable, scratch, room):
+    """certify_batch.item_room on the GPU, one block per item where ``wanted``: the threads collect
+    their rows' near-tight pairs (near_ties.collect_near_tight, on the dual CERTIFY_EXACT left:
+    ``r_floor``, v - ``shift``) below the item's ``gap`` (the host's bound), thread 0 searches them
+    (near_ties.room_for_another) and writes ``room`` 1 where another assignment may be within the
+    gap. ``count``, ``near`` (by row_offsets), ``releasable`` and ``scratch`` (3 rows, by col_offsets):
+    scratch."""
+    t = cuda.threadIdx.x
+    nt = cuda.blockDim.x
+    for b in range(cuda.blockIdx.x, rows.shape[0], cuda.gridDim.x):
+        if wanted[b] == 0:
+            continue
+        n = rows[b]
+        m = cols[b]
+        base = offsets[b]
+        r0 = row_offsets[b]
+        c0 = col_offsets[b]
+        g = gap[b]
+        k = shift[b]
+        for i in range(t, n, nt):
+            count[r0 + i] = collect_near_tight(costs, base + i * m, base + (i + 1) * m, True, row_to_col,
+                                               v[c0:c0 + m], k, r_floor[r0 + i], row_to_col[r0 + i], g, near, r0 + i)
+        for j in range(t, m, nt):
+            releasable[c0 + j] = -(v[c0 + j] - k) < g
+        cuda.syncthreads()
+        if t == 0:
+            found = room_for_another(n, m, row_to_col[r0:r0 + n], count[r0:r0 + n], near[r0:r0 + n],
+                                     releasable[c0:c0 + m], releasable[c0:c0 + m], scratch[0, c0:c0 + m],
+                                     scratch[1, c0:c0 + m], scratch[2, c0:c0 + m])
+            room[b] = 1 if found else 0
+        cuda.syncthreads()
+
+
+NEAR_TIES = Kernel("batch_near_ties", None, near_ties_cuda, BLOCK_PER_ITEM, threads=BLOCK, sim_threads=SIM_BLOCK)
 
 
 

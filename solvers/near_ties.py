@@ -1,0 +1,192 @@
+"""Whether any other assignment could cost less than the gap a certificate proved: the exact test
+behind every proof that leans on the rounding allowance (solvers.certify, the batch certificates on
+the cpu and the GPU). Written once, for cpu loops and GPU kernels alike.
+
+Take an exactly feasible dual (u, v) and an assignment A whose cost exceeds the dual's objective D
+by at most G (the certificate's rounded-up gap). Every assignment X costs D plus the slacks
+s_ij = c_ij - u_i - v_j >= 0 of its pairs, plus -v_j >= 0 for each column it leaves free (rows <
+cols, v <= 0) or -u_i >= 0 for each row it leaves unassigned (rows > cols, u <= 0). An X cheaper than
+A therefore uses only pairs of slack below G ("near-tight") and frees only columns (rows) whose term
+is below G ("releasable"). Compared with A, such an X moves rows along near-tight pairs, around
+cycles or along paths that start at a releasable line and end at one A leaves free. So when the
+near-tight pairs outside A form no such cycle or path, A is the only assignment within G of D: it
+is exactly optimal, whatever rounding the dual carries. When they do (a near tie, or a difference of
+17 hidden by the rounding of a cost of 1e18), only an independent optimum settles it.
+
+The graph: one node per column; a column used by row i has an edge to every column of a near-tight
+pair of row i (row i could move there, handing its column over). A slack is bounded from below by
+rounding down at every step (dual_steps.difference_down), so a pair is left out only when it is
+certainly not near-tight. A row with more than CAP near-tight pairs (ties everywhere) is taken as
+room for another assignment, without a search.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba.extending import register_jitable
+
+from .dual_steps import difference_down
+
+EPS = float(np.finfo(np.float64).eps)
+TINY = 5e-324
+CAP = 8  # near-tight pairs kept per row; more means ties: the search is skipped, and a recheck asked
+
+
+@register_jitable
+def near_tight(c, v_j, u_i, gap):
+    """Whether pair (c, v_j, u_i) might have a slack c - v_j - u_i below ``gap`` (a lower bound of the
+    slack, every step rounded down, is; +inf costs never are)."""
+    return difference_down(difference_down(c, v_j), u_i) < gap
+
+
+@register_jitable
+def collect_near_tight(cost, start, stop, dense, col_ind, v, shift, u_i, mate, gap, near, r):
+    """Row r's near-tight pairs but its assigned one (its entries cost[start:stop], column k - start
+    when ``dense`` else col_ind[k]; the dual's v_j is v[j] - shift): the first CAP columns into
+    near[r], the count returned."""
+    # a quick rounded test first, in a loop with no branch (the compiler vectorises it): its error is
+    # below 4 eps of the magnitudes, so a pair it clears by that much is certainly not near-tight (a
+    # forbidden pair never fails it); most rows have none but their assigned pair
+    candidates = 0
+    for k in range(start, stop):
+        j = k - start if dense else col_ind[k]
+        c = cost[k]
+        w = v[j] - shift
+        candidates += (c - w) - u_i < gap + 4.0 * EPS * (abs(c) + abs(w) + abs(u_i)) + 4.0 * TINY
+    if candidates <= 1:
+        if candidates == 0 or _passes_quick(cost, start, stop, dense, col_ind, v, shift, u_i, mate, gap):
+            return 0  # none, or only the assigned pair
+    count = 0
+    for k in range(start, stop):
+        j = k - start if dense else col_ind[k]
+        c = cost[k]
+        w = v[j] - shift
+        if (c - w) - u_i >= gap + 4.0 * EPS * (abs(c) + abs(w) + abs(u_i)) + 4.0 * TINY:
+            continue
+        if j != mate and near_tight(c, w, u_i, gap):
+            if count < CAP:
+                near[r, count] = j
+            count += 1
+    return count
+
+
+@register_jitable
+def _passes_quick(cost, start, stop, dense, col_ind, v, shift, u_i, mate, gap):
+    """Whether row's assigned pair (column ``mate``) is a quick-test candidate (collect_near_tight)."""
+    if mate < 0:
+        return False
+    if dense:
+        k = start + mate
+    else:
+        k = stop
+        for q in range(start, stop):
+            if col_ind[q] == mate:
+                k = q
+        if k == stop:
+            return False
+    c = cost[k]
+    w = v[mate] - shift
+    return (c - w) - u_i < gap + 4.0 * EPS * (abs(c) + abs(w) + abs(u_i)) + 4.0 * TINY
+
+
+@register_jitable
+def room_for_another(n, m, mates, count, near, releasable_column, releasable_row, owner, state, stack):
+    """Whether the near-tight pairs (row i's first min(count[i], CAP) columns in near[i], its count
+    above CAP meaning "too many") leave room for an assignment other than ``mates`` (row -> column,
+    -1 unassigned) within the gap: a cycle, or a path from a releasable column to a free one (rows <
+    cols), or from a column an unassigned row could take to one whose row is releasable (rows >
+    cols). Scratch: ``owner`` (m), ``state`` (m), ``stack`` (m), all int64."""
+    for i in range(n):
+        if count[i] > CAP:
+            return True
+    for j in range(m):
+        owner[j] = -1
+        state[j] = 0
+    for i in range(n):
+        if mates[i] >= 0:
+            owner[mates[i]] = i
+    # a cycle: depth-first search over the used columns (state 1 on the stack, 2 done)
+    for root in range(m):
+        if state[root] != 0 or owner[root] < 0:
+            continue
+        depth = 0
+        stack[0] = root
+        state[root] = 1
+        next_edge = 0
+        while depth >= 0:
+            col = stack[depth]
+            i = owner[col]
+            k = count[i] if i >= 0 else 0
+            advanced = False
+            # the edge to try next is recovered from how many of col's edges are done: kept in state
+            # as 1 + 2 * (edges tried), so no second stack is needed
+            tried = (state[col] - 1) // 2
+            while tried < k:
+                nxt = near[i, tried]
+                tried += 1
+                state[col] = 1 + 2 * tried
+                if owner[nxt] < 0:
+                    continue  # a free column ends no cycle
+                if state[nxt] % 2 == 1:
+                    return True  # back to a column on the stack: a cycle
+                if state[nxt] == 0:
+                    depth += 1
+                    stack[depth] = nxt
+                    state[nxt] = 1
+                    advanced = True
+                    break
+            if not advanced:
+                state[col] = 2
+                depth -= 1
+    if n < m:  # a path from a releasable used column to a free column
+        return _reaches(m, owner, count, near, releasable_column, state, stack)
+    if n > m:  # a column an unassigned row could take, then on to a column of a releasable row
+        for j in range(m):
+            state[j] = 0
+        top = -1
+        for i in range(n):
+            if mates[i] < 0:
+                for e in range(count[i]):
+                    j = near[i, e]
+                    if state[j] == 0:
+                        state[j] = 1
+                        top += 1
+                        stack[top] = j
+        while top >= 0:
+            col = stack[top]
+            top -= 1
+            i = owner[col]
+            if releasable_row[i]:
+                return True
+            for e in range(count[i]):
+                j = near[i, e]
+                if state[j] == 0:
+                    state[j] = 1
+                    top += 1
+                    stack[top] = j
+    return False
+
+
+@register_jitable
+def _reaches(m, owner, count, near, releasable_column, state, stack):
+    """Whether a free column is reachable from a releasable used column (rows < cols)."""
+    for j in range(m):
+        state[j] = 0
+    top = -1
+    for j in range(m):
+        if owner[j] >= 0 and releasable_column[j]:
+            state[j] = 1
+            top += 1
+            stack[top] = j
+    while top >= 0:
+        col = stack[top]
+        top -= 1
+        i = owner[col]
+        for e in range(count[i]):
+            j = near[i, e]
+            if owner[j] < 0:
+                return True
+            if state[j] == 0:
+                state[j] = 1
+                top += 1
+                stack[top] = j
+    return False

@@ -1,0 +1,125 @@
+"""solvers.near_ties: the test that lets a certificate call an answer the only optimum, exactly,
+whatever rounding its dual carries. Checked against brute force in exact rational arithmetic: when
+the search finds no room, no other assignment (square, wide or tall) comes within the gap of the
+dual's objective; and on the cases that made the allowance forgive a real difference (a near tie,
+a swap beside a cost of 1e18), it does find room."""
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from solvers import certify as cm
+from solvers.problems import CostMatrix
+
+
+def excess(costs, u, v, rows) -> Fraction:
+    """value(rows) - (sum u + sum v), exactly: the slacks of its pairs, plus -v of the columns it
+    leaves free (wide) and -u of the rows it leaves unassigned (tall)."""
+    total = Fraction(0)
+    used = set()
+    for i, j in enumerate(rows):
+        if j < 0:
+            total -= Fraction(float(u[i]))
+            continue
+        used.add(int(j))
+        total += Fraction(float(costs[i, j])) - Fraction(float(u[i])) - Fraction(float(v[j]))
+    for j in range(costs.shape[1]):
+        if j not in used:
+            total -= Fraction(float(v[j]))
+    return total
+
+
+def assignments(n: int, m: int):
+    """Every complete assignment (min(n, m) pairs) as a row -> column array (-1: unassigned)."""
+    if n <= m:
+        for cols in itertools.permutations(range(m), n):
+            yield np.array(cols, dtype=np.int64)
+    else:
+        for rows in itertools.permutations(range(n), m):
+            match = np.full(n, -1, dtype=np.int64)
+            match[list(rows)] = np.arange(m)
+            yield match
+
+
+def float_above(x: Fraction) -> float:
+    f = float(x)
+    return f if Fraction(f) >= x else math.nextafter(f, math.inf)
+
+
+costs_strategy = st.tuples(st.integers(1, 4), st.integers(1, 5), st.integers(0, 2**32 - 1),
+                           st.sampled_from([1e-300, 1e-9, 1.0, 1e15, 1e300]), st.sampled_from(["ties", "near", "uniform", "huge"]))
+
+
+def instance(shape_seed):
+    n, m, seed, scale, kind = shape_seed
+    rng = np.random.default_rng(seed)
+    if kind == "ties":
+        costs = rng.integers(0, 3, (n, m)).astype(np.float64)
+    elif kind == "near":
+        costs = rng.integers(0, 3, (n, m)) + rng.choice([0.0, 1e-9, 2.0 ** -52], (n, m))
+    elif kind == "uniform":
+        costs = rng.random((n, m))
+    else:
+        costs = rng.integers(0, 100, (n, m)).astype(np.float64)
+        costs[0] += 1e18
+    return costs * scale, rng
+
+
+@settings(max_examples=120, deadline=None)
+@given(costs_strategy, st.booleans())
+def test_no_room_means_no_other_assignment_within_the_gap(case, from_optimum):
+    costs, rng = instance(case)
+    n, m = costs.shape
+    problem = CostMatrix.from_array(costs)
+    cr = cm._CostRows(problem)
+    every = list(assignments(n, m))
+    values = [sum(map(Fraction, costs[np.flatnonzero(a >= 0), a[a >= 0]].tolist()), Fraction(0)) for a in every]
+    ours = every[int(np.argmin(values))] if from_optimum else every[int(rng.integers(len(every)))]
+    # a dual: the certificate's own construction from some column potentials (exactly feasible)
+    v0 = np.asarray(rng.choice([0.0, 1.0, -1.0], m) * costs.max() * rng.random(m))
+    feasible = cm._feasible_duals(cr, v0)
+    if feasible is None:
+        return
+    u, v = feasible
+    gap_exact = excess(costs, u, v, ours)
+    assert gap_exact >= 0
+    gap = float_above(gap_exact) if gap_exact > 0 else 5e-324
+    if cm._room_for_another(cr, u, v, ours, gap):
+        return
+    for other in every:
+        if not np.array_equal(other, ours):
+            assert excess(costs, u, v, other) >= Fraction(gap), (costs, ours, other)
+
+
+def test_a_tie_beside_the_answer_is_room():
+    costs = np.array([[1.0, 2.0, 5.0], [1.0, 2.0, 5.0], [4.0, 4.0, 1.0]])  # rows 0 and 1 alike
+    cr = cm._CostRows(CostMatrix.from_array(costs))
+    u, v = cm._feasible_duals(cr, np.array([0.0, 1.0, 0.0]))
+    ours = np.array([0, 1, 2])
+    assert excess(costs, u, v, ours) == 0
+    assert cm._room_for_another(cr, u, v, ours, 5e-324)
+
+
+def test_a_swap_beside_a_cost_of_1e18_is_room():
+    """The 1e18 row's pairs round at 128: a difference of 17 elsewhere hides in that rounding, and
+    the pairs within the gap of tight show the way to the cheaper assignment."""
+    costs = np.array([[1e18, 1e18, 1e18], [0.0, 100.0, 17.0], [100.0, 0.0, 100.0]])
+    worse = np.array([0, 2, 1])
+    cr = cm._CostRows(CostMatrix.from_array(costs))
+    u, v = cm._feasible_duals(cr, np.array([0.0, 0.0, 0.0]))
+    gap = float_above(excess(costs, u, v, worse))
+    assert cm._room_for_another(cr, u, v, worse, gap)
+
+
+def test_too_many_near_tight_pairs_in_a_row_is_room_without_a_search():
+    from solvers.near_ties import CAP
+    m = CAP + 3
+    costs = np.zeros((2, m))
+    cr = cm._CostRows(CostMatrix.from_array(costs))
+    u, v = cm._feasible_duals(cr, np.zeros(m))
+    assert cm._room_for_another(cr, u, v, np.array([0, 1]), 5e-324)
