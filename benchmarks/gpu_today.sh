@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# This stop's work on the GPU machine (issues 13 to 16), results into $OUT:
+# This stop's work on the GPU machine (issues 13 to 16, and the certificates), results into $OUT:
 #   source .whl/preamble.sh; bash benchmarks/gpu_today.sh tests points batch   # then: ... scale-out
 #   on a machine with several GPUs: bash benchmarks/gpu_today.sh tests multi-gpu
 set -uo pipefail
@@ -36,6 +36,12 @@ for label, data in (('float32 50x40x40', rng.random((50, 40, 40), dtype=np.float
       echo "=== points (issue 14)"
       timeout 200 python3 benchmarks/bench_points_exact.py --out "$out" --no-series-peers --repeat 3 \
         --rows pair:8000,unrelated:8000,series:100x8000,pair:1000000 2>&1 | tail -16 ;;
+    exact)
+      echo "=== certified means exactly optimal: the near-tie search on the GPU (batch kernel) and the single path"
+      timeout 300 python3 -m pytest -q -p no:cacheprovider tests/test_batch_device.py tests/test_certify_device.py \
+        tests/test_near_ties.py tests/test_exact_refutation.py -k "gpu or GPU or near or refut or huge or swap" 2>&1 | tail -6
+      timeout 300 python3 benchmarks/probe_certified_exact.py --backend cuda --items 200 \
+        --out "$out/certified-exact-$(date +%F)-cuda.md" 2>&1 | tail -25 ;;
     probe)
       echo "=== solve_batch stage by stage (issue 15)"
       timeout 240 python3 benchmarks/probe_batch_stages.py 2>&1 | tail -45 ;;

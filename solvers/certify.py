@@ -385,7 +385,9 @@ def _plain(x) -> str:
 # (twice the assigned costs for the solver's duals, which the certificate does not trust to set
 # its own allowance; the assigned costs and the derived potentials otherwise). It scales with the
 # data at every magnitude, 1e-300 and 1e300 alike, and an offset shared by all costs (1e6 plus
-# noise of 1e-3) cannot swallow the differences that matter.
+# noise of 1e-3) cannot swallow the differences that matter. A gap above 0 is exactly no gap when
+# no other assignment comes within it of the dual's objective (solvers.near_ties); a proof that
+# needs the allowance otherwise is checked against an independent optimum (reference_saving).
 
 SPFA_RELATIVE = 4 * EPS  # a shortest-path distance drops only by more than this share of its value
 SPFA_RETRIES = 4  # a cycle that float sums made negative (exactly it is not): retry 256x coarser
@@ -957,9 +959,11 @@ def certify_assignment(problem: CostMatrix | SparseCosts, row_match, col_match=N
     Optimal: column potentials v (the solver's, else derived here by shortest paths) are turned
     into an exactly feasible dual (u_i = min_j c_ij - v_j rounded down, with the rectangular sign
     conditions), whose objective D is a lower bound on the optimum; gap = cost - D, summed exactly
-    and rounded up. Proven optimal when gap <= tolerance (see the section comment: it scales with
-    the magnitudes summed), or, for integer costs, when gap < 1 (every assignment costs an integer),
-    which is what an epsilon-run with n * epsilon < 1 leaves.
+    and rounded up. Proven optimal when no other assignment comes within the gap of D
+    (solvers.near_ties: the only optimum, exactly), or, for integer costs, when gap < 1 (every
+    assignment costs an integer), which is what an epsilon-run with n * epsilon < 1 leaves; or when
+    gap <= tolerance (see the section comment: it scales with the magnitudes summed) and an
+    independent optimum, summed exactly, is no cheaper (past REFERENCE_CELLS entries: not proven).
 
     Not proven optimal: the gap is the smallest cost - D over every feasible dual built, including
     (for at most REFERENCE_CELLS entries) the potentials of an independently found optimal

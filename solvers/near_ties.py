@@ -70,6 +70,32 @@ def collect_near_tight(cost, start, stop, dense, col_ind, v, shift, u_i, mate, g
 
 
 @register_jitable
+def settle_row(costs, start, m, mate, v, shift, floor, gap, every_row, count, near, r):
+    """Row r's near-tight pairs into count[r], near[r] (a dense row: costs[start:start + m]), from
+    what the certificate's pass left there: count[r] its "close" pairs, with u_i + v_j - c_ij above
+    -3 tol for the solver's duals (checked within tol), near[r, 0:2] the first and last of them.
+
+    While gap <= tol a pair within the gap of tight is close (the rounded-down u_i and the solver's
+    differ by at most tol, and the rounding of that test by far less), so a row with at most three
+    close pairs, its assigned one among them, is settled from those alone without reading its costs
+    again: most rows, as an optimum's duals make about one pair per row tight besides the assigned
+    ones. ``every_row`` (the gap is above tol): the row is read."""
+    close = count[r]
+    first = near[r, 0]
+    last = near[r, 1]
+    if not every_row and close <= 3 and not (close == 3 and (first == mate or last == mate)):
+        found = 0
+        if close > 1:
+            for j in (first, last):
+                if j != mate and near_tight(costs[start + j], v[j] - shift, floor, gap):
+                    near[r, found] = j
+                    found += 1
+        count[r] = found
+        return
+    count[r] = collect_near_tight(costs, start, start + m, True, near[r], v, shift, floor, mate, gap, near, r)
+
+
+@register_jitable
 def _passes_quick(cost, start, stop, dense, col_ind, v, shift, u_i, mate, gap):
     """Whether row's assigned pair (column ``mate``) is a quick-test candidate (collect_near_tight)."""
     if mate < 0:

@@ -67,6 +67,7 @@ def instance(shape_seed):
     else:
         costs = rng.integers(0, 100, (n, m)).astype(np.float64)
         costs[0] += 1e18
+        scale = min(scale, 1e280)  # 1e18 x 1e300 would overflow
     return costs * scale, rng
 
 

@@ -47,7 +47,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..dual_steps import INF_BITS, INF_KEY, MAGNITUDE_BITS, bits_of, dual_size, float_of_bits, floor_key, order_key
-from ..near_ties import CAP, collect_near_tight, near_tight, room_for_another
+from ..near_ties import CAP, room_for_another, settle_row
 
 EPS = float(np.finfo(np.float64).eps)
 ROUNDING = 16
@@ -155,8 +155,8 @@ def _certify_item(costs, base, n, m, row_to_col, u, v, ro, co, claimed_infeasibl
                   out_doubt, work):
     """(reason code, row, column) of item; writes its value, gap bound and tolerance, and
     ``out_doubt`` 1 when only the allowance proves it (the module docstring: the host rechecks it
-    against an independent optimum). ``work``: one thread's share of workspace(...)'s arrays
-    (thread_work), its scratch."""
+    against an independent optimum). ``work``: one lane's share of workspace(...)'s arrays
+    (lane_work), its scratch."""
     if claimed_infeasible:
         size = _max_matching(costs, base, n, m)
         if size < n:
@@ -276,63 +276,46 @@ def _certify_item(costs, base, n, m, row_to_col, u, v, ro, co, claimed_infeasibl
 @njit(cache=True)
 def item_room(costs, base, n, m, mates, floors, v, shift, gap, every_row, count, near, releasable, scratch):
     """near_ties.room_for_another for one item (rows <= cols) of the dual (floors, v - shift);
-    ``count``, ``near``, ``releasable`` and ``scratch`` (3 x m): its workspace.
-
-    ``count`` holds, from the certificate's pass, each row's number of "close" pairs, with u_i + v_j -
-    c_ij above -3 tol (the solver's duals, already checked within tol), and near[i, 0:2] the first and
-    last of them. While gap <= tol, a pair within the gap of tight is close (against the rounded-down
-    u_i the solver's differs by at most tol, and the rounding of that test by far less), so a row
-    with at most three close pairs, its assigned one among them and known, is settled from those
-    alone, without reading its costs again (most rows: an optimum's duals make about one pair per
-    row tight besides the assigned ones). ``every_row``: the gap is above tol, and every row is read."""
+    ``count``, ``near`` (holding the certificate pass's close pairs: near_ties.settle_row),
+    ``releasable`` and ``scratch`` (3 x m): its workspace. ``every_row``: the gap is above tol."""
     for i in range(n):
-        close, first, last, mate = count[i], near[i, 0], near[i, 1], mates[i]
-        if not every_row and close <= 3:
-            if close == 3 and (first == mate or last == mate):
-                pass  # the middle one is unknown: read the row
-            else:
-                count[i] = 0
-                for j in (first, last):
-                    if close > 1 and j != mate and near_tight(costs[base + i * m + j], v[j] - shift, floors[i], gap):
-                        near[i, count[i]] = j
-                        count[i] += 1
-                continue
-        count[i] = collect_near_tight(costs, base + i * m, base + (i + 1) * m, True, mates, v, shift, floors[i],
-                                      mates[i], gap, near, i)
+        settle_row(costs, base + i * m, m, mates[i], v, shift, floors[i], gap, every_row, count, near, i)
     for j in range(m):
         releasable[j] = -(v[j] - shift) < gap
     return room_for_another(n, m, mates, count, near, releasable, releasable, scratch[0], scratch[1], scratch[2])
 
 
-def workspace(rows, cols) -> tuple:
-    """The certificate's scratch, one share per thread, each for the largest item (``rows``, ``cols``:
-    the items' row and column counts): each row's rounded-down u_i, its close-pair count and
-    near-tight columns, each column's releasable flag, the near-tie search's three column arrays.
-    Made once, not per item."""
-    threads = numba.config.NUMBA_NUM_THREADS  # the pool: every id numba.get_thread_id can give
+def workspace(rows, cols, items: int) -> tuple:
+    """The certificate's scratch, one share per lane (as many lanes as threads, at most one per
+    item), each for the largest item (``rows``, ``cols``: the items' row and column counts): each
+    row's rounded-down u_i, its close-pair count and near-tight columns, each column's releasable
+    flag, the near-tie search's three column arrays. Made once, not per item."""
+    lanes = max(1, min(numba.get_num_threads(), items))
     n = max(int(np.max(rows, initial=0)), 1)
     m = max(int(np.max(cols, initial=0)), 1)
-    return (np.empty((threads, n)), np.empty((threads, n), dtype=np.int64), np.empty((threads, n, CAP), dtype=np.int64),
-            np.empty((threads, m), dtype=np.bool_), np.empty((threads, 3, m), dtype=np.int64))
+    return (np.empty((lanes, n)), np.empty((lanes, n), dtype=np.int64), np.empty((lanes, n, CAP), dtype=np.int64),
+            np.empty((lanes, m), dtype=np.bool_), np.empty((lanes, 3, m), dtype=np.int64))
 
 
 @njit(cache=True)
-def thread_work(work):
-    """The calling thread's share of workspace(...)."""
-    t = numba.get_thread_id()
-    return work[0][t], work[1][t], work[2][t], work[3][t], work[4][t]
+def lane_work(work, lane):
+    """Lane ``lane``'s share of workspace(...)."""
+    return work[0][lane], work[1][lane], work[2][lane], work[3][lane], work[4][lane]
 
 
 @njit(cache=True, parallel=True, nogil=True)
 def _certify_all(costs, offsets, rows, cols, row_offsets, col_offsets, row_to_col, u, v, status, reason, at_row,
                  at_col, value, gap, tol, doubt, work):
-    for b in prange(rows.size):
-        code, i, j = _certify_item(costs, offsets[b], rows[b], cols[b], row_to_col, u, v, row_offsets[b],
-                                   col_offsets[b], status[b] != 0, value[b:b + 1], gap[b:b + 1], tol[b:b + 1],
-                                   doubt[b:b + 1], thread_work(work))
-        reason[b] = code
-        at_row[b] = i
-        at_col[b] = j
+    lanes = work[0].shape[0]
+    for lane in prange(lanes):  # items dealt to the lanes in turn, each lane with its own scratch
+        share = lane_work(work, lane)
+        for b in range(lane, rows.size, lanes):
+            code, i, j = _certify_item(costs, offsets[b], rows[b], cols[b], row_to_col, u, v, row_offsets[b],
+                                       col_offsets[b], status[b] != 0, value[b:b + 1], gap[b:b + 1], tol[b:b + 1],
+                                       doubt[b:b + 1], share)
+            reason[b] = code
+            at_row[b] = i
+            at_col[b] = j
 
 
 def certify_packed(packed, solution):
@@ -347,7 +330,7 @@ def certify_packed(packed, solution):
                      np.asarray(solution.row_to_col, dtype=np.int64), np.asarray(solution.u, dtype=np.float64),
                      np.asarray(solution.v, dtype=np.float64), np.asarray(solution.status, dtype=np.int8),
                      out["reason"], out["at_row"], out["at_col"], out["value"], out["gap"], out["tol"], out["doubt"],
-                     workspace(packed.rows, packed.cols))
+                     workspace(packed.rows, packed.cols, packed.size))
     return out
 
 

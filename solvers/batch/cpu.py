@@ -23,7 +23,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..dual_steps import float_of_bits
-from .certify_batch import _certify_item, thread_work
+from .certify_batch import _certify_item, lane_work
 from .item_clock import ticks, ticks_per_second
 from .packing import INFEASIBLE, SOLVED, PackedBatch, PackedSolution
 from .scan import first_bad_entries, scan_range
@@ -200,29 +200,33 @@ def _solve_all(costs, offsets, rows, cols, row_offsets, col_offsets, row_to_col,
     marks an item with NaN or -inf, ``top_bits`` its largest finite |cost|; such an item, or one
     above ``limits``, is not solved, and the caller refuses the batch), then solved, then certified
     by certify_batch's own check, the costs still in the core's cache (three passes over memory
-    were two thirds of a batch's time on 2 cores)."""
-    for b in prange(rows.size):
-        if check:
-            nan, neg_inf, top, _ = scan_range(costs, offsets[b], offsets[b + 1], None, 0)
-            top_bits[b] = top
-            holds[b] = nan > 0 or neg_inf > 0
-            if holds[b] or float_of_bits(top) > limits[b]:
-                continue
-        start = ticks()
-        s, steps = _solve_item(costs, offsets[b], rows[b], cols[b], row_to_col, u, v, row_offsets[b],
-                               col_offsets[b])
-        end = ticks()
-        status[b] = s
-        iterations[b] = steps
-        item_ticks[b] = end - start if start >= 0 and end >= start else -1
-        code, i, j = _certify_item(costs, offsets[b], rows[b], cols[b], row_to_col, u, v, row_offsets[b],
-                                   col_offsets[b], s != 0, value[b:b + 1], gap[b:b + 1], tol[b:b + 1],
-                                   doubt[b:b + 1], thread_work(work))
-        done = ticks()
-        reason[b] = code
-        at_row[b] = i
-        at_col[b] = j
-        certify_ticks[b] = done - end if end >= 0 and done >= end else -1
+    were two thirds of a batch's time on 2 cores). Items are dealt to the lanes of ``work``
+    (certify_batch.workspace) in turn, each lane with its own scratch."""
+    lanes = work[0].shape[0]
+    for lane in prange(lanes):
+        share = lane_work(work, lane)
+        for b in range(lane, rows.size, lanes):
+            if check:
+                nan, neg_inf, top, _ = scan_range(costs, offsets[b], offsets[b + 1], None, 0)
+                top_bits[b] = top
+                holds[b] = nan > 0 or neg_inf > 0
+                if holds[b] or float_of_bits(top) > limits[b]:
+                    continue
+            start = ticks()
+            s, steps = _solve_item(costs, offsets[b], rows[b], cols[b], row_to_col, u, v, row_offsets[b],
+                                   col_offsets[b])
+            end = ticks()
+            status[b] = s
+            iterations[b] = steps
+            item_ticks[b] = end - start if start >= 0 and end >= start else -1
+            code, i, j = _certify_item(costs, offsets[b], rows[b], cols[b], row_to_col, u, v, row_offsets[b],
+                                       col_offsets[b], s != 0, value[b:b + 1], gap[b:b + 1], tol[b:b + 1],
+                                       doubt[b:b + 1], share)
+            done = ticks()
+            reason[b] = code
+            at_row[b] = i
+            at_col[b] = j
+            certify_ticks[b] = done - end if end >= 0 and done >= end else -1
 
 
 def prepare_host(costs):
@@ -256,7 +260,7 @@ def solve_packed(packed: PackedBatch) -> PackedSolution:
                    packed.col_offsets, row_to_col, u, v, iterations, status, item_ticks, check, cost_limits(packed),
                    holds, top_bits, outcome["reason"], outcome["at_row"], outcome["at_col"], outcome["value"],
                    outcome["gap"], outcome["tol"], outcome["doubt"], certify_ticks,
-                   workspace(packed.rows, packed.cols))
+                   workspace(packed.rows, packed.cols, count))
     if check:  # the check's verdict, worded as the checking pass words it
         bad, where = first_bad_entries(packed.costs, packed.offsets, holds)  # reads only those items
         refuse_bad_items(packed, bad, where, top_bits.view(np.float64))

@@ -565,13 +565,15 @@ def _certify_on_device(packed, solution):
     at_row_d, at_col_d, count_d = (ints[k] for k in range(3))
     reason_d, integral_d = bytes_[0], bytes_[1]
     floor_d = cuda.device_array(max(total_rows, 1))
+    close_d = cuda.device_array(max(total_rows, 1), np.int64)  # each row's close pairs (near_ties.settle_row)
+    near_d = cuda.device_array((max(total_rows, 1), CAP), np.int64)
     indexes = [_index_array(launcher, a) for a in (packed.offsets, packed.rows, packed.cols, packed.row_offsets,
                                                    packed.col_offsets)]
     launcher.launch(K.CERTIFY_EXACT, count, costs, *indexes, r2c, u, v, status,
                     cuda.device_array(max(total_cols, 1), np.int32), cuda.device_array(max(total_rows, 1), np.int32),
                     cuda.device_array(max(total_rows, 1)), cuda.device_array(max(total_rows, 1)),
-                    cuda.device_array(max(total_rows, 1)), floor_d, reason_d, at_row_d, at_col_d, value_d, tol_d,
-                    integral_d, s_d, e_d, eabs_d, count_d, shift_d)
+                    cuda.device_array(max(total_rows, 1)), floor_d, close_d, near_d, reason_d, at_row_d, at_col_d,
+                    value_d, tol_d, integral_d, s_d, e_d, eabs_d, count_d, shift_d)
     value[:], tol[:], s_all, e_all, eabs_all, _ = floats.copy_to_host()
     at_row[:], at_col[:], count_all = ints.copy_to_host()
     code, integral_all = bytes_.copy_to_host()
@@ -596,8 +598,7 @@ def _certify_on_device(packed, solution):
             gaps[summed] = bound_up
             room_d = cuda.to_device(np.zeros(count, np.int8))
             launcher.launch(K.NEAR_TIES, count, costs, *indexes, r2c, v, floor_d, shift_d, cuda.to_device(gaps),
-                            cuda.to_device(wanted), cuda.device_array(max(total_rows, 1), np.int64),
-                            cuda.device_array((max(total_rows, 1), CAP), np.int64),
+                            tol_d, cuda.to_device(wanted), close_d, near_d,
                             cuda.device_array(max(total_cols, 1), np.bool_),
                             cuda.device_array((3, max(total_cols, 1)), np.int64), room_d)
             room = (room_d.copy_to_host()[summed] == 1) & ~exact

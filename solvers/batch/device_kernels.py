@@ -48,7 +48,7 @@ from numba import float64, int32, int64
 from numba.extending import register_jitable
 
 from ..dual_steps import checksum_term, dual_size, float64_bits, floor_step
-from ..near_ties import collect_near_tight, room_for_another
+from ..near_ties import room_for_another, settle_row
 from ..targets.cuda_jit import cuda_kernel
 from ..targets.geometry import WARP_SIZE
 from ..targets.kernel import BLOCK_PER_ITEM, EACH, Kernel
@@ -597,8 +597,8 @@ def _c_add(x, s, e_sum, e_abs):
 
 @cuda_kernel
 def certify_exact_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, row_to_col, u, v, status, owner,
-                       r_bad, r_f, r_e2, r_e1, r_floor, reason, at_row, at_col, value, tol_out, integral_out, s_out,
-                       e_out, eabs_out, count_out, shift_out):
+                       r_bad, r_f, r_e2, r_e1, r_floor, r_close, r_near, reason, at_row, at_col, value, tol_out,
+                       integral_out, s_out, e_out, eabs_out, count_out, shift_out):
     """certify_batch._certify_item's checks and sums, in its order, one block per item: the O(n m)
     passes (the largest |c| and integrality, each row's rounded-down floor min_j (c_ij - v_j), its
     first violated pair and its three exact gap terms) spread over the threads with order-free
@@ -607,8 +607,9 @@ def certify_exact_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, row
     in certify_batch's order. Only additions, subtractions and comparisons touch the sums, so no
     fused multiply-add changes a bit. ``reason``: a final code (1-7), HOST_DECIDES_GAP (the host
     bounds s + e from ``s_out``, ``e_out``, ``eabs_out``, ``count_out`` and decides 0 or 8) or
-    HOST_DECIDES_INFEASIBLE. ``r_floor`` (each row's rounded-down u_i) and ``shift_out`` (each item's
-    shift of v) are kept for NEAR_TIES. ``owner`` (int32, by col_offsets) and the other ``r_*`` (by
+    HOST_DECIDES_INFEASIBLE. ``r_floor`` (each row's rounded-down u_i), ``r_close`` / ``r_near`` (its
+    close pairs: near_ties.settle_row) and ``shift_out`` (each item's shift of v) are kept for
+    NEAR_TIES. ``owner`` (int32, by col_offsets) and the other ``r_*`` (by
     row_offsets): scratch."""
     sh_top = cuda.shared.array(TREE_BLOCK, float64)
     sh_int = cuda.shared.array(TREE_BLOCK, int32)
@@ -723,6 +724,9 @@ def certify_exact_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, row
                 ui = u[r0 + i]
                 floor = np.inf
                 bad = -1
+                close = 0
+                first = m
+                last = -1
                 for j in range(m):
                     c = float64(costs[row + j])
                     if c == np.inf:
@@ -731,7 +735,14 @@ def certify_exact_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, row
                     if ui + vj - c > tol:
                         bad = j
                         break
+                    if ui + vj - c > -3.0 * tol:
+                        close += 1
+                        first = min(first, j)
+                        last = j
                     floor = floor_step(c, vj - shift, floor)
+                r_close[r0 + i] = close
+                r_near[r0 + i, 0] = first
+                r_near[r0 + i, 1] = last
                 if bad < 0:
                     j = row_to_col[r0 + i]
                     c = float64(costs[row + j])
@@ -785,14 +796,14 @@ CERTIFY_EXACT = Kernel("batch_certify_exact", None, certify_exact_cuda, BLOCK_PE
 
 
 @cuda_kernel
-def near_ties_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, row_to_col, v, r_floor, shift, gap, wanted,
-                   count, near, releasable, scratch, room):
-    """certify_batch.item_room on the GPU, one block per item where ``wanted``: the threads collect
-    their rows' near-tight pairs (near_ties.collect_near_tight, on the dual CERTIFY_EXACT left:
-    ``r_floor``, v - ``shift``) below the item's ``gap`` (the host's bound), thread 0 searches them
-    (near_ties.room_for_another) and writes ``room`` 1 where another assignment may be within the
-    gap. ``count``, ``near`` (by row_offsets), ``releasable`` and ``scratch`` (3 rows, by col_offsets):
-    scratch."""
+def near_ties_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, row_to_col, v, r_floor, shift, gap, tol,
+                   wanted, count, near, releasable, scratch, room):
+    """certify_batch.item_room on the GPU, one block per item where ``wanted``: the threads settle
+    their rows' near-tight pairs (near_ties.settle_row, from the close pairs and the dual that
+    CERTIFY_EXACT left in ``count``, ``near``, ``r_floor`` and ``shift``) below the item's ``gap``
+    (the host's bound), thread 0 searches them (near_ties.room_for_another) and writes ``room`` 1
+    where another assignment may be within the gap. ``releasable`` and ``scratch`` (3 rows, by
+    col_offsets): scratch."""
     t = cuda.threadIdx.x
     nt = cuda.blockDim.x
     for b in range(cuda.blockIdx.x, rows.shape[0], cuda.gridDim.x):
@@ -805,9 +816,10 @@ def near_ties_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, row_to_
         c0 = col_offsets[b]
         g = gap[b]
         k = shift[b]
+        every_row = g > tol[b]
         for i in range(t, n, nt):
-            count[r0 + i] = collect_near_tight(costs, base + i * m, base + (i + 1) * m, True, row_to_col,
-                                               v[c0:c0 + m], k, r_floor[r0 + i], row_to_col[r0 + i], g, near, r0 + i)
+            settle_row(costs, base + i * m, m, row_to_col[r0 + i], v[c0:c0 + m], k, r_floor[r0 + i], g, every_row,
+                       count, near, r0 + i)
         for j in range(t, m, nt):
             releasable[c0 + j] = -(v[c0 + j] - k) < g
         cuda.syncthreads()
