@@ -40,6 +40,7 @@ from .dual_steps import (INF_KEY, difference_down, float_of_bits, floor_key, flo
                          violation_step)
 from . import konig
 from .graph_build import position_in_row
+from .exact_settle import candidate_pairs, cheaper_by
 from .near_ties import CAP as NEAR_CAP, collect_near_tight, room_for_another
 from .exact import float_sum, float_sum_up, int_sum
 from .problems import BipartiteGraph, CostMatrix, EuclideanCosts, FlowNetwork, SparseCosts, writeable_alias
@@ -50,7 +51,7 @@ ROUNDING = 16  # float rounding allowances: ROUNDING * epsilon * the magnitudes 
 EPS = float(np.finfo(np.float64).eps)
 REFERENCE_CELLS = 10_000_000  # assignment gaps are tightened by a reference optimum up to this many entries
 TIE_NOTE = ("the rounding allowance leaves room for a cheaper assignment, and the problem is too large to rule "
-            "it out by an independent solve")
+            "it out in exact arithmetic here")
 DEVICE_MIN_ENTRIES = 1 << 20  # from here a solver's duals are checked on its GPU copy of the costs, if it left one
 SPOT_ROWS = 8  # rows of a GPU check recomputed on the host
 
@@ -387,7 +388,7 @@ def _plain(x) -> str:
 # data at every magnitude, 1e-300 and 1e300 alike, and an offset shared by all costs (1e6 plus
 # noise of 1e-3) cannot swallow the differences that matter. A gap above 0 is exactly no gap when
 # no other assignment comes within it of the dual's objective (solvers.near_ties); a proof that
-# needs the allowance otherwise is checked against an independent optimum (reference_saving).
+# needs the allowance otherwise is settled in exact integers (solvers.exact_settle, exact_saving).
 
 SPFA_RELATIVE = 4 * EPS  # a shortest-path distance drops only by more than this share of its value
 SPFA_RETRIES = 4  # a cycle that float sums made negative (exactly it is not): retry 256x coarser
@@ -962,8 +963,9 @@ def certify_assignment(problem: CostMatrix | SparseCosts, row_match, col_match=N
     and rounded up. Proven optimal when no other assignment comes within the gap of D
     (solvers.near_ties: the only optimum, exactly), or, for integer costs, when gap < 1 (every
     assignment costs an integer), which is what an epsilon-run with n * epsilon < 1 leaves; or when
-    gap <= tolerance (see the section comment: it scales with the magnitudes summed) and an
-    independent optimum, summed exactly, is no cheaper (past REFERENCE_CELLS entries: not proven).
+    gap <= tolerance (see the section comment: it scales with the magnitudes summed) and no
+    assignment is cheaper in exact arithmetic (solvers.exact_settle; past REFERENCE_CELLS entries:
+    not proven).
 
     Not proven optimal: the gap is the smallest cost - D over every feasible dual built, including
     (for at most REFERENCE_CELLS entries) the potentials of an independently found optimal
@@ -1019,6 +1021,8 @@ def certify_assignment(problem: CostMatrix | SparseCosts, row_match, col_match=N
             return None
         fu, fv = feasible
         gap = float_sum_up(assigned_costs, -fu, -fv)  # >= cost - D exactly
+        if not gap < math.inf:
+            return None  # the sum overflowed: nothing is proven by this dual
         tol = strict_tol
         scale = magnitude + float_sum(np.abs(fu)) + float_sum(np.abs(fv)) if trusted or gap > 0 else 0.0
         if trusted:
@@ -1031,14 +1035,14 @@ def certify_assignment(problem: CostMatrix | SparseCosts, row_match, col_match=N
         if gap <= tol and room:
             # the allowance covers the solvers' rounding, and could forgive a real difference with it
             # (a near tie, or 17 beside a cost of 1e18): another assignment may be within the gap,
-            # so an independent optimum settles it, summed exactly
-            less = reference_saving()
-            if less is None:  # no independent optimum (past REFERENCE_CELLS): not proven
+            # so it is settled in exact integers
+            less = exact_saving(fu, fv, gap)
+            if less is None:  # too large to settle exactly here: not proven
                 if TIE_NOTE not in notes:
                     notes.append(TIE_NOTE)
                 return None
             if less > 0:
-                return None  # the allowance would forgive a real difference: an independent optimum costs less
+                return None  # the allowance would forgive a real difference: an exactly cheaper assignment
         if gap <= tol:
             note = f"{how}: cost - dual = {gap:.3g} <= tol {tol:.3g}"
         elif exact:
@@ -1055,21 +1059,20 @@ def certify_assignment(problem: CostMatrix | SparseCosts, row_match, col_match=N
                            {"value": primal, "u": fu, "v": fv, "dual_objective": float_sum(fu, fv)}, claimed,
                            reason)
 
-    reference_check = []  # [(how much less an independent optimum costs, or None)], made once
+    exact_check = []  # how much less an exactly cheaper assignment costs, where one was found
     refuted_exactly = False  # set when the residual graph has an exactly negative cycle
 
-    def reference_saving() -> float | None:
-        """How much less an independently found optimal assignment costs than this one, summed
-        exactly (<= 0: nothing cheaper); None past REFERENCE_CELLS entries or when none is found."""
-        if not reference_check:
-            less = None
-            ref = _reference_assignment(problem) if n * m <= REFERENCE_CELLS else None
-            if ref is not None and np.count_nonzero(ref >= 0) == pairs:
-                ref_cost = cr.pair_costs(ref)
-                if not np.any(np.isinf(ref_cost)):
-                    less = float_sum(assigned_costs, -ref_cost[ref >= 0])  # exact sums: its sign is exact
-            reference_check.append(less)
-        return reference_check[0]
+    def exact_saving(fu, fv, gap) -> float | None:
+        """How much less than this answer an assignment costs at best, settled in exact integers on
+        the pairs within ``gap`` of tight (solvers.exact_settle; 0.0: nothing cheaper), or None past
+        REFERENCE_CELLS entries or the settle's own limits."""
+        if n * m > REFERENCE_CELLS:
+            return None
+        pairs = candidate_pairs(*cr.args(), fu, fv, rows, gap)
+        less = cheaper_by(*pairs, n, m, rows, fu, fv, gap)
+        if less is not None and less > 0:
+            exact_check.append(less)
+        return less
 
     solver_note = ""
     if duals is not None:
@@ -1140,10 +1143,10 @@ def certify_assignment(problem: CostMatrix | SparseCosts, row_match, col_match=N
     if claimed > 0:
         notes.append(f"proven gap {gap:.6g} is within the claimed {claimed:g}" if within
                      else f"proven gap {gap:.6g} exceeds the claimed {claimed:g}")
-    refuted = reference_check[0] if reference_check and reference_check[0] is not None and reference_check[0] > 0 \
-        else None
+    refuted = max(exact_check) if exact_check else None
     if refuted is not None:
-        notes.append(f"an independently found optimal assignment costs {refuted:.6g} less")
+        notes.append(f"an assignment found in exact arithmetic costs {refuted:.6g} less")
+        witness["cheaper_by"] = refuted
     if within:
         reason = "dual potentials prove the gap"
     elif cheaper or refuted is not None:

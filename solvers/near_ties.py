@@ -21,10 +21,12 @@ room for another assignment, without a search.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba.extending import register_jitable
 
-from .dual_steps import difference_down
+from .dual_steps import NO_LOW_BIT, difference_down, low_bit_exponent_arithmetic
 
 EPS = float(np.finfo(np.float64).eps)
 TINY = 5e-324
@@ -34,8 +36,19 @@ CAP = 8  # near-tight pairs kept per row; more means ties: the search is skipped
 @register_jitable
 def near_tight(c, v_j, u_i, gap):
     """Whether pair (c, v_j, u_i) might have a slack c - v_j - u_i below ``gap`` (a lower bound of the
-    slack, every step rounded down, is; +inf costs never are)."""
-    return difference_down(difference_down(c, v_j), u_i) < gap
+    slack, every step rounded down, is; so is an allowed pair whose bound overflows, which says
+    nothing; +inf costs never are)."""
+    low = difference_down(difference_down(c, v_j), u_i)
+    return low < gap or (low == np.inf and c != np.inf)
+
+
+@register_jitable
+def quick_candidate(c, w, u_i, gap):
+    """The quick rounded test before near_tight: its error is below 4 eps of the magnitudes, so a
+    pair it clears by that much is certainly not near-tight; one whose rounded slack overflows is a
+    candidate (a forbidden pair is not)."""
+    rough = (c - w) - u_i
+    return rough < gap + 4.0 * EPS * (abs(c) + abs(w) + abs(u_i)) + 4.0 * TINY or (rough == np.inf and c != np.inf)
 
 
 @register_jitable
@@ -43,15 +56,12 @@ def collect_near_tight(cost, start, stop, dense, col_ind, v, shift, u_i, mate, g
     """Row r's near-tight pairs but its assigned one (its entries cost[start:stop], column k - start
     when ``dense`` else col_ind[k]; the dual's v_j is v[j] - shift): the first CAP columns into
     near[r], the count returned."""
-    # a quick rounded test first, in a loop with no branch (the compiler vectorises it): its error is
-    # below 4 eps of the magnitudes, so a pair it clears by that much is certainly not near-tight (a
-    # forbidden pair never fails it); most rows have none but their assigned pair
+    # the quick test first (quick_candidate), in a loop with no branch (the compiler vectorises
+    # it): most rows have no candidate but their assigned pair
     candidates = 0
     for k in range(start, stop):
         j = k - start if dense else col_ind[k]
-        c = cost[k]
-        w = v[j] - shift
-        candidates += (c - w) - u_i < gap + 4.0 * EPS * (abs(c) + abs(w) + abs(u_i)) + 4.0 * TINY
+        candidates += quick_candidate(cost[k], v[j] - shift, u_i, gap)
     if candidates <= 1:
         if candidates == 0 or _passes_quick(cost, start, stop, dense, col_ind, v, shift, u_i, mate, gap):
             return 0  # none, or only the assigned pair
@@ -60,7 +70,7 @@ def collect_near_tight(cost, start, stop, dense, col_ind, v, shift, u_i, mate, g
         j = k - start if dense else col_ind[k]
         c = cost[k]
         w = v[j] - shift
-        if (c - w) - u_i >= gap + 4.0 * EPS * (abs(c) + abs(w) + abs(u_i)) + 4.0 * TINY:
+        if not quick_candidate(c, w, u_i, gap):
             continue
         if j != mate and near_tight(c, w, u_i, gap):
             if count < CAP:
@@ -79,7 +89,10 @@ def settle_row(costs, start, m, mate, v, shift, floor, gap, every_row, count, ne
     differ by at most tol, and the rounding of that test by far less), so a row with at most three
     close pairs, its assigned one among them, is settled from those alone without reading its costs
     again: most rows, as an optimum's duals make about one pair per row tight besides the assigned
-    ones. ``every_row`` (the gap is above tol): the row is read."""
+    ones. ``every_row`` (the gap is above tol): the row is read.
+
+    Returns the least low_bit_exponent over the costs of the row's assigned and near-tight pairs
+    (cost_step); -NO_LOW_BIT when there were more than CAP of them."""
     close = count[r]
     first = near[r, 0]
     last = near[r, 1]
@@ -91,8 +104,26 @@ def settle_row(costs, start, m, mate, v, shift, floor, gap, every_row, count, ne
                     near[r, found] = j
                     found += 1
         count[r] = found
-        return
-    count[r] = collect_near_tight(costs, start, start + m, True, near[r], v, shift, floor, mate, gap, near, r)
+    else:
+        count[r] = collect_near_tight(costs, start, start + m, True, near[r], v, shift, floor, mate, gap, near, r)
+    low = low_bit_exponent_arithmetic(costs[start + mate]) if mate >= 0 else NO_LOW_BIT
+    for e in range(min(count[r], CAP)):
+        low = min(low, low_bit_exponent_arithmetic(costs[start + near[r, e]]))
+    return low if count[r] <= CAP else -NO_LOW_BIT  # too many to look at: no step above the gap
+
+
+@register_jitable
+def cost_step(low):
+    """2^low (+inf for NO_LOW_BIT, 0 for -NO_LOW_BIT), ``low`` the least low_bit_exponent over the
+    costs of the answer's pairs and of every near-tight pair: another assignment within the gap
+    trades only such pairs, so its cost differs by a multiple of 2^low, and a gap below 2^low is
+    none: the answer is optimal, exactly, ties or not (integers: a gap below 1; most float32
+    data: a gap below 2^-24 of its smallest such cost)."""
+    if low >= NO_LOW_BIT:
+        return np.inf
+    if low <= -NO_LOW_BIT:
+        return 0.0
+    return math.ldexp(1.0, int(low))
 
 
 @register_jitable
@@ -109,9 +140,7 @@ def _passes_quick(cost, start, stop, dense, col_ind, v, shift, u_i, mate, gap):
                 k = q
         if k == stop:
             return False
-    c = cost[k]
-    w = v[mate] - shift
-    return (c - w) - u_i < gap + 4.0 * EPS * (abs(c) + abs(w) + abs(u_i)) + 4.0 * TINY
+    return quick_candidate(cost[k], v[mate] - shift, u_i, gap)
 
 
 @register_jitable

@@ -206,14 +206,14 @@ def test_a_proof_that_passes_only_by_the_allowance_is_checked_against_an_indepen
     from solvers.batch.certify_batch import CHEAPER_FOUND, recheck_doubtful_proofs
     costs = 1e6 + np.random.default_rng(8).random((2, 100, 100)) * 1e-5
     packed, solution = _solved(costs)
-    assert list(recheck_doubtful_proofs(packed, solution.row_to_col, certify_packed(packed, solution))["reason"]) == [
+    assert list(recheck_doubtful_proofs(packed, solution, certify_packed(packed, solution))["reason"]) == [
         PROVEN, PROVEN]
     swapped = np.array(solution.row_to_col)
     swapped[[0, 1]] = swapped[[1, 0]]
     worse = _tampered(solution, row_to_col=swapped)
     checked = certify_packed(packed, worse)
     assert checked["reason"][0] == PROVEN  # the allowance alone forgives it
-    checked = recheck_doubtful_proofs(packed, worse.row_to_col, checked)
+    checked = recheck_doubtful_proofs(packed, worse, checked)
     assert list(checked["reason"]) == [CHEAPER_FOUND, PROVEN] and 0 < checked["gap"][0] < 1e-4
 
 
@@ -226,7 +226,7 @@ def test_a_swap_hidden_by_one_huge_cost_is_flagged_and_refuted_by_the_recheck():
     costs = rng.integers(0, 100, (2, 30, 30)).astype(np.float64)
     costs[:, 0] += 1e18
     packed, solution = _solved(costs)
-    checked = recheck_doubtful_proofs(packed, solution.row_to_col, certify_packed(packed, solution))
+    checked = recheck_doubtful_proofs(packed, solution, certify_packed(packed, solution))
     assert list(checked["reason"]) == [PROVEN, PROVEN]  # (its duals may be flagged too: the recheck agrees)
     base = np.array(solution.row_to_col)
     item = costs[0]
@@ -239,7 +239,7 @@ def test_a_swap_hidden_by_one_huge_cost_is_flagged_and_refuted_by_the_recheck():
     worse = _tampered(solution, row_to_col=swapped)
     checked = certify_packed(packed, worse)
     assert checked["reason"][0] == PROVEN and checked["doubt"][0] == 1  # the allowance alone forgives it
-    checked = recheck_doubtful_proofs(packed, worse.row_to_col, checked)
+    checked = recheck_doubtful_proofs(packed, worse, checked)
     assert list(checked["reason"]) == [CHEAPER_FOUND, PROVEN] and checked["gap"][0] == more
 
 

@@ -124,3 +124,55 @@ def test_too_many_near_tight_pairs_in_a_row_is_room_without_a_search():
     cr = cm._CostRows(CostMatrix.from_array(costs))
     u, v = cm._feasible_duals(cr, np.zeros(m))
     assert cm._room_for_another(cr, u, v, np.array([0, 1]), 5e-324)
+
+
+@settings(max_examples=120, deadline=None)
+@given(costs_strategy, st.booleans())
+def test_the_exact_settle_finds_exactly_what_brute_force_finds(case, from_optimum):
+    """solvers.exact_settle answers "how much cheaper can an assignment be" in integers: equal to
+    brute force over every assignment in rational arithmetic, square, wide and tall, ties, one-step
+    near ties, subnormals, 1e300 and a row near 1e18 alike (scipy, which it replaced there, rounds)."""
+    from solvers.exact_settle import candidate_pairs, cheaper_by
+    costs, rng = instance(case)
+    n, m = costs.shape
+    cr = cm._CostRows(CostMatrix.from_array(costs))
+    every = list(assignments(n, m))
+    values = [sum(map(Fraction, costs[np.flatnonzero(a >= 0), a[a >= 0]].tolist()), Fraction(0)) for a in every]
+    ours = every[int(np.argmin(values))] if from_optimum else every[int(rng.integers(len(every)))]
+    feasible = cm._feasible_duals(cr, np.asarray(rng.choice([0.0, 1.0], m) * costs.max() * rng.random(m)))
+    if feasible is None:
+        return
+    u, v = feasible
+    gap = float_above(excess(costs, u, v, ours)) or 5e-324
+    pairs = candidate_pairs(*cr.args(), u, v, ours, gap)
+    less = cheaper_by(*pairs, n, m, ours, u, v, gap)
+    ours_value = sum(map(Fraction, costs[np.flatnonzero(ours >= 0), ours[ours >= 0]].tolist()), Fraction(0))
+    best = ours_value - min(values)
+    assert less is not None and (less > 0) == (best > 0), (costs, ours, less, float(best))
+
+
+def test_the_reviewers_cases_are_not_certified():
+    """Found by a review of this certificate: scipy's recheck, which rounds, let [0, 1] pass beside
+    -1e18 (it costs 1 more), and subnormal costs one step apart; a dual whose slack overflows, and
+    batch duals whose sizes overflow, were taken as proofs."""
+    import solvers
+    from solvers.batch.certify_batch import certify_packed
+    from solvers.batch.inputs import prepare_batch
+    from solvers.batch.packing import PackedSolution
+    for costs in ([[-1e18, 0.0], [-1e18, 1.0]], [[1e18, 0.0], [1e18, 1.0]]):
+        cert = cm.certify_assignment(CostMatrix.from_array(np.array(costs)), np.array([0, 1]))
+        assert cert.status != "optimal" and cert.reason == "a cheaper assignment exists"
+    tiny = np.array([[2e-300, 5e-324, 1e-300], [1e-300, 1e-300, 2e-300], [1e-300, 0.0, 1e-300]])
+    for algorithm in ("auction", "lsa", "sparse-sap", "hungarian"):
+        result = solvers.solve(tiny, algorithm, backend="cpu")
+        if result.certificate.status == "optimal":
+            assert list(result.row_match) == [2, 0, 1], algorithm
+    cert = cm.certify_assignment(CostMatrix.from_array(np.array([[2e306, 1e306]])), np.array([0]),
+                                 duals={"u": [2e306], "v": [-1e300, -1.79e308]})
+    assert cert.status != "optimal"
+    top = np.finfo(np.float64).max
+    a, step = 1e306, 2.0 ** 975
+    packed = prepare_batch(np.array([[[a, a], [a + step, a + step + 1e293]]])).packed
+    duals = PackedSolution(np.array([0, 1]), np.array([top, top]), np.array([a - top, a - top]),
+                           np.zeros(1, np.int64), np.zeros(1, np.int8))
+    assert certify_packed(packed, duals)["reason"][0] != 0

@@ -145,7 +145,7 @@ def solve_batch(costs, algorithm: str = "hungarian", backend: str = "auto"):
         from .certify_batch import certify_packed
         checked = certify_packed(_on_host(batch.packed), solution)
     from .certify_batch import recheck_doubtful_proofs
-    checked = recheck_doubtful_proofs(batch.packed, solution.row_to_col, checked)
+    checked = recheck_doubtful_proofs(batch.packed, solution, checked)
     certified_at = time.perf_counter()
     from .result import unpack
     seconds = {"pack": packed_at - started, "solve": solved_at - packed_at, "certify": certified_at - solved_at}

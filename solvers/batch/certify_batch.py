@@ -26,7 +26,9 @@ integer costs it is at most 0.5.
 The allowance forgives rounding, and could forgive a real difference with it (17 beside a cost of
 1e18). solvers.near_ties tells which: when the pairs within the gap of tight (and the lines whose
 potential is within it) leave no room for another assignment, the answer is the only optimum,
-exactly, with or without the allowance (integer items: a gap below 1 is exactly none). A proof that
+exactly, with or without the allowance; so it is when the costs of those pairs and of the
+answer's are all multiples of a power of two above the gap (near_ties.cost_step), as another
+assignment could only change the cost by a multiple of it. A proof that
 rests on the allowance alone is marked ``doubt`` and rechecked against an independent optimum
 (recheck_doubtful_proofs).
 
@@ -47,7 +49,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..dual_steps import INF_BITS, INF_KEY, MAGNITUDE_BITS, bits_of, dual_size, float_of_bits, floor_key, order_key
-from ..near_ties import CAP, room_for_another, settle_row
+from ..near_ties import CAP, NO_LOW_BIT, cost_step, room_for_another, settle_row
 
 EPS = float(np.finfo(np.float64).eps)
 ROUNDING = 16
@@ -68,10 +70,10 @@ REASONS = {
     9: "reported infeasible, but the allowed pairs hold a complete assignment",
     10: "infeasible: the allowed pairs match at most {i} of the rows",
     11: "the costs on the GPU changed during the solve (their checksum differs), so nothing is proven",
-    12: "an independently solved optimum costs {gap:.6g} less: a difference the rounding allowance would have "
-        "forgiven",
-    13: "the rounding allowance leaves room for a cheaper assignment, and the item is too large to rule it out "
-        "by an independent solve",
+    12: "a cheaper assignment exists (found in exact arithmetic; the proven gap is {gap:.6g}): a difference the "
+        "rounding allowance would have forgiven",
+    13: "the rounding allowance leaves room for a cheaper assignment, and it could not be ruled out in exact "
+        "arithmetic",
 }
 INFEASIBLE_PROVEN = 10
 COSTS_CHANGED = 11
@@ -198,6 +200,8 @@ def _certify_item(costs, base, n, m, row_to_col, u, v, ro, co, claimed_infeasibl
     if integral:
         tol = min(tol, 0.5)
     out_tol[0] = tol
+    if not tol < np.inf:  # duals so large that their sizes overflow: nothing can be checked within them
+        return 7, -1, -1
     # 2. the solver's duals within tol
     shift = 0.0
     for j in range(m):
@@ -262,6 +266,8 @@ def _certify_item(costs, base, n, m, row_to_col, u, v, ro, co, claimed_infeasibl
                 count += 1
     gap = _sum_up(s, e_sum, e_abs, count)
     out_gap[0] = gap
+    if not gap < np.inf:  # a difference overflowed (NaN or +inf): nothing is proven
+        return 8, -1, -1
     if integral and gap < 1.0:
         return PROVEN, -1, -1  # every assignment costs an integer: no gap at all
     if not item_room(costs, base, n, m, row_to_col[ro:ro + n], floors, v[co:co + m], shift, gap, gap > tol,
@@ -278,8 +284,11 @@ def item_room(costs, base, n, m, mates, floors, v, shift, gap, every_row, count,
     """near_ties.room_for_another for one item (rows <= cols) of the dual (floors, v - shift);
     ``count``, ``near`` (holding the certificate pass's close pairs: near_ties.settle_row),
     ``releasable`` and ``scratch`` (3 x m): its workspace. ``every_row``: the gap is above tol."""
+    low = NO_LOW_BIT
     for i in range(n):
-        settle_row(costs, base + i * m, m, mates[i], v, shift, floors[i], gap, every_row, count, near, i)
+        low = min(low, settle_row(costs, base + i * m, m, mates[i], v, shift, floors[i], gap, every_row, count, near, i))
+    if gap < cost_step(low):
+        return False  # what another assignment could change costs multiples of a step above the gap
     for j in range(m):
         releasable[j] = -(v[j] - shift) < gap
     return room_for_another(n, m, mates, count, near, releasable, releasable, scratch[0], scratch[1], scratch[2])
@@ -341,37 +350,35 @@ def empty_outcome(count: int) -> dict:
             "gap": np.full(count, np.nan), "tol": np.full(count, np.nan), "doubt": np.zeros(count, dtype=np.int8)}
 
 
-def recheck_doubtful_proofs(packed, row_to_col, checked: dict) -> dict:
+def recheck_doubtful_proofs(packed, solution, checked: dict) -> dict:
     """The proofs by the allowance alone (``doubt``: room for another assignment within the gap, see
     the module docstring: a near tie, or a difference of 17 forgiven beside a cost of 1e18) are
-    checked against an item solved independently (scipy), both costs summed exactly: a cheaper
-    optimum makes the item CHEAPER_FOUND, its gap the difference; an item too large for that check
-    (past certify.REFERENCE_CELLS entries) is NOT_SETTLED. ``checked`` is changed in place and returned. ``packed``'s costs may be on a GPU: only the
-    items rechecked are copied back."""
+    settled by the single-matrix certificate on that item with the solver's duals, which settles
+    near ties in exact integers (solvers.exact_settle): an exactly cheaper assignment makes the item
+    CHEAPER_FOUND, its gap the difference; an item it cannot settle is NOT_SETTLED. ``checked`` is
+    changed in place and returned. ``packed``'s costs may be on a GPU: only the items rechecked are
+    copied back."""
     reason, gap = checked["reason"], checked["gap"]
     doubtful = np.flatnonzero((reason == PROVEN) & (checked["doubt"] != 0))
     if not doubtful.size:
         return checked
-    from ..certify import REFERENCE_CELLS, _reference_assignment
+    from ..certify import certify_assignment
     from ..problems import CostMatrix
     rows = np.asarray(packed.rows)
-    row_to_col = np.asarray(row_to_col)
+    row_to_col, u, v = (np.asarray(getattr(solution, k)) for k in ("row_to_col", "u", "v"))
     for b in doubtful:
         n, m, first = int(rows[b]), int(packed.cols[b]), int(packed.offsets[b])
-        if n * m > REFERENCE_CELLS:
-            reason[b] = NOT_SETTLED
-            continue
         item = packed.costs[first:first + n * m]
         item = np.asarray(item.copy_to_host() if hasattr(item, "copy_to_host") else item, dtype=np.float64)
-        item = item.reshape(n, m)
-        reference = _reference_assignment(CostMatrix.from_array(item, copy=False))
-        if reference is None or np.any(reference < 0):
-            reason[b] = NOT_SETTLED
+        ro, co = int(packed.row_offsets[b]), int(packed.col_offsets[b])
+        cert = certify_assignment(CostMatrix.from_array(item.reshape(n, m), copy=False), row_to_col[ro:ro + n],
+                                  duals={"u": u[ro:ro + n], "v": v[co:co + m]})
+        if cert.optimal:
             continue
-        ours = row_to_col[int(packed.row_offsets[b]):int(packed.row_offsets[b]) + n]
-        less = math.fsum(item[np.arange(n), ours].tolist() + (-item[np.arange(n), reference]).tolist())
-        if less > 0:  # exact sums: any positive difference is a cheaper assignment
-            reason[b], gap[b] = CHEAPER_FOUND, less
+        if cert.reason == "a cheaper assignment exists":
+            reason[b], gap[b] = CHEAPER_FOUND, cert.witness.get("cheaper_by", cert.gap)
+        else:
+            reason[b] = NOT_SETTLED
     return checked
 
 

@@ -603,8 +603,9 @@ def _certify_on_device(packed, solution):
                             cuda.device_array((3, max(total_cols, 1)), np.int64), room_d)
             room = (room_d.copy_to_host()[summed] == 1) & ~exact
         within = bound_up <= tol[summed]
-        reason[summed] = np.where(exact | ~room | within, 0, 8)
-        out["doubt"][summed] = room & within  # proven by the allowance alone: rechecked on the host
+        finite = bound_up < np.inf  # a difference that overflowed (NaN, +inf) proves nothing
+        reason[summed] = np.where(finite & (exact | ~room | within), 0, 8)
+        out["doubt"][summed] = finite & room & within  # proven by the allowance alone: rechecked on the host
     for b in np.flatnonzero(code == K.HOST_DECIDES_INFEASIBLE):  # that item's costs alone come back
         n, m = int(packed.rows[b]), int(packed.cols[b])
         item = costs[int(packed.offsets[b]):int(packed.offsets[b + 1])].copy_to_host() if n * m else np.zeros(0)

@@ -48,7 +48,7 @@ from numba import float64, int32, int64
 from numba.extending import register_jitable
 
 from ..dual_steps import checksum_term, dual_size, float64_bits, floor_step
-from ..near_ties import room_for_another, settle_row
+from ..near_ties import NO_LOW_BIT, cost_step, room_for_another, settle_row
 from ..targets.cuda_jit import cuda_kernel
 from ..targets.geometry import WARP_SIZE
 from ..targets.kernel import BLOCK_PER_ITEM, EACH, Kernel
@@ -687,7 +687,9 @@ def certify_exact_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, row
                 if integral:
                     tol = min(tol, 0.5)
                 integral_out[b] = 1 if integral else 0
-                for j in range(m):  # 2. the duals within tol
+                if not (tol < np.inf):  # duals whose sizes overflow: certify_batch's code 7
+                    code = 7
+                for j in range(m if code == 0 else 0):  # 2. the duals within tol
                     vj = v[c0 + j]
                     if not (abs(vj) < np.inf):
                         code = 7
@@ -804,6 +806,7 @@ def near_ties_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, row_to_
     (the host's bound), thread 0 searches them (near_ties.room_for_another) and writes ``room`` 1
     where another assignment may be within the gap. ``releasable`` and ``scratch`` (3 rows, by
     col_offsets): scratch."""
+    sh_low = cuda.shared.array(TREE_BLOCK, int64)
     t = cuda.threadIdx.x
     nt = cuda.blockDim.x
     for b in range(cuda.blockIdx.x, rows.shape[0], cuda.gridDim.x):
@@ -817,13 +820,23 @@ def near_ties_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, row_to_
         g = gap[b]
         k = shift[b]
         every_row = g > tol[b]
+        low = NO_LOW_BIT
         for i in range(t, n, nt):
-            settle_row(costs, base + i * m, m, row_to_col[r0 + i], v[c0:c0 + m], k, r_floor[r0 + i], g, every_row,
-                       count, near, r0 + i)
+            low = min(low, settle_row(costs, base + i * m, m, row_to_col[r0 + i], v[c0:c0 + m], k, r_floor[r0 + i], g,
+                                      every_row, count, near, r0 + i))
         for j in range(t, m, nt):
             releasable[c0 + j] = -(v[c0 + j] - k) < g
+        sh_low[t] = low
         cuda.syncthreads()
-        if t == 0:
+        step = nt // 2
+        while step > 0:
+            if t < step:
+                sh_low[t] = min(sh_low[t], sh_low[t + step])
+            cuda.syncthreads()
+            step //= 2
+        if t == 0 and g < cost_step(sh_low[0]):
+            room[b] = 0  # another assignment changes the cost by multiples of a step above the gap
+        elif t == 0:
             found = room_for_another(n, m, row_to_col[r0:r0 + n], count[r0:r0 + n], near[r0:r0 + n],
                                      releasable[c0:c0 + m], releasable[c0:c0 + m], scratch[0, c0:c0 + m],
                                      scratch[1, c0:c0 + m], scratch[2, c0:c0 + m])
