@@ -562,7 +562,7 @@ def _room_for_another(cr: "_CostRows", u, v, row_match, gap: float) -> bool:
     v = np.ascontiguousarray(v, dtype=np.float64)
     row_match = np.ascontiguousarray(row_match, dtype=np.int64)
     count = np.zeros(n, dtype=np.int64)
-    near = np.empty((n, NEAR_CAP), dtype=np.int64)
+    near = np.empty((n, NEAR_CAP), dtype=np.int32)
     loop = _near_rows_parallel if cr.size >= PARALLEL_MIN_ENTRIES else _near_rows_serial
     loop(*cr.args(), u, v, row_match, float(gap), count, near)
     with np.errstate(invalid="ignore"):

@@ -302,7 +302,7 @@ def workspace(rows, cols, items: int) -> tuple:
     lanes = max(1, min(numba.get_num_threads(), items))
     n = max(int(np.max(rows, initial=0)), 1)
     m = max(int(np.max(cols, initial=0)), 1)
-    return (np.empty((lanes, n)), np.empty((lanes, n), dtype=np.int64), np.empty((lanes, n, CAP), dtype=np.int64),
+    return (np.empty((lanes, n)), np.empty((lanes, n), dtype=np.int64), np.empty((lanes, n, CAP), dtype=np.int32),
             np.empty((lanes, m), dtype=np.bool_), np.empty((lanes, 3, m), dtype=np.int64))
 
 

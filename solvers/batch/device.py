@@ -19,6 +19,8 @@ only runs in such a process.
 """
 from __future__ import annotations
 
+import threading
+
 import warnings
 import weakref
 from dataclasses import dataclass, replace
@@ -242,6 +244,28 @@ def _column_scratch(launcher, size: int) -> tuple:
     if key not in _UNUSED_SCRATCH:
         _UNUSED_SCRATCH[key] = make(1)
     return _UNUSED_SCRATCH[key]
+
+
+_CERTIFY_SCRATCH: dict = {}  # (GPU context, thread) -> the certificate's scratch arrays, grown as needed
+
+
+def _certify_scratch(launcher, rows: int, cols: int) -> dict:
+    """The certificate kernels' per-row and per-column scratch for ``rows`` and ``cols`` (the batch's
+    totals), kept between calls of this thread and grown only when a batch needs more: allocating
+    them (a 16 MB near-tie table for 1000 x 256 x 256) each call cost milliseconds."""
+    from ..near_ties import CAP
+    key = (_gpu_key(launcher), threading.get_ident())
+    held = _CERTIFY_SCRATCH.get(key)
+    if held is None or held["rows"] < rows or held["cols"] < cols:
+        rows, cols = max(rows, 1), max(cols, 1)
+        held = {"rows": rows, "cols": cols,
+                "owner": launcher.empty(cols, np.int32), "bad": launcher.empty(rows, np.int32),
+                "f": launcher.empty(rows, np.float64), "e2": launcher.empty(rows, np.float64),
+                "e1": launcher.empty(rows, np.float64), "floor": launcher.empty(rows, np.float64),
+                "close": launcher.empty(rows, np.int64), "near": launcher.empty_matrix(rows, CAP, np.int32),
+                "releasable": launcher.empty(cols, np.bool_), "search": launcher.empty_matrix(3, cols, np.int64)}
+        _CERTIFY_SCRATCH[key] = held
+    return held
 
 
 def _streams():
@@ -531,7 +555,6 @@ def certify_packed(packed, solution):
 
 
 def _certify_on_device(packed, solution):
-    from ..near_ties import CAP
     from .certify_batch import EPS, INFEASIBLE_PROVEN, TINY, _max_matching
     from .certify_batch import empty_outcome
     from numba import cuda
@@ -564,15 +587,13 @@ def _certify_on_device(packed, solution):
     value_d, tol_d, s_d, e_d, eabs_d, shift_d = (floats[k] for k in range(6))
     at_row_d, at_col_d, count_d = (ints[k] for k in range(3))
     reason_d, integral_d = bytes_[0], bytes_[1]
-    floor_d = cuda.device_array(max(total_rows, 1))
-    close_d = cuda.device_array(max(total_rows, 1), np.int64)  # each row's close pairs (near_ties.settle_row)
-    near_d = cuda.device_array((max(total_rows, 1), CAP), np.int64)
+    work = _certify_scratch(launcher, total_rows, total_cols)
+    floor_d, close_d, near_d = work["floor"], work["close"], work["near"]  # kept for NEAR_TIES
     indexes = [_index_array(launcher, a) for a in (packed.offsets, packed.rows, packed.cols, packed.row_offsets,
                                                    packed.col_offsets)]
     launcher.launch(K.CERTIFY_EXACT, count, costs, *indexes, r2c, u, v, status,
-                    cuda.device_array(max(total_cols, 1), np.int32), cuda.device_array(max(total_rows, 1), np.int32),
-                    cuda.device_array(max(total_rows, 1)), cuda.device_array(max(total_rows, 1)),
-                    cuda.device_array(max(total_rows, 1)), floor_d, close_d, near_d, reason_d, at_row_d, at_col_d,
+                    work["owner"], work["bad"], work["f"], work["e2"], work["e1"], floor_d, close_d, near_d, reason_d,
+                    at_row_d, at_col_d,
                     value_d, tol_d, integral_d, s_d, e_d, eabs_d, count_d, shift_d)
     value[:], tol[:], s_all, e_all, eabs_all, _ = floats.copy_to_host()
     at_row[:], at_col[:], count_all = ints.copy_to_host()
@@ -599,8 +620,7 @@ def _certify_on_device(packed, solution):
             room_d = cuda.to_device(np.zeros(count, np.int8))
             launcher.launch(K.NEAR_TIES, count, costs, *indexes, r2c, v, floor_d, shift_d, cuda.to_device(gaps),
                             tol_d, cuda.to_device(wanted), close_d, near_d,
-                            cuda.device_array(max(total_cols, 1), np.bool_),
-                            cuda.device_array((3, max(total_cols, 1)), np.int64), room_d)
+                            work["releasable"], work["search"], room_d)
             room = (room_d.copy_to_host()[summed] == 1) & ~exact
         within = bound_up <= tol[summed]
         finite = bound_up < np.inf  # a difference that overflowed (NaN, +inf) proves nothing
