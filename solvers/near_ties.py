@@ -192,56 +192,37 @@ def room_for_another(n, m, mates, count, near, releasable_column, releasable_row
             if not advanced:
                 state[col] = 2
                 depth -= 1
-    if n < m:  # a path from a releasable used column to a free column
-        return _reaches(m, owner, count, near, releasable_column, state, stack)
-    if n > m:  # a column an unassigned row could take, then on to a column of a releasable row
-        for j in range(m):
-            state[j] = 0
-        top = -1
-        for i in range(n):
-            if mates[i] < 0:
-                for e in range(count[i]):
-                    j = near[i, e]
-                    if state[j] == 0:
-                        state[j] = 1
-                        top += 1
-                        stack[top] = j
-        while top >= 0:
-            col = stack[top]
-            top -= 1
-            i = owner[col]
-            if releasable_row[i]:
-                return True
-            for e in range(count[i]):
-                j = near[i, e]
-                if state[j] == 0:
-                    state[j] = 1
-                    top += 1
-                    stack[top] = j
-    return False
-
-
-@register_jitable
-def _reaches(m, owner, count, near, releasable_column, state, stack):
-    """Whether a free column is reachable from a releasable used column (rows < cols)."""
+    # a path: rows < cols, from a releasable used column to a free one; rows > cols, from a column an
+    # unassigned row could take on to a column whose row is releasable
     for j in range(m):
         state[j] = 0
     top = -1
-    for j in range(m):
-        if owner[j] >= 0 and releasable_column[j]:
-            state[j] = 1
-            top += 1
-            stack[top] = j
+    for i in range(n):
+        if n < m and mates[i] >= 0 and releasable_column[mates[i]]:
+            top = _push(mates[i], state, stack, top)
+        if n > m and mates[i] < 0:
+            for e in range(count[i]):
+                top = _push(near[i, e], state, stack, top)
     while top >= 0:
         col = stack[top]
         top -= 1
         i = owner[col]
+        if n > m and releasable_row[i]:
+            return True
         for e in range(count[i]):
             j = near[i, e]
-            if owner[j] < 0:
+            if owner[j] < 0:  # a free column (rows < cols only: rows > cols leaves none)
                 return True
-            if state[j] == 0:
-                state[j] = 1
-                top += 1
-                stack[top] = j
+            top = _push(j, state, stack, top)
     return False
+
+
+@register_jitable
+def _push(j, state, stack, top):
+    """Column j onto the search's stack unless it was there before; the new top."""
+    if state[j] == 0:
+        state[j] = 1
+        top += 1
+        stack[top] = j
+    return top
+
