@@ -41,7 +41,7 @@ from .dual_steps import (INF_KEY, difference_down, float_of_bits, floor_key, flo
 from . import konig
 from .graph_build import position_in_row
 from .exact_settle import candidate_pairs, cheaper_by
-from .near_ties import CAP as NEAR_CAP, collect_near_tight, room_for_another
+from .near_ties import CAP as NEAR_CAP, collect_near_tight, cost_step, room_for_another
 from .exact import float_sum, float_sum_up, int_sum
 from .problems import BipartiteGraph, CostMatrix, EuclideanCosts, FlowNetwork, SparseCosts, writeable_alias
 from .result import Certificate, Solution
@@ -565,8 +565,28 @@ def _room_for_another(cr: "_CostRows", u, v, row_match, gap: float) -> bool:
     near = np.empty((n, NEAR_CAP), dtype=np.int32)
     loop = _near_rows_parallel if cr.size >= PARALLEL_MIN_ENTRIES else _near_rows_serial
     loop(*cr.args(), u, v, row_match, float(gap), count, near)
+    if count.max(initial=0) <= NEAR_CAP and gap < _pairs_step(cr, row_match, count, near):
+        return False  # what another assignment could trade costs multiples of a step above the gap
     with np.errstate(invalid="ignore"):
         return bool(_room_search(n, m, row_match, count, near, -v < gap, -u < gap))
+
+
+def _pairs_step(cr: "_CostRows", row_match, count, near) -> float:
+    """near_ties.cost_step over the costs of the assigned pairs and the near-tight ones (those
+    another assignment within the gap could trade)."""
+    from .exact_settle import _low_exponent
+    rows = np.repeat(np.arange(cr.n_rows), count)
+    cols = near[rows, _ranks(count)]
+    assigned = np.flatnonzero(row_match >= 0)
+    pairs = np.concatenate([cr.pair_costs(row_match)[assigned],
+                            np.array([cr.cost_at(int(i), int(j)) for i, j in zip(rows, cols)], dtype=np.float64)])
+    return cost_step(_low_exponent(pairs))
+
+
+def _ranks(count: np.ndarray) -> np.ndarray:
+    """0, 1, ..., count[i] - 1 for each row i in turn."""
+    total = int(count.sum())
+    return np.arange(total) - np.repeat(np.cumsum(count) - count, count)
 
 
 def _worst_pair(worst: np.ndarray, at: np.ndarray) -> tuple[float, int, int]:
