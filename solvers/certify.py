@@ -1083,10 +1083,10 @@ def certify_assignment(problem: CostMatrix | SparseCosts, row_match, col_match=N
     refuted_exactly = False  # set when the residual graph has an exactly negative cycle
 
     def exact_saving(fu, fv, gap) -> float | None:
-        """How much less than this answer an assignment costs at best, settled in exact integers on
-        the pairs within ``gap`` of tight (solvers.exact_settle; 0.0: nothing cheaper), or None past
-        REFERENCE_CELLS entries or the settle's own limits."""
-        if n * m > REFERENCE_CELLS:
+        """How much less than this answer some assignment costs, settled in exact integers on the
+        pairs within ``gap`` of tight (solvers.exact_settle; 0.0: nothing cheaper), or None past
+        REFERENCE_CELLS entries held or the settle's own limits."""
+        if cr.size > REFERENCE_CELLS:  # entries held (a sparse problem's stored pairs)
             return None
         pairs = candidate_pairs(*cr.args(), fu, fv, rows, gap)
         less = cheaper_by(*pairs, n, m, rows, fu, fv, gap)
@@ -1165,7 +1165,7 @@ def certify_assignment(problem: CostMatrix | SparseCosts, row_match, col_match=N
                      else f"proven gap {gap:.6g} exceeds the claimed {claimed:g}")
     refuted = max(exact_check) if exact_check else None
     if refuted is not None:
-        notes.append(f"an assignment found in exact arithmetic costs {refuted:.6g} less")
+        notes.append(f"an assignment found in exact arithmetic costs {refuted:.6g} less (the optimum may be lower)")
         witness["cheaper_by"] = refuted
     if within:
         reason = "dual potentials prove the gap"

@@ -24,8 +24,8 @@ import numpy as np
 from .dual_steps import NO_LOW_BIT
 from .near_ties import EPS, TINY
 
-MAX_MOVES = 2_000_000  # moves (graph edges) past which the question is left open
-MAX_WORK = 400_000_000  # nodes x moves: Bellman-Ford's worst case, past which it is left open
+MAX_MOVES = 200_000  # candidate pairs past which the question is left open (Python work, ~13 us each)
+MAX_WORK = 20_000_000  # nodes x moves: Bellman-Ford's worst case in Python (seconds), past which it is left open
 
 
 def _low_exponent(values: np.ndarray) -> int:
@@ -47,12 +47,15 @@ def _scaled(x: float, e: int) -> int:
 
 def cheaper_by(pairs_i: np.ndarray, pairs_j: np.ndarray, pairs_c: np.ndarray, n: int, m: int,
                row_match: np.ndarray, u: np.ndarray, v: np.ndarray, gap: float) -> float | None:
-    """How much less than ``row_match`` an assignment costs at best, exactly (0.0: nothing is
-    cheaper), or None when the question is too large here. ``pairs_*``: the allowed pairs (row,
+    """How much less than ``row_match`` some assignment costs, exactly (the first cheaper one found,
+    not necessarily the cheapest; 0.0: nothing is cheaper), or None when the question is too large
+    here (checked before any work). ``pairs_*``: the allowed pairs (row,
     column, cost) that may be within ``gap`` of tight (the rest are certainly not), the assigned
     pairs among them; (u, v) exactly feasible with the rectangular sign condition, ``gap`` an upper
     bound on the answer's cost minus the dual's objective."""
     row_match = np.asarray(row_match, dtype=np.int64)
+    if pairs_i.size > MAX_MOVES or (max(n, m) + 2) * max(pairs_i.size + max(n, m), 1) > MAX_WORK:
+        return None
     if n > m:  # transposed: columns become rows; u <= 0 takes v's part
         col_match = np.full(m, -1, dtype=np.int64)
         assigned = np.flatnonzero(row_match >= 0)

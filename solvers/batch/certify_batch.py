@@ -70,7 +70,7 @@ REASONS = {
     9: "reported infeasible, but the allowed pairs hold a complete assignment",
     10: "infeasible: the allowed pairs match at most {i} of the rows",
     11: "the costs on the GPU changed during the solve (their checksum differs), so nothing is proven",
-    12: "a cheaper assignment exists (found in exact arithmetic; the proven gap is {gap:.6g}): a difference the "
+    12: "a cheaper assignment exists: one found in exact arithmetic costs {gap:.6g} less, a difference the "
         "rounding allowance would have forgiven",
     13: "the rounding allowance leaves room for a cheaper assignment, and it could not be ruled out in exact "
         "arithmetic",
@@ -355,7 +355,7 @@ def recheck_doubtful_proofs(packed, solution, checked: dict) -> dict:
     the module docstring: a near tie, or a difference of 17 forgiven beside a cost of 1e18) are
     settled by the single-matrix certificate on that item with the solver's duals, which settles
     near ties in exact integers (solvers.exact_settle): an exactly cheaper assignment makes the item
-    CHEAPER_FOUND, its gap the difference; an item it cannot settle is NOT_SETTLED. ``checked`` is
+    CHEAPER_FOUND, its gap what that one saves (the optimum may save more); an item it cannot settle is NOT_SETTLED. ``checked`` is
     changed in place and returned. ``packed``'s costs may be on a GPU: only the items rechecked are
     copied back."""
     reason, gap = checked["reason"], checked["gap"]

@@ -246,13 +246,14 @@ def _column_scratch(launcher, size: int) -> tuple:
     return _UNUSED_SCRATCH[key]
 
 
-_CERTIFY_SCRATCH: dict = {}  # (GPU context, thread) -> the certificate's scratch arrays, grown as needed
+_CERTIFY_SCRATCH: dict = {}  # (GPU, thread) -> the certificate's scratch arrays, grown as needed
 
 
 def _certify_scratch(launcher, rows: int, cols: int) -> dict:
     """The certificate kernels' per-row and per-column scratch for ``rows`` and ``cols`` (the batch's
-    totals), kept between calls of this thread and grown only when a batch needs more: allocating
-    them (a 16 MB near-tie table for 1000 x 256 x 256) each call cost milliseconds."""
+    totals), kept between calls of this thread on this GPU and grown only when a batch needs more:
+    allocating them (a 16 MB near-tie table for 1000 x 256 x 256) each call cost milliseconds. They
+    stay allocated while the process lives (one set per thread that certified on the GPU)."""
     from ..near_ties import CAP
     key = (_gpu_key(launcher), threading.get_ident())
     held = _CERTIFY_SCRATCH.get(key)
