@@ -10,8 +10,10 @@ A therefore uses only pairs of slack below G ("near-tight") and frees only colum
 is below G ("releasable"). Compared with A, such an X moves rows along near-tight pairs, around
 cycles or along paths that start at a releasable line and end at one A leaves free. So when the
 near-tight pairs outside A form no such cycle or path, A is the only assignment within G of D: it
-is exactly optimal, whatever rounding the dual carries. When they do (a near tie, or a difference of
-17 hidden by the rounding of a cost of 1e18), only an independent optimum settles it.
+is exactly optimal, whatever rounding the dual carries. So it is when every cost such an X could
+trade (its near-tight pairs' and A's) is a multiple of a power of two above G (cost_step): costs
+then differ by multiples of it. Otherwise (a near tie, or a difference of 17 hidden by the rounding
+of a cost of 1e18) solvers.exact_settle settles it in exact integers.
 
 The graph: one node per column; a column used by row i has an edge to every column of a near-tight
 pair of row i (row i could move there, handing its column over). A slack is bounded from below by
