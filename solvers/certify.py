@@ -36,8 +36,8 @@ from numba import njit, prange
 
 from .cost_summary import PARALLEL_MIN_ENTRIES
 from .dense_potentials import cheapest_arc_columns, dense_columns
-from .dual_steps import (INF_KEY, difference_down, float_of_bits, floor_key, floor_step, order_key, sum_exceeds,
-                         violation_step)
+from .dual_steps import (INF_KEY, NO_LOW_BIT, difference_down, float_of_bits, floor_key, floor_step, low_bit_exponent,
+                         order_key, sum_exceeds, violation_step)
 from . import konig
 from .graph_build import position_in_row
 from .exact_settle import candidate_pairs, cheaper_by
@@ -532,18 +532,31 @@ def _dual_rows(row_ptr, col_ind, dense, cost, u, v_check, v_floor, check: bool):
     return floor, worst, at
 
 
+@njit(cache=True)
+def _near_row(row_ptr, col_ind, dense, cost, u, v, row_match, gap, count, near, low, i):
+    """Row i's near-tight pairs into count[i] and near[i] (near_ties.collect_near_tight), and into
+    low[i] the least low_bit_exponent over the costs of its assigned pair and of those kept."""
+    start = row_ptr[i]
+    count[i] = collect_near_tight(cost, start, row_ptr[i + 1], dense, col_ind, v, 0.0, u[i], row_match[i], gap, near, i)
+    least = NO_LOW_BIT
+    for e in range(-1, min(count[i], NEAR_CAP)):
+        j = row_match[i] if e < 0 else near[i, e]
+        if j >= 0:
+            k = start + j if dense else position_in_row(row_ptr, col_ind, i, j)
+            least = min(least, low_bit_exponent(cost[k]))
+    low[i] = least
+
+
 @njit(cache=True, parallel=True)
-def _near_rows_parallel(row_ptr, col_ind, dense, cost, u, v, row_match, gap, count, near):
+def _near_rows_parallel(row_ptr, col_ind, dense, cost, u, v, row_match, gap, count, near, low):
     for i in prange(count.size):
-        count[i] = collect_near_tight(cost, row_ptr[i], row_ptr[i + 1], dense, col_ind, v, 0.0, u[i], row_match[i],
-                                      gap, near, i)
+        _near_row(row_ptr, col_ind, dense, cost, u, v, row_match, gap, count, near, low, i)
 
 
 @njit(cache=True)
-def _near_rows_serial(row_ptr, col_ind, dense, cost, u, v, row_match, gap, count, near):
+def _near_rows_serial(row_ptr, col_ind, dense, cost, u, v, row_match, gap, count, near, low):
     for i in range(count.size):
-        count[i] = collect_near_tight(cost, row_ptr[i], row_ptr[i + 1], dense, col_ind, v, 0.0, u[i], row_match[i],
-                                      gap, near, i)
+        _near_row(row_ptr, col_ind, dense, cost, u, v, row_match, gap, count, near, low, i)
 
 
 @njit(cache=True)
@@ -555,38 +568,22 @@ def _room_search(n, m, row_match, count, near, releasable_column, releasable_row
 
 def _room_for_another(cr: "_CostRows", u, v, row_match, gap: float) -> bool:
     """Whether some assignment other than ``row_match`` may cost less than ``gap`` above the
-    objective of the exactly feasible dual (u, v) (solvers.near_ties): when not, it is the only
-    optimum, exactly."""
+    objective of the exactly feasible dual (u, v) (solvers.near_ties): when not, it is optimal,
+    exactly. Not when every cost such an assignment could trade (the assigned pairs' and the
+    near-tight ones') is a multiple of a power of two above the gap (near_ties.cost_step)."""
     n, m = cr.n_rows, cr.n_cols
     u = np.ascontiguousarray(u, dtype=np.float64)
     v = np.ascontiguousarray(v, dtype=np.float64)
     row_match = np.ascontiguousarray(row_match, dtype=np.int64)
     count = np.zeros(n, dtype=np.int64)
     near = np.empty((n, NEAR_CAP), dtype=np.int32)
+    low = np.empty(n, dtype=np.int64)
     loop = _near_rows_parallel if cr.size >= PARALLEL_MIN_ENTRIES else _near_rows_serial
-    loop(*cr.args(), u, v, row_match, float(gap), count, near)
-    if count.max(initial=0) <= NEAR_CAP and gap < _pairs_step(cr, row_match, count, near):
+    loop(*cr.args(), u, v, row_match, float(gap), count, near, low)
+    if count.max(initial=0) <= NEAR_CAP and gap < cost_step(low.min(initial=NO_LOW_BIT)):
         return False  # what another assignment could trade costs multiples of a step above the gap
     with np.errstate(invalid="ignore"):
         return bool(_room_search(n, m, row_match, count, near, -v < gap, -u < gap))
-
-
-def _pairs_step(cr: "_CostRows", row_match, count, near) -> float:
-    """near_ties.cost_step over the costs of the assigned pairs and the near-tight ones (those
-    another assignment within the gap could trade)."""
-    from .exact_settle import _low_exponent
-    rows = np.repeat(np.arange(cr.n_rows), count)
-    cols = near[rows, _ranks(count)]
-    assigned = np.flatnonzero(row_match >= 0)
-    pairs = np.concatenate([cr.pair_costs(row_match)[assigned],
-                            np.array([cr.cost_at(int(i), int(j)) for i, j in zip(rows, cols)], dtype=np.float64)])
-    return cost_step(_low_exponent(pairs))
-
-
-def _ranks(count: np.ndarray) -> np.ndarray:
-    """0, 1, ..., count[i] - 1 for each row i in turn."""
-    total = int(count.sum())
-    return np.arange(total) - np.repeat(np.cumsum(count) - count, count)
 
 
 def _worst_pair(worst: np.ndarray, at: np.ndarray) -> tuple[float, int, int]:

@@ -157,31 +157,17 @@ NO_LOW_BIT = 100_000  # low_bit_exponent of 0 and of +-inf: above every finite f
 
 
 @register_jitable
-def _low_bit(bits):
-    """(lowest set bit of a float64's significand, as an integer; its biased exponent field;
-    whether the float is finite and nonzero)."""
-    magnitude = bits & MAGNITUDE_BITS
-    field = np.int64(magnitude >> np.uint64(52))
-    full = (magnitude & FRACTION_BITS) | (IMPLICIT_BIT if field > 0 else np.uint64(0))
-    low = full & (~full + np.uint64(1))
-    return low, field, field < 2047 and full != 0
-
-
-@register_jitable
 def low_bit_exponent(c):
     """e such that 2^e is the lowest set bit of |c| (c is an integer multiple of 2^e, and of no
-    larger power of two), NO_LOW_BIT for 0 and +-inf; a bit cast (cpu loops)."""
-    low, field, valid = _low_bit(bits_of(np.float64(c)))
-    position = np.int64(bits_of(np.float64(low)) >> np.uint64(52)) - 1023  # low: an exact power of two
-    return position + max(field, 1) - 1075 if valid else NO_LOW_BIT
-
-
-@register_jitable
-def low_bit_exponent_arithmetic(c):
-    """low_bit_exponent, with no bit cast (the GPU and the simulator; float64_bits)."""
-    low, field, valid = _low_bit(float64_bits(np.float64(c)))
-    position = math.frexp(np.float64(low))[1] - 1
-    return position + max(field, 1) - 1075 if valid else NO_LOW_BIT
+    larger power of two), NO_LOW_BIT for 0 and +-inf. By arithmetic (float64_bits, frexp), so the
+    same code runs on the cpu, the GPU and the simulator."""
+    magnitude = float64_bits(np.float64(c)) & MAGNITUDE_BITS
+    field = np.int64(magnitude >> np.uint64(52))
+    full = (magnitude & FRACTION_BITS) | (IMPLICIT_BIT if field > 0 else np.uint64(0))
+    if field >= 2047 or full == 0:
+        return NO_LOW_BIT
+    low = full & (~full + np.uint64(1))  # the lowest set bit alone: an exact power of two below 2^53
+    return (math.frexp(np.float64(low))[1] - 1) + max(field, 1) - 1075
 
 
 @register_jitable

@@ -16,26 +16,16 @@ A tall problem (rows > cols) is the same problem transposed (u <= 0 there takes 
 """
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 
 import numpy as np
+from numba import njit
 
 from .dual_steps import NO_LOW_BIT
-from .near_ties import EPS, TINY
+from .near_ties import least_low_bit, quick_candidate
 
 MAX_MOVES = 200_000  # candidate pairs past which the question is left open (Python work, ~13 us each)
 MAX_WORK = 20_000_000  # nodes x moves: Bellman-Ford's worst case in Python (seconds), past which it is left open
-
-
-def _low_exponent(values: np.ndarray) -> int:
-    """The least e with every finite value an integer multiple of 2^e (NO_LOW_BIT when all are 0)."""
-    low = NO_LOW_BIT
-    for x in np.unique(np.abs(values[np.isfinite(values) & (values != 0)])).tolist():
-        mantissa, exponent = math.frexp(x)
-        whole = int(mantissa * (1 << 53))  # exact: 53 bits
-        low = min(low, exponent - 53 + ((whole & -whole).bit_length() - 1))
-    return low
 
 
 def _scaled(x: float, e: int) -> int:
@@ -63,7 +53,7 @@ def cheaper_by(pairs_i: np.ndarray, pairs_j: np.ndarray, pairs_c: np.ndarray, n:
         return cheaper_by(pairs_j, pairs_i, pairs_c, m, n, col_match, v, u, gap)
     u = np.asarray(u, dtype=np.float64)
     v = np.asarray(v, dtype=np.float64)
-    e = min(_low_exponent(pairs_c), _low_exponent(u), _low_exponent(v))
+    e = min(least_low_bit(np.ascontiguousarray(pairs_c, dtype=np.float64)), least_low_bit(u), least_low_bit(v))
     if e >= NO_LOW_BIT:
         return 0.0  # every cost and potential is 0: every assignment costs 0
     limit = Fraction(gap) / (Fraction(2) ** e)
@@ -117,22 +107,23 @@ def cheaper_by(pairs_i: np.ndarray, pairs_j: np.ndarray, pairs_c: np.ndarray, n:
     return float(-Fraction(total) * (Fraction(2) ** e))
 
 
+@njit(cache=True)
+def _mark_candidates(row_ptr, col_ind, dense, cost, u, v, row_match, gap, keep):
+    """keep[k]: entry k is its row's assigned pair or a quick_candidate (forbidden pairs never)."""
+    for i in range(row_ptr.size - 1):
+        for k in range(row_ptr[i], row_ptr[i + 1]):
+            j = k - row_ptr[i] if dense else col_ind[k]
+            keep[k] = cost[k] != np.inf and (row_match[i] == j or quick_candidate(cost[k], v[j], u[i], gap))
+
+
 def candidate_pairs(row_ptr, col_ind, dense: bool, cost: np.ndarray, u, v, row_match, gap: float):
     """The allowed pairs that may be within ``gap`` of tight, and every assigned pair: (rows,
-    columns, costs). A pair is left out only when its rounded slack clears the gap by more than its
-    rounding (near_ties.quick_candidate's test, vectorised)."""
-    n = len(row_ptr) - 1
-    counts = np.diff(row_ptr)
-    rows = np.repeat(np.arange(n, dtype=np.int64), counts)
-    cols = (np.arange(cost.size, dtype=np.int64) - np.repeat(row_ptr[:-1], counts)) if dense else \
-        np.asarray(col_ind, dtype=np.int64)
-    c = np.asarray(cost, dtype=np.float64)
-    uu = np.asarray(u, dtype=np.float64)[rows]
-    vv = np.asarray(v, dtype=np.float64)[cols]
-    with np.errstate(over="ignore", invalid="ignore"):
-        rough = (c - vv) - uu
-        keep = (rough < gap + 4.0 * EPS * (np.abs(c) + np.abs(vv) + np.abs(uu)) + 4.0 * TINY) | \
-            ((rough == np.inf) & (c != np.inf))
-    keep |= np.asarray(row_match, dtype=np.int64)[rows] == cols
-    keep &= c != np.inf
-    return rows[keep], cols[keep], c[keep]
+    columns, costs). A pair is left out only when near_ties.quick_candidate clears it."""
+    keep = np.zeros(cost.size, dtype=np.bool_)
+    _mark_candidates(row_ptr, col_ind, dense, cost, np.ascontiguousarray(u, dtype=np.float64),
+                     np.ascontiguousarray(v, dtype=np.float64), np.ascontiguousarray(row_match, dtype=np.int64),
+                     float(gap), keep)
+    at = np.flatnonzero(keep)
+    rows = np.searchsorted(row_ptr, at, side="right") - 1
+    cols = at - np.asarray(row_ptr)[rows] if dense else np.asarray(col_ind, dtype=np.int64)[at]
+    return rows.astype(np.int64), cols.astype(np.int64), np.asarray(cost, dtype=np.float64)[at]

@@ -26,9 +26,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numba import njit
 from numba.extending import register_jitable
 
-from .dual_steps import NO_LOW_BIT, difference_down, low_bit_exponent_arithmetic
+from .dual_steps import NO_LOW_BIT, difference_down, low_bit_exponent
 
 EPS = float(np.finfo(np.float64).eps)
 TINY = 5e-324
@@ -108,10 +109,19 @@ def settle_row(costs, start, m, mate, v, shift, floor, gap, every_row, count, ne
         count[r] = found
     else:
         count[r] = collect_near_tight(costs, start, start + m, True, near[r], v, shift, floor, mate, gap, near, r)
-    low = low_bit_exponent_arithmetic(costs[start + mate]) if mate >= 0 else NO_LOW_BIT
+    low = low_bit_exponent(costs[start + mate]) if mate >= 0 else NO_LOW_BIT
     for e in range(min(count[r], CAP)):
-        low = min(low, low_bit_exponent_arithmetic(costs[start + near[r, e]]))
+        low = min(low, low_bit_exponent(costs[start + near[r, e]]))
     return low if count[r] <= CAP else -NO_LOW_BIT  # too many to look at: no step above the gap
+
+
+@njit(cache=True)
+def least_low_bit(values):
+    """The least low_bit_exponent over ``values`` (NO_LOW_BIT when all are 0 or infinite)."""
+    low = NO_LOW_BIT
+    for k in range(values.size):
+        low = min(low, low_bit_exponent(values[k]))
+    return low
 
 
 @register_jitable

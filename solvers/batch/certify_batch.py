@@ -28,9 +28,8 @@ The allowance forgives rounding, and could forgive a real difference with it (17
 potential is within it) leave no room for another assignment, the answer is the only optimum,
 exactly, with or without the allowance; so it is when the costs of those pairs and of the
 answer's are all multiples of a power of two above the gap (near_ties.cost_step), as another
-assignment could only change the cost by a multiple of it. A proof that
-rests on the allowance alone is marked ``doubt`` and rechecked against an independent optimum
-(recheck_doubtful_proofs).
+assignment could only change the cost by a multiple of it. A proof that rests on the allowance
+alone is marked ``doubt`` and settled in exact arithmetic (recheck_doubtful_proofs).
 
 An answer claimed infeasible is confirmed by the certificate's own maximum matching on the allowed
 pairs (augmenting paths): fewer matched rows than rows proves that no complete assignment exists.
@@ -156,8 +155,8 @@ def _max_matching(costs, base, n, m):
 def _certify_item(costs, base, n, m, row_to_col, u, v, ro, co, claimed_infeasible, out_value, out_gap, out_tol,
                   out_doubt, work):
     """(reason code, row, column) of item; writes its value, gap bound and tolerance, and
-    ``out_doubt`` 1 when only the allowance proves it (the module docstring: the host rechecks it
-    against an independent optimum). ``work``: one lane's share of workspace(...)'s arrays
+    ``out_doubt`` 1 when only the allowance proves it (the module docstring: the host settles it in
+    exact arithmetic). ``work``: one lane's share of workspace(...)'s arrays
     (lane_work), its scratch."""
     if claimed_infeasible:
         size = _max_matching(costs, base, n, m)
@@ -274,7 +273,7 @@ def _certify_item(costs, base, n, m, row_to_col, u, v, ro, co, claimed_infeasibl
                      work[1][:n], work[2][:n], work[3][:m], work[4][:, :m]):
         return PROVEN, -1, -1  # no other assignment within the gap: the only optimum, exactly
     if gap <= tol:
-        out_doubt[0] = 1  # proven by the allowance alone: the host asks an independent optimum
+        out_doubt[0] = 1  # proven by the allowance alone: the host settles it exactly
         return PROVEN, -1, -1
     return 8, -1, -1
 
@@ -355,8 +354,8 @@ def recheck_doubtful_proofs(packed, solution, checked: dict) -> dict:
     the module docstring: a near tie, or a difference of 17 forgiven beside a cost of 1e18) are
     settled by the single-matrix certificate on that item with the solver's duals, which settles
     near ties in exact integers (solvers.exact_settle): an exactly cheaper assignment makes the item
-    CHEAPER_FOUND, its gap what that one saves (the optimum may save more); an item it cannot settle is NOT_SETTLED. ``checked`` is
-    changed in place and returned. ``packed``'s costs may be on a GPU: only the items rechecked are
+    CHEAPER_FOUND, its gap what that one saves (the optimum may save more); an item it cannot settle
+    is NOT_SETTLED. ``checked`` is changed in place and returned. ``packed``'s costs may be on a GPU: only the items rechecked are
     copied back."""
     reason, gap = checked["reason"], checked["gap"]
     doubtful = np.flatnonzero((reason == PROVEN) & (checked["doubt"] != 0))

@@ -105,6 +105,21 @@ def group_sync(mode):
 
 
 @register_jitable
+def block_min(shared, value, t, nt):
+    """The least of the block's threads' ``value`` (nt a power of two), through ``shared`` (one slot
+    per thread), for every thread. The caller syncs again before writing ``shared`` anew."""
+    shared[t] = value
+    cuda.syncthreads()
+    step = nt // 2
+    while step > 0:
+        if t < step:
+            shared[t] = min(shared[t], shared[t + step])
+        cuda.syncthreads()
+        step //= 2
+    return shared[0]
+
+
+@register_jitable
 def group_argmin(val, key, red_val, red_key, parity, lane, lanes, mode):
     """The group's minimum (val, key) in lexicographic order, returned to every lane of it."""
     if mode != TREE:
@@ -826,15 +841,8 @@ def near_ties_cuda(costs, offsets, rows, cols, row_offsets, col_offsets, row_to_
                                       every_row, count, near, r0 + i))
         for j in range(t, m, nt):
             releasable[c0 + j] = -(v[c0 + j] - k) < g
-        sh_low[t] = low
-        cuda.syncthreads()
-        step = nt // 2
-        while step > 0:
-            if t < step:
-                sh_low[t] = min(sh_low[t], sh_low[t + step])
-            cuda.syncthreads()
-            step //= 2
-        if t == 0 and g < cost_step(sh_low[0]):
+        low = block_min(sh_low, low, t, nt)
+        if t == 0 and g < cost_step(low):
             room[b] = 0  # another assignment changes the cost by multiples of a step above the gap
         elif t == 0:
             found = room_for_another(n, m, row_to_col[r0:r0 + n], count[r0:r0 + n], near[r0:r0 + n],
@@ -898,15 +906,7 @@ def scan_costs_cuda(costs, per, bad, where, biggest):
             c = float64(costs[base + k])
             if (c != c or c == -np.inf) and k < first:
                 first = k
-        sh_at[t] = first
-        cuda.syncthreads()
-        step = nt // 2
-        while step > 0:
-            if t < step:
-                sh_at[t] = min(sh_at[t], sh_at[t + step])
-            cuda.syncthreads()
-            step //= 2
-        first = sh_at[0]
+        first = block_min(sh_at, first, t, nt)
         top = 0.0
         for k in range(t, first, nt):
             c = float64(costs[base + k])
