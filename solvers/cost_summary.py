@@ -82,6 +82,46 @@ def _scan_row(values, i, out, write, native):
     return key_value(low), key_value(high), forbidden, fractional == 0, bad > 0, checksum, least, greatest
 
 
+@njit(cache=True)
+def _scan_integer_row(values, i):
+    """Row i of an integer matrix, read only: (least, greatest, checksum share). Integers are
+    finite, integral and never forbidden, so this is all their summary needs; a loop this simple
+    vectorizes (the float fold above does not: it was most of a held matrix's check)."""
+    least = greatest = values[i, 0]
+    checksum = np.uint64(0)
+    first = i * values.shape[1]
+    for j in range(values.shape[1]):
+        x = values[i, j]
+        least = min(least, x)
+        greatest = max(greatest, x)
+        checksum += checksum_term(bits_of(np.float64(x)), first + j)
+    return least, greatest, checksum
+
+
+@njit(cache=True, parallel=True)
+def _scan_integers_parallel(values, least, greatest, sums):
+    for i in prange(values.shape[0]):
+        least[i], greatest[i], sums[i] = _scan_integer_row(values, i)
+
+
+@njit(cache=True)
+def _scan_integers_serial(values, least, greatest, sums):
+    for i in range(values.shape[0]):
+        least[i], greatest[i], sums[i] = _scan_integer_row(values, i)
+
+
+def _scan_integers(values: np.ndarray):
+    """scan_costs of an integer matrix with no float64 copy to write (a held matrix)."""
+    rows = values.shape[0]
+    least, greatest = np.empty(rows, dtype=values.dtype), np.empty(rows, dtype=values.dtype)
+    sums = np.empty(rows, dtype=np.uint64)
+    scan = _scan_integers_parallel if values.size >= PARALLEL_MIN_ENTRIES else _scan_integers_serial
+    scan(values, least, greatest, sums)
+    low, high = int(least.min()), int(greatest.max())
+    checksum = int(sums.sum(dtype=np.uint64))  # numpy's uint64 sum wraps, as the checksum does
+    return (float(low), float(high), 0, True, checksum), (low, high)
+
+
 @njit(cache=True, parallel=True)
 def _scan_rows_parallel(values, out, write, native, low, high, forbidden, integer, bad, sums, least, greatest):
     for i in prange(values.shape[0]):
@@ -111,6 +151,8 @@ def scan_costs(values: np.ndarray, out: np.ndarray | None):
     greatest) entry as Python ints for an integer input, else None. Rows are spread over the cores
     from PARALLEL_MIN_ENTRIES entries."""
     native = values.dtype.kind in "iu"
+    if native and out is None:
+        return _scan_integers(values)
     arrays = _row_arrays(values)
     write = out is not None
     target = out if write else np.empty((0, 0))
@@ -135,6 +177,12 @@ def warm_parallel_pass() -> None:
             out = np.empty((2, 2))
             for target, write in ((out, True), (np.empty((0, 0)), False)):
                 _scan_rows_parallel(values, target, write, native, *_row_arrays(values))
+            if native:
+                frozen = values.view()
+                frozen.setflags(write=False)  # a held matrix's summary reads the Problem's read-only view
+                for scanned in (values, frozen):
+                    _scan_integers_parallel(scanned, np.empty(2, dtype=dtype), np.empty(2, dtype=dtype),
+                                            np.empty(2, dtype=np.uint64))
         if native:  # a held integer matrix (read-only, as a Problem holds it) made float64
             held = square.copy()
             held.setflags(write=False)

@@ -72,6 +72,8 @@ def test_any_real_dtype_and_layout_gives_the_same_problem_and_summary(dtype, ord
     assert described["min_cost"] == finite.min() and described["max_cost"] == finite.max()
     assert described["forbidden"] == int(np.isinf(matrix.costs).sum())
     assert described["integer"] == bool(np.all(finite == np.round(finite)))
+    from solvers.cost_summary import finite_summary  # the checksum a GPU copy is held to, by the plain loop
+    assert matrix.checksum == int(finite_summary(values.astype(np.float64).reshape(-1))[4])
     small = CostMatrix.from_array(values[:20, :20])  # the numpy path
     assert small.describe()["integer"] == bool(np.all(np.isinf(small.costs) | (small.costs == np.round(small.costs))))
 

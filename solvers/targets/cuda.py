@@ -85,7 +85,16 @@ class CudaLauncher:
         return cuda.device_array((int(rows), int(cols)), dtype=dtype)
 
     def full(self, n: int, value, dtype):
-        return cuda.to_device(np.full(int(n), value, dtype=dtype))
+        """A device array of n copies of ``value``. Where every byte of the value is the same (0,
+        -1, 0.0: most of a solver's set-up) it is set on the device (a memset), with no host array
+        and no copy over the bus: a solve allocates a score of these per call."""
+        pattern = np.full(1, value, dtype=dtype).view(np.uint8)
+        if self.simulated or n <= 0 or not (pattern == pattern[0]).all():
+            return cuda.to_device(np.full(int(n), value, dtype=dtype))
+        from numba.cuda.cudadrv.driver import device_memset
+        array = cuda.device_array(int(n), dtype=dtype)
+        device_memset(array, int(pattern[0]), array.nbytes)  # on the default stream, before any later launch
+        return array
 
     def zeros(self, n: int, dtype):
         return self.full(n, 0, dtype)

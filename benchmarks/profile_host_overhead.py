@@ -1,0 +1,71 @@
+"""Where the host time of a warm end-to-end solve goes (issue 13's host overhead, issue 15's batch
+certificate): for each row, one untimed call (compile or load), then one call under cProfile; the
+functions with the most time of their own and the cumulative top, in ms.
+
+    PYTHONPATH=. python benchmarks/profile_host_overhead.py [--rows rect-3000x9000,uniform-3M-deg4,batch-1000x256,devicebatch-1000x256]
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import pstats
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+def batch_row(b, n, m, on_device):
+    rng = np.random.default_rng(3)
+    costs = rng.random((b, n, m), dtype=np.float32)
+    if on_device:  # a device array (as from PyTorch or CuPy): solved where it is
+        from numba import cuda
+        costs = cuda.to_device(costs)
+    import solvers
+    return lambda: solvers.solve_batch(costs, backend="auto")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", default="rect-3000x9000,rect-1000x20000,dense-8000-int,uniform-3M-deg4,grid-1200-del20,"
+                    "rmat-21-ef8,flow-grid-700,batch-1000x256,devicebatch-1000x256")
+    ap.add_argument("--top", type=int, default=22)
+    ap.add_argument("--quick", action="store_true", help="the small rows (a check on the cpu)")
+    args = ap.parse_args()
+    import solvers
+    from bench_e2e import rows_table
+    table = {row.name: row for row in rows_table(quick=args.quick)}
+    for name in args.rows.split(","):
+        if name.startswith(("batch-", "devicebatch-")):  # batch-BxN: B items of N x N float32 from numpy
+            size = name.split("-")[1]
+            b, n = (int(x) for x in size.split("x"))
+            call = batch_row(b, n, n, name.startswith("device"))
+        else:
+            row = table[name]
+            data = row.build()
+            call = (lambda data=data, algo=row.algorithm: solvers.solve(data, algo))
+        call()
+        start = time.perf_counter()
+        result = call()
+        plain = time.perf_counter() - start
+        profile = cProfile.Profile()
+        profile.enable()
+        call()
+        profile.disable()
+        seconds = getattr(result, "seconds", None)
+        solve = f"{1e3 * seconds:.1f} ms" if isinstance(seconds, float) else str(seconds)
+        print(f"=== {name}: e2e {1e3 * plain:.1f} ms unprofiled, solve-only {solve}", flush=True)
+        entries = pstats.Stats(profile).stats  # {(file, line, name): (calls, primitive, own, cumulative, callers)}
+        for label, index in (("own time", 2), ("cumulative", 3)):
+            print(f"  by {label}: ms own / ms cumulative / calls  function", flush=True)
+            for (path, line, func), (_, calls, own, cumulative, _) in sorted(
+                    entries.items(), key=lambda e: -e[1][index])[:args.top]:
+                where = f"{Path(path).parent.name}/{Path(path).name}:{line}" if line else path
+                print(f"  {1e3 * own:9.3f} {1e3 * cumulative:9.3f} {calls:6d}  {func} ({where})"[:170], flush=True)
+
+if __name__ == "__main__":
+    main()
