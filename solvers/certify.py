@@ -38,7 +38,7 @@ from .cost_summary import PARALLEL_MIN_ENTRIES
 from .dense_potentials import cheapest_arc_columns, dense_columns
 from .dual_steps import (INF_KEY, NO_LOW_BIT, difference_down, float_of_bits, floor_key, floor_step, low_bit_exponent,
                          order_key, sum_exceeds, violation_step)
-from . import konig
+from . import konig, min_cut
 from .graph_build import position_in_row
 from .exact_settle import candidate_pairs, cheaper_by
 from .near_ties import CAP as NEAR_CAP, collect_near_tight, cost_step, room_for_another
@@ -201,77 +201,6 @@ def certify_matching(graph: BipartiteGraph, row_match, col_match=None) -> Certif
 # ---------------------------------------------------------------------------------------------
 # flow: min cut
 
-@njit(cache=True)
-def _net_outflow(n, tail, head, flow):
-    """Net float outflow per vertex (float flows: checked within the rounding allowance)."""
-    out = np.zeros(n, dtype=flow.dtype)
-    for e in range(flow.size):
-        out[tail[e]] += flow[e]
-        out[head[e]] -= flow[e]
-    return out
-
-
-@njit(cache=True)
-def _net_outflow_exact(n, tail, head, flow):
-    """Net integer outflow per vertex, exactly, as high * 2^32 + low with 0 <= low < 2^32: each
-    flow is split into 32-bit halves whose sums cannot wrap (an int64 sum of flows near 2^62 does)."""
-    high = np.zeros(n, dtype=np.int64)
-    low = np.zeros(n, dtype=np.int64)
-    mask = np.int64(0xFFFFFFFF)
-    for e in range(flow.size):
-        f = flow[e]
-        hi, lo = f >> 32, f & mask
-        high[tail[e]] += hi
-        low[tail[e]] += lo
-        high[head[e]] -= hi
-        low[head[e]] -= lo
-    for v in range(n):
-        high[v] += low[v] >> 32
-        low[v] &= mask
-    return high, low
-
-
-@njit(cache=True)
-def _residual_reach(n, tail, head, capacity, flow, source, sink, tol):
-    """Vertices reachable from the source along residual arcs: forward where capacity - flow > tol,
-    backward where flow > tol. The residual arcs are first gathered into a CSR (a counting sort),
-    so the search reads neighbours contiguously. Stops early once the sink is reached."""
-    ptr = np.zeros(n + 1, dtype=np.int64)
-    for e in range(flow.size):
-        if capacity[e] - flow[e] > tol:
-            ptr[tail[e] + 1] += 1
-        if flow[e] > tol:
-            ptr[head[e] + 1] += 1
-    for v in range(n):
-        ptr[v + 1] += ptr[v]
-    fill = ptr[:-1].copy()
-    neighbours = np.empty(ptr[n], dtype=tail.dtype)
-    for e in range(flow.size):
-        if capacity[e] - flow[e] > tol:
-            neighbours[fill[tail[e]]] = head[e]
-            fill[tail[e]] += 1
-        if flow[e] > tol:
-            neighbours[fill[head[e]]] = tail[e]
-            fill[head[e]] += 1
-    seen = np.zeros(n, dtype=np.bool_)
-    queue = np.empty(n, dtype=np.int64)
-    seen[source] = True
-    queue[0] = source
-    qhead, qtail = 0, 1
-    while qhead < qtail:
-        v = queue[qhead]
-        qhead += 1
-        for k in range(ptr[v], ptr[v + 1]):
-            w = neighbours[k]
-            if not seen[w]:
-                seen[w] = True
-                if w == sink:
-                    return seen
-                queue[qtail] = w
-                qtail += 1
-    return seen
-
-
 def certify_flow(network: FlowNetwork, flow) -> Certificate:
     """Valid: 0 <= flow <= capacity, conservation off source and sink. Maximum: the sink is not
     reachable in the residual graph and the reached set's cut capacity equals the value.
@@ -300,7 +229,7 @@ def certify_flow(network: FlowNetwork, flow) -> Certificate:
         if f.size and f.dtype.kind == "f" and float(f.min()) < 0:
             e = int(np.argmin(f))
             return Certificate(kind, False, False, details=f"edge {e} carries negative flow {_plain(f[e])}")
-        f = f.astype(np.int64)
+        f = f.astype(np.int64, copy=False)  # only read below
         tol = 0
     else:
         f = f.astype(np.float64)
@@ -318,7 +247,7 @@ def certify_flow(network: FlowNetwork, flow) -> Certificate:
                            details=f"edge {e} ({int(tail[e])}->{int(head[e])}) carries {_plain(f[e])} over its "
                                    f"capacity {_plain(cap[e])}")
     if integral:
-        high, low = _net_outflow_exact(network.n_vertices, tail, head, f)
+        high, low = min_cut.net_outflow_exact(network.n_vertices, tail, head, f)
         value = (int(high[s]) << 32) + int(low[s])
         unbalanced = (high != 0) | (low != 0)
         unbalanced[[s, t]] = False
@@ -328,7 +257,7 @@ def certify_flow(network: FlowNetwork, flow) -> Certificate:
         out = np.flatnonzero(tail == s)
         into = np.flatnonzero(head == s)
         value = float_sum(f[out], -f[into])
-        net = _net_outflow(network.n_vertices, tail, head, f)
+        net = min_cut.net_outflow(network.n_vertices, tail, head, f)
         inner = np.abs(net)
         inner[[s, t]] = 0
         broken = np.flatnonzero(inner > tol)
@@ -338,9 +267,8 @@ def certify_flow(network: FlowNetwork, flow) -> Certificate:
         return Certificate(kind, False, False, tolerance=tol, witness={"value": value},
                            details=f"flow is not conserved at vertex {v} (net outflow {imbalance(v)})")
 
-    reached = _residual_reach(network.n_vertices, tail, head, cap, f, s, t, tol)
-    crossing = reached[tail] & ~reached[head]
-    cut_capacity = int_sum(network.capacity[crossing])
+    reached = min_cut.residual_reach(network.n_vertices, tail, head, cap, f, s, t, tol)
+    cut_capacity = min_cut.cut_capacity(tail, head, network.capacity, reached)
     witness = {"value": value, "cut_side": reached, "cut_capacity": cut_capacity}
     if reached[t]:
         # not a cut: bound the optimum by the cheaper of the trivial cuts {source} and all-but-sink

@@ -38,6 +38,12 @@ def _chunks(edges: int, lines: int) -> int:
     return max(1, min(get_num_threads(), 4 * edges // max(lines, 1), 64))
 
 
+def _position_table(chunks: int, lines: int, entries: int) -> np.ndarray:
+    """The chunks x lines table of counts, then write positions: int32 while every position fits
+    (half the memory that the scattered increments and the scan walk through), else int64."""
+    return np.zeros((chunks, lines), dtype=np.int32 if entries < 2 ** 31 else np.int64)
+
+
 @njit(parallel=True, cache=True)
 def _count_by_chunk(major, n_lines, chunks, counts):
     """counts[t, line]: entries of chunk t (the t-th equal slice of ``major``) on each line."""
@@ -124,7 +130,7 @@ def compress(major: np.ndarray, minor: np.ndarray, n_lines: int, dtype) -> tuple
     # one index type for both (the warmed specialisations), no copy when they have it already
     major, minor = major.astype(dtype, copy=False), minor.astype(dtype, copy=False)
     chunks = _chunks(major.size, n_lines)
-    positions = np.zeros((chunks, n_lines), dtype=np.int64)
+    positions = _position_table(chunks, n_lines, major.size)
     _count_by_chunk(major, n_lines, chunks, positions)
     ptr = np.empty(n_lines + 1, dtype=np.int64)
     _positions(positions, ptr)
@@ -151,7 +157,7 @@ def transpose(ptr: np.ndarray, ind: np.ndarray, n_cols: int) -> tuple[np.ndarray
     bounds = np.searchsorted(ptr, np.arange(chunks + 1, dtype=np.int64) * ind.size // chunks, side="left")
     bounds = np.minimum(bounds, n_rows).astype(np.int64)
     bounds[0], bounds[-1] = 0, n_rows
-    positions = np.zeros((chunks, n_cols), dtype=np.int64)
+    positions = _position_table(chunks, n_cols, ind.size)
     _count_transpose(ptr, ind, bounds, positions)
     col_ptr = np.empty(n_cols + 1, dtype=np.int64)
     _positions(positions, col_ptr)

@@ -271,6 +271,8 @@ def warm_host_passes() -> None:
     warm_graph_build()  # a large graph's adjacency lists
     from .konig import warm as warm_konig
     warm_konig()  # a large matching's certificate loops
+    from .min_cut import warm as warm_min_cut
+    warm_min_cut()  # a large flow's certificate loops
 
 
 def series_algorithms(backend: str) -> list[str]:
