@@ -159,8 +159,8 @@ def _from_matrix(matrix, kind: str, sparse: bool):
             raise InputError(f"matrix entries must be numbers, got {matrix.dtype.name} values")
         if matrix.dtype.kind == "f" and np.isnan(matrix).any():
             raise InputError("the matrix holds NaN")
-    if kind == "matching":
-        return BipartiteGraph.from_sparse(matrix)
+    if kind == "matching":  # as for costs: the graph lives only for this call, so no copy of its indices
+        return BipartiteGraph.from_sparse(matrix, copy=False)
     n, n_cols = matrix.shape
     if n != n_cols:
         raise InputError(f"a flow network needs a square capacity matrix (vertices x vertices), "

@@ -160,14 +160,15 @@ def certify_matching(graph: BipartiteGraph, row_match, col_match=None) -> Certif
 
     witness: value = |M|, cover_rows / cover_cols = sorted indices of the cover's rows / columns."""
     kind = "konig-cover"
-    rows, why = _as_match(row_match, graph.n_rows, graph.n_cols, "row_match")
+    agree = graph.n_edges >= konig.PARALLEL_MIN_EDGES and konig.matches_agree(row_match, col_match, *graph.shape)
+    rows, why = (row_match, "") if agree else _as_match(row_match, graph.n_rows, graph.n_cols, "row_match")
     if rows is None:
         return Certificate(kind, False, False, details=why)
     bad_row = konig.first_non_edge(graph, rows)
     if bad_row >= 0:
         return Certificate(kind, False, False,
                            details=f"row {bad_row} is matched to column {int(rows[bad_row])}, which is not an edge")
-    mates, why = _check_mates(rows, col_match, graph.n_cols)
+    mates, why = (col_match, "") if agree else _check_mates(rows, col_match, graph.n_cols)
     if mates is None:
         return Certificate(kind, False, False, details=why)
     size = int(np.count_nonzero(rows >= 0))

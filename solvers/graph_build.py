@@ -33,6 +33,23 @@ def position_in_row(row_ptr, col_ind, i, j) -> int:
     return lo if lo < row_ptr[i + 1] and col_ind[lo] == j else -1
 
 
+@njit(parallel=True, cache=True)
+def _bounds(values):
+    least = values[0]
+    greatest = values[0]
+    for k in prange(values.size):
+        least = min(least, values[k])
+        greatest = max(greatest, values[k])
+    return least, greatest
+
+
+def index_bounds(values: np.ndarray) -> tuple[int, int]:
+    """(least, greatest) of a non-empty 1-D index array in one pass on all cores (numpy's min and
+    max are two single-threaded passes: 25 ms on 32M edges)."""
+    least, greatest = _bounds(values)
+    return int(least), int(greatest)
+
+
 def _chunks(edges: int, lines: int) -> int:
     """Threads, fewer when the chunk table (chunks x lines) would outgrow four times the edges."""
     return max(1, min(get_num_threads(), 4 * edges // max(lines, 1), 64))
@@ -173,3 +190,4 @@ def warm() -> None:
             major, minor = np.array([1, 0, 1], dtype=index), np.array([2, 1, 2], dtype=index)
             ptr, ind = compress(major, minor, 2, dtype)
             transpose(ptr, ind, 3)
+            index_bounds(major)

@@ -195,8 +195,11 @@ class BipartiteGraph:
                    _frozen(r_sorted[order]), source)
 
     @classmethod
-    def from_sparse(cls, matrix, source: str | None = None) -> "BipartiteGraph":
-        """Every stored entry of ``matrix`` (even an explicit zero) is an edge row -> col."""
+    def from_sparse(cls, matrix, source: str | None = None, copy: bool = True) -> "BipartiteGraph":
+        """Every stored entry of ``matrix`` (even an explicit zero) is an edge row -> col.
+        ``copy=False``: a large canonical csr / csc matrix's index arrays are held through read-only
+        views where their type allows, not copied (as CostMatrix.from_array's copy=False: for a
+        graph that lives only while its caller cannot change the matrix, e.g. inside solvers.solve)."""
         if not _is_sparse(matrix):
             matrix = np.asarray(matrix)
             if matrix.ndim != 2:
@@ -204,14 +207,15 @@ class BipartiteGraph:
             rows, cols = np.nonzero(matrix)
             return cls.from_edges(rows, cols, matrix.shape[0], matrix.shape[1], source)
         if getattr(matrix, "format", None) in ("csr", "csc") and matrix.nnz >= LARGE_GRAPH_EDGES:
-            return cls._from_compressed(matrix, source)
+            return cls._from_compressed(matrix, source, copy)
         coo = _sparse().coo_matrix(matrix)
         return cls.from_edges(coo.row, coo.col, coo.shape[0], coo.shape[1], source)
 
     @classmethod
-    def _from_compressed(cls, matrix, source: str | None) -> "BipartiteGraph":
-        """A large csr or csc matrix's own structure as one of the CSRs (copied: the graph must not
-        change with the caller's matrix; sorted and merged on all cores when it is not canonical),
+    def _from_compressed(cls, matrix, source: str | None, copy: bool = True) -> "BipartiteGraph":
+        """A large csr or csc matrix's own structure as one of the CSRs (copied unless ``copy`` is
+        False: the graph must not change with the caller's matrix; sorted and merged on all cores
+        when it is not canonical),
         and the other its transpose on all cores: no pass through coordinates (on 32M edges that
         rebuild took 1.2 s of a 0.24 s GPU solve)."""
         from . import graph_build
@@ -222,13 +226,15 @@ class BipartiteGraph:
         ptr, ind = np.asarray(matrix.indptr), np.asarray(matrix.indices)
         if ptr.shape == (lines + 1,) and ind.ndim == 1 and 0 <= ptr[-1] <= ind.size:
             ind = ind[:int(ptr[-1])]  # scipy allows spare room after the last entry
+        least, greatest = graph_build.index_bounds(ind) if ind.ndim == 1 and ind.size else (0, 0)
         if (ptr.shape != (lines + 1,) or ptr[0] != 0 or ptr[-1] != ind.size or np.any(ptr[1:] < ptr[:-1])
-                or (ind.size and (int(ind.min()) < 0 or int(ind.max()) >= width))):
+                or least < 0 or greatest >= width):
             raise InputError(f"the sparse matrix's index arrays are inconsistent with its shape {n_rows} x {n_cols}",
                              source)
         idx = index_dtype(n_rows, n_cols, ind.size)
         if matrix.has_canonical_format:  # each line sorted, no repeats (scipy checks it in one scan)
-            ptr, ind = ptr.astype(idx, copy=True), ind.astype(idx, copy=True)
+            ptr, ind = ptr.astype(idx, copy=copy).view(), ind.astype(idx, copy=copy).view()  # views: frozen
+            # below without touching the caller's own flags
         else:
             owners = np.repeat(np.arange(lines, dtype=idx), np.diff(ptr))
             ptr, ind = graph_build.compress(owners, ind, lines, idx)

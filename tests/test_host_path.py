@@ -221,6 +221,10 @@ def test_a_large_csr_or_csc_matrix_is_taken_as_it_is_stored(seed, monkeypatch):
             assert a.dtype == b.dtype and np.array_equal(a, b), (fmt, name)
             assert not b.flags.writeable and not np.shares_memory(b, matrix.indices)
         assert matrix.indices.flags.writeable and np.array_equal(matrix.indices, before)
+        held = BipartiteGraph.from_sparse(matrix, copy=False)  # solve's way: views where the types allow
+        for name in ("row_ptr", "col_ind", "col_ptr", "row_ind"):
+            assert np.array_equal(getattr(expected, name), getattr(held, name)) and not getattr(held, name).flags.writeable
+        assert matrix.indices.flags.writeable and matrix.indptr.flags.writeable  # the caller's flags untouched
 
 
 def test_a_corrupt_compressed_matrix_is_refused_in_one_line(monkeypatch):
@@ -629,12 +633,23 @@ def test_the_matching_certificate_is_the_same_on_all_cores(seed, monkeypatch):
         bad[r] = next((c for c in range(n_cols) if c not in bad and c not in graph.col_ind[
             graph.row_ptr[r]:graph.row_ptr[r + 1]]), -1)
         matchings.append(bad)
-    for row_match in matchings:
+    cases = []
+    for row_match in matchings:  # without col_match, with the agreeing one, with a broken one
+        col_match = np.full(n_cols, -1, dtype=np.int64)
+        matched = np.flatnonzero(row_match >= 0)
+        if np.unique(row_match[matched]).size == matched.size:
+            col_match[row_match[matched]] = matched
+        cases += [(row_match, None), (row_match, col_match)]
+        if n_cols > 1:
+            broken = col_match.copy()
+            broken[[0, n_cols - 1]] = broken[[n_cols - 1, 0]] if rng.random() < 0.5 else (n_rows, -1)
+            cases.append((row_match, broken))
+    for row_match, col_match in cases:
         monkeypatch.setattr(konig, "PARALLEL_MIN_EDGES", 1 << 62)
-        serial = certify_matching(graph, row_match)
+        serial = certify_matching(graph, row_match, col_match)
         monkeypatch.setattr(konig, "PARALLEL_MIN_EDGES", 0)
         for _ in range(5):
-            parallel = certify_matching(graph, row_match)
+            parallel = certify_matching(graph, row_match, col_match)
             assert (parallel.valid, parallel.optimal, parallel.gap, parallel.details) == \
                 (serial.valid, serial.optimal, serial.gap, serial.details)
             for key in ("cover_rows", "cover_cols"):

@@ -72,6 +72,13 @@ class CudaLauncher:
 
     def upload(self, host: np.ndarray, dtype=None):
         array = np.ascontiguousarray(host, dtype=dtype)
+        if not self.simulated and array.ndim == 1:
+            from .staged_upload import STAGED_MIN_BYTES, upload_flat
+            if array.nbytes >= STAGED_MIN_BYTES:  # a graph's index arrays: pinned stages, all cores
+                from ..problems import writeable_alias  # the stages only read it: one numba type
+                source = writeable_alias(array)
+                if source.flags.writeable:
+                    return upload_flat(source, array.dtype)
         return cuda.to_device(array if array.size else np.zeros(1, dtype=array.dtype))
 
     def upload_matrix(self, host: np.ndarray, dtype):

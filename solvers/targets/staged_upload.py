@@ -50,6 +50,8 @@ def warm_up() -> None:
         for matrix in (held, held.T):  # a wide problem as it is, a tall one transposed
             for dtype in (np.float32, np.float64):
                 upload_matrix(matrix, dtype)
+    for dtype in (np.int32, np.int64, np.float64):  # a large 1-D array as it is (CudaLauncher.upload)
+        upload_flat(np.zeros(STAGED_MIN_BYTES // np.dtype(dtype).itemsize, dtype=dtype), dtype)
 
 
 def release_staging() -> None:
