@@ -3,12 +3,14 @@ certificate): for each row, one untimed call (compile or load), then one call un
 functions with the most time of their own and the cumulative top, in ms.
 
     PYTHONPATH=. python benchmarks/profile_host_overhead.py [--rows rect-3000x9000,uniform-3M-deg4,batch-1000x256,devicebatch-1000x256]
+        [--top 0 --repeat 5]   (the medians of 5 unprofiled calls, no profile)
 """
 from __future__ import annotations
 
 import argparse
 import cProfile
 import pstats
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -33,7 +35,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", default="rect-3000x9000,rect-1000x20000,dense-8000-int,uniform-3M-deg4,grid-1200-del20,"
                     "rmat-21-ef8,flow-grid-700,batch-1000x256,devicebatch-1000x256")
-    ap.add_argument("--top", type=int, default=22)
+    ap.add_argument("--top", type=int, default=22, help="0: no profile, only the medians")
+    ap.add_argument("--repeat", type=int, default=1, help="unprofiled calls timed (their median)")
     ap.add_argument("--quick", action="store_true", help="the small rows (a check on the cpu)")
     args = ap.parse_args()
     import solvers
@@ -49,9 +52,19 @@ def main() -> None:
             data = row.build()
             call = (lambda data=data, algo=row.algorithm: solvers.solve(data, algo))
         call()
-        start = time.perf_counter()
-        result = call()
-        plain = time.perf_counter() - start
+        times = []
+        for _ in range(args.repeat):
+            start = time.perf_counter()
+            result = call()
+            times.append(time.perf_counter() - start)
+        plain = statistics.median(times)
+        if not args.top:
+            seconds = getattr(result, "seconds", None)
+            if isinstance(seconds, dict):
+                seconds = seconds.get("total")
+            print(f"{name}: e2e {1e3 * plain:.1f} ms (median of {args.repeat}), solve-only "
+                  f"{1e3 * seconds:.1f} ms (last)", flush=True)
+            continue
         profile = cProfile.Profile()
         profile.enable()
         call()

@@ -269,6 +269,50 @@ def _certify_scratch(launcher, rows: int, cols: int) -> dict:
     return held
 
 
+_CERTIFY_OUTPUTS: dict = {}  # (GPU, thread) -> the certificate's per-item outputs of the last batch size
+
+
+class _CertifyOutputs:
+    """The certificate's per-item outputs on the device, one block per type (each field a row, as
+    the kernel takes them), their row views, and pinned host buffers to read them into; kept for
+    the next batch of the same size on this thread and GPU. Each call sets their starting values on
+    the device (memsets: NaN, -1 or 0 in every byte) instead of uploading them: the uploads, the
+    allocations and the row views' slicing were about a hundred small calls a batch."""
+
+    def __init__(self, launcher, count: int):
+        from numba import cuda
+        self.count = count
+        self.floats = cuda.device_array((6, count), np.float64)  # value, tol, s, e, e_abs, shift
+        self.ints = cuda.device_array((3, count), np.int64)      # at_row, at_col, terms
+        self.bytes = cuda.device_array((2, count), np.int8)      # reason, integral
+        self.rows = [self.floats[k] for k in range(6)] + [self.ints[k] for k in range(3)] + \
+            [self.bytes[k] for k in range(2)]
+        self.room = cuda.device_array(count, np.int8)
+        self.gaps = cuda.device_array(count, np.float64)
+        self.wanted = cuda.device_array(count, np.int8)
+        self.host = {name: launcher.host_buffer(size, dtype).reshape(shape) for name, size, dtype, shape in (
+            ("floats", 6 * count, np.float64, (6, count)), ("ints", 3 * count, np.int64, (3, count)),
+            ("bytes", 2 * count, np.int8, (2, count)), ("room", count, np.int8, (count,)),
+            ("gaps", count, np.float64, (count,)), ("wanted", count, np.int8, (count,)))}
+        self._starts = [(self.floats[0:2], 0xFF), (self.floats[2:6], 0), (self.ints[0:2], 0xFF),
+                        (self.ints[2:3], 0), (self.bytes, 0), (self.room, 0)]
+
+    def reset(self) -> None:
+        """value and tol NaN, at_row and at_col -1, the rest 0: what certify_batch.empty_outcome starts from."""
+        from numba.cuda.cudadrv.driver import device_memset
+        for array, byte in self._starts:
+            device_memset(array, byte, array.nbytes)
+
+
+def _certify_outputs(launcher, count: int) -> _CertifyOutputs:
+    key = (_gpu_key(launcher), threading.get_ident())
+    held = _CERTIFY_OUTPUTS.get(key)
+    if held is None or held.count != count:
+        held = _CERTIFY_OUTPUTS[key] = _CertifyOutputs(launcher, count)
+    held.reset()
+    return held
+
+
 def _streams():
     """Two CUDA streams for the ragged launches, made once per process."""
     if not _STREAMS:
@@ -579,15 +623,17 @@ def _certify_on_device(packed, solution):
         u = _answer_array(launcher, solution.u, np.float64)
         v = _answer_array(launcher, solution.v, np.float64)
         status = _answer_array(launcher, solution.status, np.int8)
-    # the per-item outputs, one block per type, each field a row (contiguous, as the kernel takes it):
-    # three copies up and back, not ten
-    floats = cuda.to_device(np.stack([value, tol, np.zeros(count), np.zeros(count), np.zeros(count),
-                                      np.zeros(count)]))
-    ints = cuda.to_device(np.stack([at_row, at_col, np.zeros(count, np.int64)]))
-    bytes_ = cuda.to_device(np.zeros((2, count), np.int8))
-    value_d, tol_d, s_d, e_d, eabs_d, shift_d = (floats[k] for k in range(6))
-    at_row_d, at_col_d, count_d = (ints[k] for k in range(3))
-    reason_d, integral_d = bytes_[0], bytes_[1]
+    if launcher.simulated:  # the per-item outputs, one block per type, each field a row: three copies up
+        floats = cuda.to_device(np.stack([value, tol, np.zeros(count), np.zeros(count), np.zeros(count),
+                                          np.zeros(count)]))
+        ints = cuda.to_device(np.stack([at_row, at_col, np.zeros(count, np.int64)]))
+        bytes_ = cuda.to_device(np.zeros((2, count), np.int8))
+        rows = [floats[k] for k in range(6)] + [ints[k] for k in range(3)] + [bytes_[0], bytes_[1]]
+        held = None
+    else:  # kept from the last batch of this size, started on the device
+        held = _certify_outputs(launcher, count)
+        floats, ints, bytes_, rows = held.floats, held.ints, held.bytes, held.rows
+    value_d, tol_d, s_d, e_d, eabs_d, shift_d, at_row_d, at_col_d, count_d, reason_d, integral_d = rows
     work = _certify_scratch(launcher, total_rows, total_cols)
     floor_d, close_d, near_d = work["floor"], work["close"], work["near"]  # kept for NEAR_TIES
     indexes = [_index_array(launcher, a) for a in (packed.offsets, packed.rows, packed.cols, packed.row_offsets,
@@ -596,9 +642,19 @@ def _certify_on_device(packed, solution):
                     work["owner"], work["bad"], work["f"], work["e2"], work["e1"], floor_d, close_d, near_d, reason_d,
                     at_row_d, at_col_d,
                     value_d, tol_d, integral_d, s_d, e_d, eabs_d, count_d, shift_d)
-    value[:], tol[:], s_all, e_all, eabs_all, _ = floats.copy_to_host()
-    at_row[:], at_col[:], count_all = ints.copy_to_host()
-    code, integral_all = bytes_.copy_to_host()
+    if held is None:
+        value[:], tol[:], s_all, e_all, eabs_all, _ = floats.copy_to_host()
+        at_row[:], at_col[:], count_all = ints.copy_to_host()
+        code, integral_all = bytes_.copy_to_host()
+    else:  # into the pinned buffers, then out of them (the next batch reuses them)
+        floats.copy_to_host(held.host["floats"])
+        ints.copy_to_host(held.host["ints"])
+        bytes_.copy_to_host(held.host["bytes"])
+        value[:], tol[:] = held.host["floats"][0], held.host["floats"][1]
+        s_all, e_all, eabs_all = (held.host["floats"][k].copy() for k in (2, 3, 4))
+        at_row[:], at_col[:] = held.host["ints"][0], held.host["ints"][1]
+        count_all = held.host["ints"][2].copy()
+        code, integral_all = held.host["bytes"][0].copy(), held.host["bytes"][1].copy()
     decided = code > 0
     reason[decided] = code[decided]
     summed = np.flatnonzero(code == K.HOST_DECIDES_GAP)
@@ -618,11 +674,18 @@ def _certify_on_device(packed, solution):
             wanted[summed[~exact]] = 1
             gaps = np.zeros(count)
             gaps[summed] = bound_up
-            room_d = cuda.to_device(np.zeros(count, np.int8))
-            launcher.launch(K.NEAR_TIES, count, costs, *indexes, r2c, v, floor_d, shift_d, cuda.to_device(gaps),
-                            tol_d, cuda.to_device(wanted), close_d, near_d,
+            if held is None:
+                room_d, gaps_d, wanted_d = (cuda.to_device(a) for a in (np.zeros(count, np.int8), gaps, wanted))
+            else:  # the kept arrays, through pinned buffers
+                room_d, gaps_d, wanted_d = held.room, held.gaps, held.wanted
+                held.host["gaps"][:], held.host["wanted"][:] = gaps, wanted
+                gaps_d.copy_to_device(held.host["gaps"])
+                wanted_d.copy_to_device(held.host["wanted"])
+            launcher.launch(K.NEAR_TIES, count, costs, *indexes, r2c, v, floor_d, shift_d, gaps_d,
+                            tol_d, wanted_d, close_d, near_d,
                             work["releasable"], work["search"], room_d)
-            room = (room_d.copy_to_host()[summed] == 1) & ~exact
+            found = room_d.copy_to_host(held.host["room"]) if held is not None else room_d.copy_to_host()
+            room = (found[summed] == 1) & ~exact
         within = bound_up <= tol[summed]
         finite = bound_up < np.inf  # a difference that overflowed (NaN, +inf) proves nothing
         reason[summed] = np.where(finite & (exact | ~room | within), 0, 8)
