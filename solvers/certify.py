@@ -32,7 +32,8 @@ import math
 import warnings
 
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, types
+from numba.extending import overload
 
 from .cost_summary import PARALLEL_MIN_ENTRIES
 from .dense_potentials import cheapest_arc_columns, dense_columns
@@ -349,6 +350,14 @@ class _CostRows:
         when a check reads them all; a proof settled on the GPU's copy never does)."""
         return self.problem.costs.reshape(-1)
 
+    @property
+    def held(self) -> np.ndarray:
+        """The costs flat as the problem holds them: a held integer matrix's own integers (no
+        float64 copy; read by loops that convert each row, see _near_row), else ``cost``."""
+        if self.dense and self.problem.values.dtype != np.float64 and "cost" not in self.__dict__:
+            return self.problem.values.reshape(-1)
+        return self.cost
+
     def args(self):
         return self.row_ptr, self.col_ind, self.dense, self.cost
 
@@ -461,18 +470,34 @@ def _dual_rows(row_ptr, col_ind, dense, cost, u, v_check, v_floor, check: bool):
     return floor, worst, at
 
 
+def _float64_row(cost, start, stop):
+    """cost[start:stop] as float64: a view of float64 costs, a converted copy of the integers a
+    problem holds as given (chosen when compiled, by the array's type)."""
+
+
+@overload(_float64_row)
+def _float64_row_typed(cost, start, stop):
+    if cost.dtype == types.float64:
+        return lambda cost, start, stop: cost[start:stop]
+    return lambda cost, start, stop: cost[start:stop].astype(np.float64)
+
+
 @njit(cache=True)
 def _near_row(row_ptr, col_ind, dense, cost, u, v, row_match, gap, count, near, low, i):
     """Row i's near-tight pairs into count[i] and near[i] (near_ties.collect_near_tight), and into
-    low[i] the least low_bit_exponent over the costs of its assigned pair and of those kept."""
-    start = row_ptr[i]
-    count[i] = collect_near_tight(cost, start, row_ptr[i + 1], dense, col_ind, v, 0.0, u[i], row_match[i], gap, near, i)
+    low[i] the least low_bit_exponent over the costs of its assigned pair and of those kept.
+    ``cost`` may be a held integer matrix's own flat integers: each row is read as float64 (exact:
+    held integers are below 2^53), so the n^2 float64 copy is never made for this search."""
+    start, stop = row_ptr[i], row_ptr[i + 1]
+    row = _float64_row(cost, start, stop)
+    count[i] = collect_near_tight(row, 0, stop - start, dense, col_ind[start:stop], v, 0.0, u[i], row_match[i], gap,
+                                  near, i)
     least = NO_LOW_BIT
     for e in range(-1, min(count[i], NEAR_CAP)):
         j = row_match[i] if e < 0 else near[i, e]
         if j >= 0:
-            k = start + j if dense else position_in_row(row_ptr, col_ind, i, j)
-            least = min(least, low_bit_exponent(cost[k]))
+            k = j if dense else position_in_row(row_ptr, col_ind, i, j) - start
+            least = min(least, low_bit_exponent(row[k]))
     low[i] = least
 
 
@@ -508,7 +533,7 @@ def _room_for_another(cr: "_CostRows", u, v, row_match, gap: float) -> bool:
     near = np.empty((n, NEAR_CAP), dtype=np.int32)
     low = np.empty(n, dtype=np.int64)
     loop = _near_rows_parallel if cr.size >= PARALLEL_MIN_ENTRIES else _near_rows_serial
-    loop(*cr.args(), u, v, row_match, float(gap), count, near, low)
+    loop(cr.row_ptr, cr.col_ind, cr.dense, cr.held, u, v, row_match, float(gap), count, near, low)
     if count.max(initial=0) <= NEAR_CAP and gap < cost_step(low.min(initial=NO_LOW_BIT)):
         return False  # what another assignment could trade costs multiples of a step above the gap
     with np.errstate(invalid="ignore"):
@@ -550,6 +575,14 @@ def warm_parallel_loops() -> None:
     for row_ptr, col_ind, dense in layouts:
         _dual_rows_parallel(row_ptr, col_ind, dense, np.ones(4), v, v, v, True, np.empty(2), np.empty(2),
                             np.empty(2, dtype=np.int64))
+    from .problems import HELD_INTEGERS
+    for dtype in (np.dtype(np.float64),) + HELD_INTEGERS:  # the near-tie search, on held integers too
+        held = np.ones(4, dtype=dtype)
+        held.setflags(write=False)  # as a Problem holds them
+        for cost in (held, np.ones(4, dtype=dtype)):
+            _near_rows_parallel(layouts[0][0], layouts[0][1], True, cost, v, v, np.array([0, 1]), 1.0,
+                                np.zeros(2, dtype=np.int64), np.empty((2, NEAR_CAP), dtype=np.int32),
+                                np.empty(2, dtype=np.int64))
 
 
 @njit(cache=True)

@@ -104,6 +104,27 @@ def test_a_proof_on_the_devices_copy_never_makes_the_float64_copy(device_check_o
     assert not made_float64_copy(held)
 
 
+@pytest.mark.parametrize("high", [2 ** 20, 2 ** 52])
+def test_a_gap_left_by_the_duals_is_searched_for_near_ties_without_the_float64_copy(device_check_on_cpu, high):
+    """Duals that leave a gap (a GPU Hungarian's on costs near 2^52 left 88.5): the near-tie search
+    reads the held integers row by row, proves the answer the only optimum as on the float64 twin,
+    and never makes the n^2 float64 copy."""
+    values = integer_costs(9, np.int64, (SIDE, SIDE + 5), high)
+    row_match = optimal_row_match(values)
+    duals = cm.certify_assignment(CostMatrix.from_array(values), row_match).witness
+    v = duals["v"].copy()
+    v[row_match[:5]] -= 3.0  # still feasible, but five assigned pairs are no longer tight: a gap of a few units
+    held = CostMatrix.from_array(values, copy=False)
+    twin = CostMatrix.from_array(values.astype(np.float64))
+    on_held = cm.certify_assignment(held, row_match, duals={"u": duals["u"], "v": v},
+                                    device_costs=values.astype(np.float64))
+    on_twin = cm.certify_assignment(twin, row_match, duals={"u": duals["u"], "v": v})
+    assert on_held.optimal and "checked on the GPU's copy" in on_held.details, on_held.details
+    assert "no other assignment is within it" in on_held.details, on_held.details
+    assert (on_held.optimal, on_held.gap) == (on_twin.optimal, on_twin.gap)
+    assert not made_float64_copy(held)
+
+
 def test_a_wrong_answer_on_a_held_matrix_is_refuted_as_on_float64_costs(device_check_on_cpu):
     values = integer_costs(7)
     row_match = optimal_row_match(values)
