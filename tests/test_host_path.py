@@ -574,7 +574,7 @@ def test_lsa_hands_scipy_the_callers_matrix_without_a_copy():
 
 
 @pytest.mark.parametrize("seed", range(10))
-def test_the_multicore_graph_build_equals_scipys_conversions(seed):
+def test_the_multicore_graph_build_equals_scipys_conversions(seed, monkeypatch):
     """compress (sort and merge by lines) and transpose against scipy's coo -> csr and csr -> csc,
     with many chunks per line, empty lines, repeats, int32 and int64 indices."""
     import scipy.sparse as sp
@@ -596,6 +596,15 @@ def test_the_multicore_graph_build_equals_scipys_conversions(seed):
     by_cols.sort_indices()
     np.testing.assert_array_equal(col_ptr, by_cols.indptr)
     np.testing.assert_array_equal(row_ind, by_cols.indices)
+    # the two-step transpose (many threads, many columns), with buckets of 4 and 2^16 columns and
+    # 1 to 5 row chunks (as many threads would cut them)
+    for bits, chunks in ((2, 1 + seed % 5), (16, 3)):
+        monkeypatch.setattr(graph_build, "BUCKET_BITS", bits)
+        bounds = np.sort(np.r_[0, rng.integers(0, n_rows + 1, chunks - 1), n_rows]).astype(np.int64)
+        col_ptr, row_ind = graph_build._transpose_by_buckets(ptr, ind, n_cols, bounds)
+        assert col_ptr.dtype == row_ind.dtype == dtype
+        np.testing.assert_array_equal(col_ptr, by_cols.indptr)
+        np.testing.assert_array_equal(row_ind, by_cols.indices)
 
 
 def _random_matching(rng, graph, fraction):
