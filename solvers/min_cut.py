@@ -2,8 +2,8 @@
 every vertex, the vertices the source reaches in the residual graph, and the capacity of the cut
 they leave.
 
-The cut's capacity is one multi-core pass (numpy's masks and fancy indexing took 7 ms of a 1.5M-edge
-flow grid's certificate: issue 13's host overhead). The residual search stays serial: it stops at
+The cut's capacity is one compiled pass, on all cores for a large network (numpy's masks and fancy
+indexing took 7 ms of a 1.5M-edge flow grid's certificate: issue 13's host overhead). The residual search stays serial: it stops at
 the sink, a grid's frontiers are too thin to share out level by level, and gathering the residual
 arcs on all cores (graph_build.compress) measured slower than the serial counting sort.
 
@@ -88,11 +88,14 @@ def residual_reach(n, tail, head, capacity, flow, source, sink, tol):
     return seen
 
 
+PARALLEL_MIN_EDGES = 1 << 20  # below this the serial loop (no thread team to wake from a Dask worker's thread)
+
+
 @njit(parallel=True, cache=True)
-def _cut_halves(tail, head, capacity, reached):
+def _cut_halves_parallel(tail, head, capacity, reached):
     """The capacity of the edges leaving ``reached``, as (sum of high 32-bit halves, sum of low
-    halves): neither sum wraps below 2^31 edges. One loop for every size, the test written inline
-    (as a helper function it compiled to a loop five times slower)."""
+    halves): neither sum wraps below 2^31 edges. The edge's test is written in each loop: as a
+    shared helper function both loops compiled five to six times slower (measured)."""
     high = np.int64(0)
     low = np.int64(0)
     mask = np.int64(_LOW_MASK)
@@ -104,9 +107,23 @@ def _cut_halves(tail, head, capacity, reached):
     return high, low
 
 
+@njit(cache=True)
+def _cut_halves_serial(tail, head, capacity, reached):
+    high = np.int64(0)
+    low = np.int64(0)
+    mask = np.int64(_LOW_MASK)
+    for e in range(tail.size):
+        if reached[tail[e]] and not reached[head[e]]:
+            c = np.int64(capacity[e])
+            high += c >> 32
+            low += c & mask
+    return high, low
+
+
 def cut_capacity(tail, head, capacity, reached) -> int:
     """The exact capacity (a Python int) of the integer-capacity edges from ``reached`` to the rest."""
-    high, low = _cut_halves(tail, head, capacity, reached)
+    halves = _cut_halves_parallel if tail.size >= PARALLEL_MIN_EDGES else _cut_halves_serial
+    high, low = halves(tail, head, capacity, reached)
     return (int(high) << 32) + int(low)
 
 
@@ -114,4 +131,4 @@ def warm() -> None:
     """Compile (or load) the multi-core cut sum for int32 and int64 vertices."""
     for index in (np.int32, np.int64):
         tail, head = np.array([0, 1], dtype=index), np.array([1, 2], dtype=index)
-        cut_capacity(tail, head, np.array([3, 3], dtype=np.int64), np.array([True, False, False]))
+        _cut_halves_parallel(tail, head, np.array([3, 3], dtype=np.int64), np.array([True, False, False]))

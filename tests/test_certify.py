@@ -569,3 +569,20 @@ def test_an_allowance_never_forgives_a_real_difference(case):
     proven = certify_assignment(problem, cols.astype(np.int64))
     assert proven.optimal, proven.details
 
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_cut_capacity_is_exact_past_2_to_the_63_on_either_loop(seed, monkeypatch):
+    """min_cut.cut_capacity against Python ints, serial and multi-core: capacities up to 2^62, so
+    the cut's total passes the int64 range (an int64 sum would wrap)."""
+    from solvers import min_cut
+    rng = np.random.default_rng(seed)
+    n, edges = int(rng.integers(2, 60)), int(rng.integers(1, 3000))
+    tail = rng.integers(0, n, edges).astype((np.int32, np.int64)[seed % 2])
+    head = rng.integers(0, n, edges).astype(tail.dtype)
+    capacity = rng.integers(0, 2 ** 62, edges)
+    reached = rng.random(n) < 0.5
+    expected = sum(int(capacity[e]) for e in range(edges) if reached[tail[e]] and not reached[head[e]])
+    for parallel_from in (1 << 62, 0):
+        monkeypatch.setattr(min_cut, "PARALLEL_MIN_EDGES", parallel_from)
+        assert min_cut.cut_capacity(tail, head, capacity, reached) == expected
