@@ -10,6 +10,8 @@ Import only on the cuda path (it imports numba.cuda).
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 from numba import cuda, njit, prange
 
@@ -20,6 +22,7 @@ CHUNK_BYTES = 32 << 20   # each of the two pinned buffers
 STAGED_MIN_BYTES = 8 << 20  # below this a plain copy is as quick as setting up the stages
 
 _staging: list = []      # [(buffer, stream), (buffer, stream)], allocated on first use, then reused
+_staging_in_use = threading.Lock()  # one upload at a time through them (a Dask worker's threads may share a GPU)
 
 
 @njit(cache=True, parallel=True, nogil=True)
@@ -56,7 +59,8 @@ def warm_up() -> None:
 
 def release_staging() -> None:
     """Free the pinned buffers (they are kept between uploads otherwise)."""
-    _staging.clear()
+    with _staging_in_use:
+        _staging.clear()
 
 
 def upload_matrix(costs: np.ndarray, dtype) -> object:
@@ -69,6 +73,13 @@ def upload_matrix(costs: np.ndarray, dtype) -> object:
         return cuda.to_device(np.ascontiguousarray(costs, dtype=dtype))
     chunk_rows = CHUNK_BYTES // (cols * dtype.itemsize)
     device = cuda.device_array((rows, cols), dtype=dtype)
+    with _staging_in_use:
+        _copy_rows(costs, device, chunk_rows, dtype)
+    return device
+
+
+def _copy_rows(costs, device, chunk_rows: int, dtype) -> None:
+    rows, cols = costs.shape
     stages = _stages()
     for k, first in enumerate(range(0, rows, chunk_rows)):
         buffer, stream = stages[k % 2]
@@ -79,7 +90,6 @@ def upload_matrix(costs: np.ndarray, dtype) -> object:
         device[first:last].copy_to_device(staged, stream=stream)
     for _, stream in stages:
         stream.synchronize()
-    return device
 
 
 def upload_flat(values: np.ndarray, dtype, fill=None) -> object:
@@ -99,6 +109,12 @@ def upload_flat(values: np.ndarray, dtype, fill=None) -> object:
         return cuda.to_device(staged)
     chunk = CHUNK_BYTES // dtype.itemsize
     device = cuda.device_array(values.size, dtype=dtype)
+    with _staging_in_use:
+        _copy_flat(values, device, chunk, dtype, fill)
+    return device
+
+
+def _copy_flat(values, device, chunk: int, dtype, fill) -> None:
     stages = _stages()
     for k, first in enumerate(range(0, values.size, chunk)):
         buffer, stream = stages[k % 2]
@@ -112,4 +128,3 @@ def upload_flat(values: np.ndarray, dtype, fill=None) -> object:
         device[first:last].copy_to_device(staged, stream=stream)
     for _, stream in stages:
         stream.synchronize()
-    return device
