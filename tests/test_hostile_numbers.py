@@ -21,7 +21,7 @@ from pathlib import Path
 import networkx as nx
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linear_sum_assignment
 
@@ -103,6 +103,7 @@ def hostile_costs(rng, scale: float, shape) -> np.ndarray:
 @settings(max_examples=40)
 @given(seed=st.integers(0, 2**32 - 1), scale=st.sampled_from(SCALES), rows=st.integers(1, 6),
        cols=st.integers(1, 6))
+@example(seed=8565, scale=1e-20, rows=5, cols=5)  # scipy's LAPJVsp a rounding step above the optimum
 def test_every_solver_returns_a_certified_optimum_at_every_scale(seed, scale, rows, cols):
     rng = np.random.default_rng(seed)
     costs = hostile_costs(rng, scale, (rows, cols))
@@ -114,11 +115,14 @@ def test_every_solver_returns_a_certified_optimum_at_every_scale(seed, scale, ro
                 solvers.solve(problem, algorithm, backend="cpu", **options)
             continue
         result = solvers.solve(problem, algorithm, backend="cpu", **options)
-        if not result.certified and algorithm == "hungarian":
-            # its zero-slack tolerance (16 n eps max|c|) merges assignments closer than that (near ties
-            # of one float step): such an answer must be reported as not optimal, never certified
+        if not result.certified and algorithm in ("hungarian", "lapjvsp"):
+            # the Hungarian's zero-slack tolerance (16 n eps max|c|) merges assignments closer than
+            # that, and scipy's LAPJVsp rounds its own sums (seed 8565 at 1e-20: 1.5e-36 above the
+            # optimum): an answer a rounding step off must be reported as not optimal, never certified
             excess = exact_cost(costs, result.row_match) - optimum
-            assert 0 < excess <= max(rows, cols) * Fraction(result.stats["tolerance"]), float(excess)
+            finite = costs[np.isfinite(costs)]
+            step = Fraction(16 * max(rows, cols) * np.finfo(np.float64).eps * float(np.abs(finite).max()))
+            assert 0 < excess <= max(rows, cols) * step, (algorithm, float(excess))
             assert result.certificate.reason == "a cheaper assignment exists"
             continue
         assert result.certified, (algorithm, options, result.certificate.summary(), result.certificate.details)
