@@ -226,9 +226,11 @@ class BipartiteGraph:
         ptr, ind = np.asarray(matrix.indptr), np.asarray(matrix.indices)
         if ptr.shape == (lines + 1,) and ind.ndim == 1 and 0 <= ptr[-1] <= ind.size:
             ind = ind[:int(ptr[-1])]  # scipy allows spare room after the last entry
+        if ind.ndim == 1 and ind.dtype.kind in "iu" and not ind.dtype.isnative:  # the compiled pass reads native order
+            ind = ind.astype(ind.dtype.newbyteorder("="))
         least, greatest = graph_build.index_bounds(ind) if ind.ndim == 1 and ind.size else (0, 0)
-        if (ptr.shape != (lines + 1,) or ptr[0] != 0 or ptr[-1] != ind.size or np.any(ptr[1:] < ptr[:-1])
-                or least < 0 or greatest >= width):
+        if (ind.ndim != 1 or ptr.shape != (lines + 1,) or ptr[0] != 0 or ptr[-1] != ind.size
+                or np.any(ptr[1:] < ptr[:-1]) or least < 0 or greatest >= width):
             raise InputError(f"the sparse matrix's index arrays are inconsistent with its shape {n_rows} x {n_cols}",
                              source)
         idx = index_dtype(n_rows, n_cols, ind.size)

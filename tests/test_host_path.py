@@ -242,6 +242,13 @@ def test_a_corrupt_compressed_matrix_is_refused_in_one_line(monkeypatch):
         with pytest.raises(InputError) as info:
             BipartiteGraph.from_sparse(bad)
         assert "inconsistent with its shape 4 x 4" in str(info.value) and "\n" not in str(info.value)
+    two_d = sp.csr_matrix((4, 4))  # a 2-D index array (it crashed the transpose when out of range)
+    two_d.indices, two_d.indptr, two_d.data = np.array([[-5, 1], [2, 3]], np.int32), good.indptr, np.ones(4)
+    with pytest.raises(InputError, match="inconsistent with its shape 4 x 4"):
+        BipartiteGraph.from_sparse(two_d)
+    swapped = sp.csr_matrix(np.eye(4))  # big-endian indices (the compiled range pass reads native order)
+    swapped.indices = swapped.indices.astype(">i4")
+    assert np.array_equal(BipartiteGraph.from_sparse(swapped).col_ind, [0, 1, 2, 3])
     roomy = sp.csr_matrix((4, 4))  # spare room after the last entry is legal in scipy
     roomy.indices, roomy.indptr, roomy.data = np.array([0, 1, 2, 3, 9, 9], np.int32), good.indptr, np.ones(6)
     assert np.array_equal(BipartiteGraph.from_sparse(roomy).col_ind, [0, 1, 2, 3])

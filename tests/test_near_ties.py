@@ -177,3 +177,32 @@ def test_the_reviewers_cases_are_not_certified():
     duals = PackedSolution(np.array([0, 1]), np.array([top, top]), np.array([a - top, a - top]),
                            np.zeros(1, np.int64), np.zeros(1, np.int8))
     assert certify_packed(packed, duals)["reason"][0] != 0
+
+
+@settings(max_examples=60)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_sparse_rows_find_the_near_ties_their_dense_twin_finds(seed):
+    """The row pass of the near-tie search reads each row from its own offset: on sparse costs
+    (stored pairs only) it must find the same near-tight columns, counts and cost steps as on the
+    same costs held dense (+inf where no pair is stored), serial and multi-core."""
+    from solvers.problems import SparseCosts
+    rng = np.random.default_rng(seed)
+    n, m = int(rng.integers(1, 9)), int(rng.integers(1, 9))
+    costs = rng.integers(0, 4, (n, m)) * 0.25  # ties, and costs of several binary steps
+    costs[rng.random((n, m)) < 0.4] = np.inf
+    rows_at, cols_at = np.nonzero(np.isfinite(costs))
+    sparse = SparseCosts.from_edges(rows_at, cols_at, costs[rows_at, cols_at], n, m)
+    u, v = rng.integers(-2, 3, n) * 0.5, rng.integers(-2, 3, m) * 0.5
+    row_match = np.array([int(rng.choice(np.flatnonzero(np.isfinite(costs[i])))) if np.isfinite(costs[i]).any()
+                          else -1 for i in range(n)], dtype=np.int64)
+    gap = float(rng.choice([0.25, 0.75, 1.5]))
+    found = []
+    for problem in (CostMatrix.from_array(costs), sparse):
+        cr = cm._CostRows(problem)
+        for loop in (cm._near_rows_serial, cm._near_rows_parallel):
+            count, near = np.zeros(n, dtype=np.int64), np.full((n, cm.NEAR_CAP), -7, dtype=np.int32)
+            low = np.empty(n, dtype=np.int64)
+            loop(cr.row_ptr, cr.col_ind, cr.dense, cr.held, u, v, row_match, gap, count, near, low)
+            kept = [sorted(near[i, :min(count[i], cm.NEAR_CAP)].tolist()) for i in range(n)]
+            found.append((count.tolist(), kept, low.tolist()))
+    assert all(f == found[0] for f in found), found

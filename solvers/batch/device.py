@@ -651,6 +651,8 @@ def _certify_on_device(packed, solution):
         ints.copy_to_host(held.host["ints"])
         bytes_.copy_to_host(held.host["bytes"])
         value[:], tol[:] = held.host["floats"][0], held.host["floats"][1]
+        for started_nan in (value, tol):  # the memset's NaN (all bits set) as numpy's own, as on the host
+            started_nan[np.isnan(started_nan)] = np.nan
         s_all, e_all, eabs_all = (held.host["floats"][k].copy() for k in (2, 3, 4))
         at_row[:], at_col[:] = held.host["ints"][0], held.host["ints"][1]
         count_all = held.host["ints"][2].copy()
