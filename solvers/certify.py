@@ -578,11 +578,10 @@ def warm_parallel_loops() -> None:
     from .problems import HELD_INTEGERS
     for dtype in (np.dtype(np.float64),) + HELD_INTEGERS:  # the near-tie search, on held integers too
         held = np.ones(4, dtype=dtype)
-        held.setflags(write=False)  # as a Problem holds them
-        for cost in (held, np.ones(4, dtype=dtype)):
-            _near_rows_parallel(layouts[0][0], layouts[0][1], True, cost, v, v, np.array([0, 1]), 1.0,
-                                np.zeros(2, dtype=np.int64), np.empty((2, NEAR_CAP), dtype=np.int32),
-                                np.empty(2, dtype=np.int64))
+        held.setflags(write=False)  # as a Problem holds its costs (and a float64 copy of integers)
+        _near_rows_parallel(layouts[0][0], layouts[0][1], True, held, v, v, np.array([0, 1]), 1.0,
+                            np.zeros(2, dtype=np.int64), np.empty((2, NEAR_CAP), dtype=np.int32),
+                            np.empty(2, dtype=np.int64))
 
 
 @njit(cache=True)

@@ -177,12 +177,12 @@ def warm_parallel_pass() -> None:
             out = np.empty((2, 2))
             for target, write in ((out, True), (np.empty((0, 0)), False)):
                 _scan_rows_parallel(values, target, write, native, *_row_arrays(values))
-            if native:
-                frozen = values.view()
-                frozen.setflags(write=False)  # a held matrix's summary reads the Problem's read-only view
-                for scanned in (values, frozen):
-                    _scan_integers_parallel(scanned, np.empty(2, dtype=dtype), np.empty(2, dtype=dtype),
-                                            np.empty(2, dtype=np.uint64))
+        if native:  # held integers (C order only): as given, and as the Problem's read-only view
+            frozen = square.view()
+            frozen.setflags(write=False)
+            for scanned in (square, frozen):
+                _scan_integers_parallel(scanned, np.empty(2, dtype=dtype), np.empty(2, dtype=dtype),
+                                        np.empty(2, dtype=np.uint64))
         if native:  # a held integer matrix (read-only, as a Problem holds it) made float64
             held = square.copy()
             held.setflags(write=False)
