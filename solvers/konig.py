@@ -194,6 +194,7 @@ def matches_agree(row_match, col_match, n_rows: int, n_cols: int) -> bool:
         return False
     return int(_disagreements(row_match, col_match)) == 0
 
+
 def _parallel(graph) -> bool:
     return graph.n_edges >= PARALLEL_MIN_EDGES
 
