@@ -297,11 +297,15 @@ class _CertifyOutputs:
         self._starts = [(self.floats[0:2], 0xFF), (self.floats[2:6], 0), (self.ints[0:2], 0xFF),
                         (self.ints[2:3], 0), (self.bytes, 0), (self.room, 0)]
 
-    def reset(self) -> None:
-        """value and tol NaN, at_row and at_col -1, the rest 0: what certify_batch.empty_outcome starts from."""
+    def reset(self, simulated: bool) -> None:
+        """value and tol NaN, at_row and at_col -1, the rest 0: what certify_batch.empty_outcome starts
+        from (every byte set: the simulator, which has no memset, gets the same bytes copied)."""
         from numba.cuda.cudadrv.driver import device_memset
         for array, byte in self._starts:
-            device_memset(array, byte, array.nbytes)
+            if simulated:
+                array.copy_to_device(np.full(array.nbytes, byte, np.uint8).view(array.dtype).reshape(array.shape))
+            else:
+                device_memset(array, byte, array.nbytes)
 
 
 def _certify_outputs(launcher, count: int) -> _CertifyOutputs:
@@ -309,7 +313,7 @@ def _certify_outputs(launcher, count: int) -> _CertifyOutputs:
     held = _CERTIFY_OUTPUTS.get(key)
     if held is None or held.count != count:
         held = _CERTIFY_OUTPUTS[key] = _CertifyOutputs(launcher, count)
-    held.reset()
+    held.reset(launcher.simulated)
     return held
 
 
@@ -623,16 +627,8 @@ def _certify_on_device(packed, solution):
         u = _answer_array(launcher, solution.u, np.float64)
         v = _answer_array(launcher, solution.v, np.float64)
         status = _answer_array(launcher, solution.status, np.int8)
-    if launcher.simulated:  # the per-item outputs, one block per type, each field a row: three copies up
-        floats = cuda.to_device(np.stack([value, tol, np.zeros(count), np.zeros(count), np.zeros(count),
-                                          np.zeros(count)]))
-        ints = cuda.to_device(np.stack([at_row, at_col, np.zeros(count, np.int64)]))
-        bytes_ = cuda.to_device(np.zeros((2, count), np.int8))
-        rows = [floats[k] for k in range(6)] + [ints[k] for k in range(3)] + [bytes_[0], bytes_[1]]
-        held = None
-    else:  # kept from the last batch of this size, started on the device
-        held = _certify_outputs(launcher, count)
-        floats, ints, bytes_, rows = held.floats, held.ints, held.bytes, held.rows
+    held = _certify_outputs(launcher, count)  # kept from the last batch of this size, started on the device
+    floats, ints, bytes_, rows = held.floats, held.ints, held.bytes, held.rows
     value_d, tol_d, s_d, e_d, eabs_d, shift_d, at_row_d, at_col_d, count_d, reason_d, integral_d = rows
     work = _certify_scratch(launcher, total_rows, total_cols)
     floor_d, close_d, near_d = work["floor"], work["close"], work["near"]  # kept for NEAR_TIES
@@ -642,21 +638,16 @@ def _certify_on_device(packed, solution):
                     work["owner"], work["bad"], work["f"], work["e2"], work["e1"], floor_d, close_d, near_d, reason_d,
                     at_row_d, at_col_d,
                     value_d, tol_d, integral_d, s_d, e_d, eabs_d, count_d, shift_d)
-    if held is None:
-        value[:], tol[:], s_all, e_all, eabs_all, _ = floats.copy_to_host()
-        at_row[:], at_col[:], count_all = ints.copy_to_host()
-        code, integral_all = bytes_.copy_to_host()
-    else:  # into the pinned buffers, then out of them (the next batch reuses them)
-        floats.copy_to_host(held.host["floats"])
-        ints.copy_to_host(held.host["ints"])
-        bytes_.copy_to_host(held.host["bytes"])
-        value[:], tol[:] = held.host["floats"][0], held.host["floats"][1]
-        for started_nan in (value, tol):  # the memset's NaN (all bits set) as numpy's own, as on the host
-            started_nan[np.isnan(started_nan)] = np.nan
-        s_all, e_all, eabs_all = (held.host["floats"][k].copy() for k in (2, 3, 4))
-        at_row[:], at_col[:] = held.host["ints"][0], held.host["ints"][1]
-        count_all = held.host["ints"][2].copy()
-        code, integral_all = held.host["bytes"][0].copy(), held.host["bytes"][1].copy()
+    floats.copy_to_host(held.host["floats"])  # into the pinned buffers, then out of them (the next batch reuses them)
+    ints.copy_to_host(held.host["ints"])
+    bytes_.copy_to_host(held.host["bytes"])
+    value[:], tol[:] = held.host["floats"][0], held.host["floats"][1]
+    for started_nan in (value, tol):  # the start's NaN (all bits set) as numpy's own, as on the host
+        started_nan[np.isnan(started_nan)] = np.nan
+    s_all, e_all, eabs_all = (held.host["floats"][k].copy() for k in (2, 3, 4))
+    at_row[:], at_col[:] = held.host["ints"][0], held.host["ints"][1]
+    count_all = held.host["ints"][2].copy()
+    code, integral_all = held.host["bytes"][0].copy(), held.host["bytes"][1].copy()
     decided = code > 0
     reason[decided] = code[decided]
     summed = np.flatnonzero(code == K.HOST_DECIDES_GAP)
@@ -676,17 +667,14 @@ def _certify_on_device(packed, solution):
             wanted[summed[~exact]] = 1
             gaps = np.zeros(count)
             gaps[summed] = bound_up
-            if held is None:
-                room_d, gaps_d, wanted_d = (cuda.to_device(a) for a in (np.zeros(count, np.int8), gaps, wanted))
-            else:  # the kept arrays, through pinned buffers
-                room_d, gaps_d, wanted_d = held.room, held.gaps, held.wanted
-                held.host["gaps"][:], held.host["wanted"][:] = gaps, wanted
-                gaps_d.copy_to_device(held.host["gaps"])
-                wanted_d.copy_to_device(held.host["wanted"])
+            room_d, gaps_d, wanted_d = held.room, held.gaps, held.wanted  # the kept arrays, through pinned buffers
+            held.host["gaps"][:], held.host["wanted"][:] = gaps, wanted
+            gaps_d.copy_to_device(held.host["gaps"])
+            wanted_d.copy_to_device(held.host["wanted"])
             launcher.launch(K.NEAR_TIES, count, costs, *indexes, r2c, v, floor_d, shift_d, gaps_d,
                             tol_d, wanted_d, close_d, near_d,
                             work["releasable"], work["search"], room_d)
-            found = room_d.copy_to_host(held.host["room"]) if held is not None else room_d.copy_to_host()
+            found = room_d.copy_to_host(held.host["room"])
             room = (found[summed] == 1) & ~exact
         within = bound_up <= tol[summed]
         finite = bound_up < np.inf  # a difference that overflowed (NaN, +inf) proves nothing

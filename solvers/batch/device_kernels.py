@@ -913,16 +913,9 @@ def scan_costs_cuda(costs, per, bad, where, biggest):
             if c != np.inf and abs(c) > top:
                 top = abs(c)
         cuda.syncthreads()
-        sh_top[t] = top
-        cuda.syncthreads()
-        step = nt // 2
-        while step > 0:
-            if t < step:
-                sh_top[t] = max(sh_top[t], sh_top[t + step])
-            cuda.syncthreads()
-            step //= 2
+        top = -block_min(sh_top, -top, t, nt)  # the block's largest |c|: the least negation, negated (exact)
         if t == 0:
-            biggest[b] = sh_top[0]
+            biggest[b] = top
             if first < per:
                 c = float64(costs[base + first])
                 bad[b] = 1 if c != c else 2
