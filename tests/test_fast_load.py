@@ -139,6 +139,34 @@ def test_a_file_of_a_mebibyte_goes_the_fast_way_by_default(tmp_path):
     assert_same_ending(path)
 
 
+@pytest.mark.parametrize("field", ["pattern", "integer"])
+def test_exact_integer_files_are_parsed_without_scipys_reader(tmp_path, monkeypatch, field):
+    rng = np.random.default_rng(9)
+    n = 120_000
+    rows, cols = rng.integers(1, 70_001, n), rng.integers(1, 90_001, n)
+    values = rng.integers(-10**17, 10**17, n)
+    text = "".join(f"{r} {c}\n" for r, c in zip(rows, cols)) if field == "pattern" else \
+        "".join(f"{r} {c} {v}\n" for r, c, v in zip(rows, cols, values))
+    path = tmp_path / "big.mtx"
+    path.write_text(BANNER.format(field=field, symmetry="general") + f"70000 90000 {n}\n" + text)
+    assert path.stat().st_size >= mm.FAST_MIN_BYTES
+
+    def no_mmread(*args, **kwargs):
+        raise AssertionError("scipy's reader was called for a file of exact integers")
+    import scipy.io
+    monkeypatch.setattr(scipy.io, "mmread", no_mmread)
+    header, fast_rows, fast_cols, fast_values = mm._read_fast(path)
+    assert fast_rows.dtype == fast_cols.dtype == np.int32  # no int64 coordinates to narrow later
+    np.testing.assert_array_equal(fast_rows, rows - 1)
+    np.testing.assert_array_equal(fast_cols, cols - 1)
+    if field == "pattern":
+        assert fast_values is None
+    else:
+        np.testing.assert_array_equal(fast_values, values)  # 18 digits: exact in int64
+    assert_same_ending(path)
+    assert_same_ending(path, "assignment")
+
+
 def test_the_warmed_check_serves_a_files_body_without_compiling(tmp_path, fast):
     from solvers.warmup import watch_compiles
     _mtx_check.warm()

@@ -6,9 +6,10 @@ capacities, pattern entries capacity 1; ``source=`` / ``sink=`` default to 0 and
 ones a matchscope-written file names). A symmetric file is expanded to both triangles.
 
 Two readers. A plain file of FAST_MIN_BYTES or more whose header is in its first HEAD_BYTES is read
-by scipy.io.mmread (fast_matrix_market: every core, at disk speed) once its body has passed the
-strict compiled check of ``_mtx_check`` (mmread alone silently accepts trailing garbage, truncates
-"1.5" to 1 in an integer file, and crashes on some malformed last lines). Every other file, and
+on every core, at disk speed, once its body has passed the strict compiled check of ``_mtx_check``:
+pattern and integer bodies are parsed by ``_mtx_check`` itself, real ones by scipy.io.mmread
+(fast_matrix_market; alone it silently accepts trailing garbage, truncates "1.5" to 1 in an
+integer file, and crashes on some malformed last lines). Every other file, and
 any file the fast route refuses or cannot handle, goes through our streaming checking reader,
 which names the line at fault: the two give the same problem, and a user sees only the checking
 reader's errors. Writing uses scipy.io.mmwrite.
@@ -151,12 +152,16 @@ class _Matrix(_Header):
         values = self.columns[2] if len(self.columns) > 2 else None
         lines = self.lines
         if self.symmetry == "symmetric":
-            off = rows != cols
-            rows, cols = np.concatenate([rows, cols[off]]), np.concatenate([cols, rows[off]])
-            lines = np.concatenate([lines, lines[off]])
-            if values is not None:
-                values = np.concatenate([values, values[off]])
+            lines = np.concatenate([lines, lines[rows != cols]])
+            rows, cols, values = _mirrored(rows, cols, values)
         return rows, cols, values, lines
+
+
+def _mirrored(rows, cols, values):
+    """A symmetric file's entries and, after them, the off-diagonal ones transposed."""
+    off = rows != cols
+    rows, cols = np.concatenate([rows, cols[off]]), np.concatenate([cols, rows[off]])
+    return rows, cols, None if values is None else np.concatenate([values, values[off]])
 
 
 class _LinesUnknown(Exception):
@@ -171,8 +176,8 @@ class _NoLines:
 
 
 def _read_fast(path):
-    """(header, 0-based rows, cols, values or None), the symmetric mirror added, read by scipy's
-    threaded reader; None when the checking reader must read the file: small, compressed, a header
+    """(header, 0-based rows, cols, values or None), the symmetric mirror added, parsed on every
+    core (pattern and integer files by ``_mtx_check``, real ones by scipy's threaded reader); None when the checking reader must read the file: small, compressed, a header
     beyond HEAD_BYTES or in error, a body outside ``_mtx_check``'s grammar or shorter than its
     declared entries can be (so nothing is allocated for entries that are not there)."""
     name = str(path)
@@ -201,6 +206,16 @@ def _read_fast(path):
     report_bytes(0, size)
     body = np.memmap(name, np.uint8, mode="r", offset=body_at)
     field = {"pattern": _mtx_check.PATTERN, "integer": _mtx_check.INTEGER, "real": _mtx_check.REAL}[header.field]
+    if field != _mtx_check.REAL:  # exact integers: parsed here, in the pass after the check
+        parsed = _mtx_check.read_entries(body.view(np.ndarray), field, n_rows, n_cols, n_entries)
+        del body
+        if parsed is None:
+            return None
+        rows, cols, values = parsed
+        if header.symmetry == "symmetric":  # mirrored as the checking reader mirrors: the same problem
+            rows, cols, values = _mirrored(rows, cols, values)
+        report_bytes(size, size)
+        return header, rows, cols, values
     found = _mtx_check.count_entries(body.view(np.ndarray), field, n_rows, n_cols)
     del body
     if found != n_entries:
@@ -212,11 +227,10 @@ def _read_fast(path):
         return None
     rows, cols = coo.coords
     mirrored = int(np.count_nonzero(rows[:n_entries] != cols[:n_entries])) if header.symmetry == "symmetric" else 0
-    wanted = {"pattern": coo.data.dtype, "integer": np.dtype(np.int64), "real": np.dtype(np.float64)}[header.field]
-    if coo.shape != (n_rows, n_cols) or rows.size != n_entries + mirrored or coo.data.dtype != wanted:
+    if coo.shape != (n_rows, n_cols) or rows.size != n_entries + mirrored or coo.data.dtype != np.float64:
         return None
     report_bytes(size, size)
-    return header, rows, cols, None if header.field == "pattern" else coo.data
+    return header, rows, cols, coo.data
 
 
 def read(path, problem=None, source: int | None = None, sink: int | None = None):
