@@ -12,7 +12,7 @@ import pytest
 from numba import njit
 
 from solvers import certify as cm
-from solvers.certify_device import COLUMNS, ROWS
+from solvers.certify_device import ROWS, scan_columns, slice_length
 from solvers.dual_steps import bits_of, float64_bits
 from solvers.problems import CostMatrix
 from solvers.targets import launcher_for
@@ -73,13 +73,28 @@ def test_the_device_loops_agree_with_the_host_scan_bit_for_bit(seed):
     v_floor = cm._floor_columns(cr, v)
     host = cm._dual_rows(*cr.args(), u, v, v_floor, True)
     launcher = launcher_for("cpu")
-    n = problem.n_rows
-    for kernel, layout in ((ROWS, problem.costs), (COLUMNS, np.ascontiguousarray(problem.costs.T))):
+    n, m = problem.shape
+    transposed = np.ascontiguousarray(problem.costs.T)
+    # the problem's layout, then its transpose cut into slices of every length (1 entry, a few, whole)
+    for slice_len in (None,) + tuple(range(1, m + 2)):
         out = [np.empty(n), np.empty(n), np.empty(n, np.int64), np.empty(n, np.uint64)]
-        launcher.launch(kernel, n, layout, u, v, v_floor, *out)
+        if slice_len is None:
+            launcher.launch(ROWS, n, problem.costs, u, v, v_floor, *out)
+        else:
+            scan_columns(launcher, transposed, (u, v, v_floor), out, slice_len)
         for a, b in zip(host, out[:3]):
             np.testing.assert_array_equal(a, b)
         assert int(out[3].sum(dtype=np.uint64)) == problem.checksum
+
+
+@pytest.mark.parametrize("rows, cols", [(1, 1), (3000, 9000), (9000, 3000), (1000, 20000), (5, 10**6), (10**6, 5)])
+def test_slices_cover_a_row_and_fill_a_large_gpu(rows, cols):
+    from solvers.certify_device import BUSY_THREADS, MIN_SLICE
+    length = slice_length(rows, cols)
+    slices = -(-cols // length)
+    assert 1 <= length and (slices - 1) * length < cols <= slices * length  # every entry, no empty slice
+    assert length >= min(MIN_SLICE, cols)
+    assert rows * slices >= 0.9 * min(BUSY_THREADS, rows * cols // MIN_SLICE)  # threads enough, if rows allow
 
 
 def test_a_changed_entry_or_two_swapped_ones_change_the_checksum():
@@ -101,7 +116,11 @@ import numpy as np
 from numba import cuda
 from solvers import certify as cm
 from solvers.problems import CostMatrix
+from solvers import certify_device
 from solvers.certify_device import dual_rows_on_device
+
+certify_device.MIN_SLICE = 2  # tiny rows: the transposed copies are still cut into several slices
+certify_device.BUSY_THREADS = 1 << 30
 
 rng = np.random.default_rng(3)
 np.seterr(over="ignore")
