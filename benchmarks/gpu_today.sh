@@ -11,6 +11,21 @@ export PYTHONPYCACHEPREFIX=/tmp/pycache
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 for part in "$@"; do
   case "$part" in
+    gpu-tests)
+      echo "=== the GPU tests of the changed paths (uploads, memsets, certificates, held integers)"
+      timeout 420 python3 -m pytest -q -p no:cacheprovider tests/test_batch_device.py tests/test_certify_device.py \
+        tests/test_assignment_cuda.py tests/test_gpr_cuda.py tests/test_wbpr_cuda.py tests/test_held_integers.py \
+        tests/test_staged_upload.py -k "gpu or GPU or cuda" 2>&1 | tail -8 ;;
+    cli)
+      echo "=== the command line on the R-MAT .mtx, fresh processes: this checkout against _baseline (issue 13)"
+      unset NUMBA_CACHE_DIR  # the command line's own cache
+      timeout 400 python3 benchmarks/probe_cli_load.py --rows "${CLI_ROWS:-rmat-21-ef8}" --repeat 3 \
+        ${BASELINE:+--baseline "$BASELINE"} 2>&1 | tail -14
+      export NUMBA_CACHE_DIR=/tmp/numba-cache ;;
+    profile)
+      echo "=== host overhead, warm API: cProfile of one solve per row (issue 13)"
+      timeout 300 python3 benchmarks/profile_host_overhead.py --rows "${PROFILE_ROWS:-uniform-3M-deg4,rmat-21-ef8}" \
+        --top 18 2>&1 | grep -v -i "warn" | tail -120 ;;
     tests)
       echo "=== GPU tests: the Hungarian on point sets, the batch kernels"
       timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_hungarian_points.py tests/test_batch_device.py tests/test_certify_points_device.py \

@@ -4,6 +4,7 @@ functions with the most time of their own and the cumulative top, in ms.
 
     PYTHONPATH=. python benchmarks/profile_host_overhead.py [--rows rect-3000x9000,uniform-3M-deg4,batch-1000x256,devicebatch-1000x256]
         [--top 0 --repeat 5]   (the medians of 5 unprofiled calls, no profile)
+    rows: bench_e2e's, batch-BxN / devicebatch-BxN (B items of N x N float32), tall-RxC (R > C integers)
 """
 from __future__ import annotations
 
@@ -47,6 +48,10 @@ def main() -> None:
             size = name.split("-")[1]
             b, n = (int(x) for x in size.split("x"))
             call = batch_row(b, n, n, name.startswith("device"))
+        elif name.startswith("tall-"):  # tall-RxC: R > C integer costs in [0, 10R] (solved transposed)
+            r, c = (int(x) for x in name.split("-")[1].split("x"))
+            costs = np.random.default_rng(4).integers(0, 10 * r, (r, c))
+            call = (lambda costs=costs: solvers.solve(costs, "hungarian"))
         else:
             row = table[name]
             data = row.build()

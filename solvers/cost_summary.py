@@ -199,11 +199,38 @@ def convert_rows(values, out):
             out[i, j] = values[i, j]
 
 
+TILE_ROWS, TILE_COLS = 64, 256  # measured best of 8..1024 each way (two cores): 3x the row order
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def convert_tiles(values, out):
+    """convert_rows for ``values`` whose columns are contiguous (a transposed view: a tall problem
+    solved as its transpose), tile by tile, so that each tile's reads reuse the cache lines its
+    first row brought in: row by row, every read of such a view lands on another line (a 9000 x
+    3000 upload spent 20 ms there on the GPU machine's host, against 4 ms for the same entries in
+    rows)."""
+    rows, cols = values.shape
+    for tile in prange((rows + TILE_ROWS - 1) // TILE_ROWS):
+        first, last = tile * TILE_ROWS, min(rows, (tile + 1) * TILE_ROWS)
+        for j0 in range(0, cols, TILE_COLS):
+            for i in range(first, last):
+                for j in range(j0, min(cols, j0 + TILE_COLS)):
+                    out[i, j] = values[i, j]
+
+
+def convert(values: np.ndarray, out: np.ndarray) -> None:
+    """out[...] = values, converted, on every core, in the loop order that suits ``values``' strides."""
+    if values.ndim == 2 and 0 < values.strides[0] < values.strides[1]:
+        convert_tiles(values, out)
+    else:
+        convert_rows(values, out)
+
+
 def as_float64(values: np.ndarray) -> np.ndarray:
     """A C-ordered float64 copy of the 2-D real ``values``, rows spread over the cores from
     PARALLEL_MIN_ENTRIES entries (a held integer matrix made float64 when host code needs it)."""
     if values.size < PARALLEL_MIN_ENTRIES or values.ndim != 2:
         return np.ascontiguousarray(values, dtype=np.float64)
     out = np.empty(values.shape, dtype=np.float64)
-    convert_rows(values, out)
+    convert(values, out)
     return out

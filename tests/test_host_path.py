@@ -672,3 +672,20 @@ def test_the_matching_certificate_is_the_same_on_all_cores(seed, monkeypatch):
                 if key in serial.witness:
                     np.testing.assert_array_equal(parallel.witness[key], serial.witness[key])
     assert certify_matching(graph, matchings[0]).optimal
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (64, 256), (65, 257), (130, 700), (700, 130)])
+def test_the_conversion_copies_every_entry_whatever_the_layout(shape):
+    """cost_summary.convert: rows in row order, a transposed view (a tall problem's upload) in tiles
+    whose edges fall inside the matrix; every entry lands where it belongs, converted."""
+    from solvers.cost_summary import TILE_COLS, TILE_ROWS, convert
+    rng = np.random.default_rng(shape[0] * 1000 + shape[1])
+    base = rng.integers(-2**40, 2**40, (shape[1], shape[0]))
+    sources = [base.T, np.ascontiguousarray(base.T), base.T[::-1], np.asfortranarray(base.T).astype(np.int32),
+               base.T[: max(1, shape[0] - 3)], (base.T * 0.5)]
+    for source in sources:
+        for dtype in (np.float64, np.float32):
+            out = np.empty(source.shape, dtype=dtype)
+            convert(source, out)
+            np.testing.assert_array_equal(out, source.astype(dtype))
+    assert TILE_ROWS < 700 and TILE_COLS < 700  # the larger shapes span several tiles both ways

@@ -4,7 +4,8 @@ A plain ``cuda.to_device(np.ascontiguousarray(costs, dtype))`` converts on one c
 pageable memory, which the driver stages through its own small buffer at a fraction of the bus
 speed: at n = 20000 that was most of a solve. Here the matrix goes in row chunks: every core converts
 a chunk into one of two reused page-locked (pinned) buffers, and the asynchronous copy of that chunk
-runs while the next one is converted into the other buffer.
+runs while the next one is converted into the other buffer. A transposed view (a tall problem,
+solved as its transpose) is converted tile by tile (cost_summary.convert).
 
 Import only on the cuda path (it imports numba.cuda).
 """
@@ -15,7 +16,7 @@ import threading
 import numpy as np
 from numba import cuda, njit, prange
 
-from ..cost_summary import convert_rows
+from ..cost_summary import convert
 
 
 CHUNK_BYTES = 32 << 20   # each of the two pinned buffers
@@ -86,7 +87,7 @@ def _copy_rows(costs, device, chunk_rows: int, dtype) -> None:
         stream.synchronize()  # this buffer's previous copy has left it
         last = min(rows, first + chunk_rows)
         staged = buffer[:(last - first) * cols * dtype.itemsize].view(dtype).reshape(last - first, cols)
-        convert_rows(costs[first:last], staged)
+        convert(costs[first:last], staged)
         device[first:last].copy_to_device(staged, stream=stream)
     for _, stream in stages:
         stream.synchronize()
