@@ -29,6 +29,9 @@ from .packing import INFEASIBLE, SOLVED, PackedBatch, PackedSolution
 from .scan import first_bad_entries, scan_range
 
 
+ARR_SCANS_PER_ROW = 2  # the augmenting row reduction's scans a pass, per row (see its docstring)
+
+
 @njit(cache=True)
 def _column_reduction(costs, base, n, row_to_col, col_to_row, v, ro, co):
     """A square item's start: v_j = min_i c_ij (u = 0 keeps every reduced cost >= 0), and each column
@@ -58,7 +61,13 @@ def _augmenting_row_reduction(costs, base, n, row_to_col, col_to_row, u, v, ro, 
     ties with it, so it stays the row's minimum and gets less attractive to every other row (their
     reduced costs only grow: every assigned row keeps its minimum, tight); the row it displaces is
     free again and bids next. Each pass is bounded (float steps could be tiny), and rows still free
-    afterwards are left to the searches. Returns the rows scanned."""
+    afterwards are left to the searches. Returns the rows scanned.
+
+    The bound, ARR_SCANS_PER_ROW * n scans a pass: uniform real costs spend any budget in price
+    wars of tiny steps that the searches settle sooner. Measured on one core (1000 items each):
+    4 -> 2 took 256 x 256 float32 from 0.90 to 0.75 s, 100 x 100 from 1.23 to 1.09 s, 500 x 500
+    from 0.37 to 0.34 s, 40 x 40 from 0.18 to 0.17 s; integer costs in [0, 10n] and [0, n/5]
+    unchanged; 1 was slower at 256 and 500."""
     n_free = 0
     for i in range(n):
         if row_to_col[ro + i] == -1:
@@ -69,7 +78,7 @@ def _augmenting_row_reduction(costs, base, n, row_to_col, col_to_row, u, v, ro, 
         k = 0
         previous = n_free
         n_free = 0
-        budget = 4 * n
+        budget = ARR_SCANS_PER_ROW * n
         while k < previous and budget > 0:
             budget -= 1
             i = free[k]
