@@ -62,7 +62,7 @@ def certify(problem, solution: Solution) -> Certificate:
     if isinstance(problem, BipartiteGraph):
         if solution.row_match is None:
             return Certificate("konig-cover", False, False, details="the solution holds no matching")
-        cert = certify_matching(problem, solution.row_match, solution.col_match)
+        cert = certify_matching(problem, solution.row_match, solution.col_match, solution.device_graph)
     elif isinstance(problem, FlowNetwork):
         if solution.flow is None:
             return Certificate("min-cut", False, False, details="the solution holds no per-edge flow")
@@ -155,49 +155,84 @@ def _check_mates(row_match: np.ndarray, col_match, n_cols: int) -> tuple[np.ndar
 # ---------------------------------------------------------------------------------------------
 # matching: König cover
 
-def certify_matching(graph: BipartiteGraph, row_match, col_match=None) -> Certificate:
+def certify_matching(graph: BipartiteGraph, row_match, col_match=None, device_graph=None) -> Certificate:
     """Valid: every pair an edge, each row/col used once, row_match/col_match consistent.
     Maximum: a König vertex cover of size |M| covering every edge.
 
+    ``device_graph``: a GPU solver's device copy (row_ptr, col_ind) of the graph's rows' lists
+    (Solution.device_graph): for a large graph the passes then run there (solvers.konig_device),
+    after checking that it still holds the graph; any fault found there is named by the host's.
+
     witness: value = |M|, cover_rows / cover_cols = sorted indices of the cover's rows / columns."""
     kind = "konig-cover"
-    agree = graph.n_edges >= konig.PARALLEL_MIN_EDGES and konig.matches_agree(row_match, col_match, *graph.shape)
-    rows, why = (row_match, "") if agree else _as_match(row_match, graph.n_rows, graph.n_cols, "row_match")
-    if rows is None:
-        return Certificate(kind, False, False, details=why)
-    bad_row = konig.first_non_edge(graph, rows)
-    if bad_row >= 0:
-        return Certificate(kind, False, False,
-                           details=f"row {bad_row} is matched to column {int(rows[bad_row])}, which is not an edge")
-    mates, why = (col_match, "") if agree else _check_mates(rows, col_match, graph.n_cols)
-    if mates is None:
-        return Certificate(kind, False, False, details=why)
+    reached, note = _reach_on_gpu(graph, row_match, col_match, device_graph)
+    if reached is not None:
+        rows, mates = row_match, col_match
+        row_seen, col_seen, free_col = reached.row_seen, reached.col_seen, reached.free_col
+        uncovered_row = reached.uncovered_row
+    else:
+        agree = graph.n_edges >= konig.PARALLEL_MIN_EDGES and konig.matches_agree(row_match, col_match, *graph.shape)
+        rows, why = (row_match, "") if agree else _as_match(row_match, graph.n_rows, graph.n_cols, "row_match")
+        if rows is None:
+            return Certificate(kind, False, False, details=why)
+        bad_row = konig.first_non_edge(graph, rows)
+        if bad_row >= 0:
+            return Certificate(kind, False, False,
+                               details=f"row {bad_row} is matched to column {int(rows[bad_row])}, which is not an edge")
+        mates, why = (col_match, "") if agree else _check_mates(rows, col_match, graph.n_cols)
+        if mates is None:
+            return Certificate(kind, False, False, details=why)
+        # unreached rows + reached columns always cover every edge; its size is |M| plus the number of
+        # free columns reached, each the end of an augmenting path
+        row_seen, col_seen = konig.reach(graph, rows, mates)
+        free_reached_at = np.flatnonzero(col_seen & (mates < 0))
+        free_col = int(free_reached_at[0]) if free_reached_at.size else -1
+        uncovered_row = -2  # not checked yet: below, on the host
     size = int(np.count_nonzero(rows >= 0))
-
-    # unreached rows + reached columns always cover every edge; its size is |M| plus the number of
-    # free columns reached, each the end of an augmenting path
-    row_seen, col_seen = konig.reach(graph, rows, mates)
-    free_reached_at = np.flatnonzero(col_seen & (mates < 0))  # each ends an augmenting path
-    free_reached = free_reached_at.size
-    free_col = int(free_reached_at[0]) if free_reached else -1
     cover_row = ~row_seen
     cover_rows = np.flatnonzero(cover_row)
     cover_cols = np.flatnonzero(col_seen)
     cover_size = cover_rows.size + cover_cols.size
     witness = {"value": size, "cover_rows": cover_rows, "cover_cols": cover_cols}
-    # check the proof itself rather than trusting the construction
-    r, c = konig.first_uncovered_edge(graph, cover_row, col_seen)
+    suffix = f"; {note}" if note else ""
+    # check the proof itself rather than trusting the construction (the GPU's pass checked it there:
+    # only an edge it found uncovered is looked up here, to name it)
+    r, c = konig.first_uncovered_edge(graph, cover_row, col_seen) if uncovered_row != -1 else (-1, -1)
     if r >= 0:
         return Certificate(kind, True, False, math.inf, details=f"internal error: cover misses edge ({r}, {c})",
                            witness={"value": size})
-    if free_reached:
+    if free_col >= 0:  # each free column reached ends an augmenting path
         return Certificate(kind, True, False, float(cover_size - size), witness=witness,
                            details=f"an augmenting path ends at free column {free_col}: not maximum "
-                                   f"(vertex cover of size {cover_size} bounds the optimum)")
+                                   f"(vertex cover of size {cover_size} bounds the optimum){suffix}")
     if cover_size != size:
         return Certificate(kind, True, False, float(cover_size - size), witness=witness,
                            details=f"internal error: cover of size {cover_size} for a matching of size {size}")
-    return Certificate(kind, True, True, details=f"vertex cover of size {cover_size} = |M|", witness=witness)
+    return Certificate(kind, True, True, details=f"vertex cover of size {cover_size} = |M|{suffix}", witness=witness)
+
+
+DEVICE_MIN_EDGES = 1 << 20  # from here a matching is checked on its solver's GPU copy of the graph, if it left one
+
+
+def _reach_on_gpu(graph, row_match, col_match, device_graph):
+    """(konig_device.Reach, note) from the solver's device copy of the graph, or (None, note): the
+    note says where the passes ran and, when not on the GPU though a copy was there, why."""
+    if device_graph is None or graph.n_edges < DEVICE_MIN_EDGES:
+        return None, ""
+    shapes = ((graph.n_rows,), (graph.n_cols,))
+    if not all(isinstance(a, np.ndarray) and a.dtype == np.int64 and a.shape == shape
+               for a, shape in zip((row_match, col_match), shapes)):
+        return None, ""  # the host's checks say what is wrong with them
+    from .certify_device import device_backend
+    from .konig_device import reach_on_device
+    from .targets import launcher_for
+    try:
+        reached, why = reach_on_device(launcher_for(device_backend()), device_graph, graph, row_match, col_match)
+    except Exception as exc:  # a device fault or a missing toolkit: the host still certifies
+        reached, why = None, f"the check on the GPU failed ({type(exc).__name__}: {exc})"
+    if reached is None:
+        return None, f"{why}: checked on the host"
+    return reached, "checked on the GPU's copy of the graph (its checksum matches)"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -145,6 +145,9 @@ class Solution:
     # float64, or float32 holding them exactly): the certificate checks the duals there, after
     # checking that it still holds the problem's costs (solvers.certify_device)
     device_costs: object = None
+    # a GPU matching solver's device copy (row_ptr, col_ind) of the graph's rows' lists: the
+    # certificate's passes run there, after checking that it still holds the graph (solvers.konig_device)
+    device_graph: object = None
     # the solve ran on a GPU: checks that can run there do (the point certificate's pair scan
     # uploads its own copy of the points; nothing of the solver's is read there)
     on_gpu: bool = False

@@ -411,6 +411,8 @@ def warm_all(backend: str, progress=None, should_stop=None) -> WarmAllReport:
         with watch_compiles(backend=backend) as watch:
             from .certify_device import warm_up as warm_device_certificate
             warm_device_certificate(backend)  # the certificate's check on a GPU's copy (large problems only)
+            from .konig_device import warm_up as warm_device_konig
+            warm_device_konig(backend)  # the matching certificate's passes on a GPU's copy (large graphs only)
             if backend == "cuda":
                 from .targets.staged_upload import warm_up as warm_staged_upload
                 warm_staged_upload()  # a large matrix's upload, from float64 or held integers
