@@ -204,14 +204,10 @@ def _indices_parallel(mask, want, chunks):
 # ---------------------------------------------------------------------------------------------
 # what certify calls
 
-INDICES_MIN_THREADS = 8  # numpy's one-core flatnonzero (SIMD) beats the chunked fill on fewer cores
-
-
 def indices(mask: np.ndarray, want: bool = True) -> np.ndarray:
     """The sorted indices where the bool array ``mask`` is ``want`` (np.flatnonzero), on all cores
-    for a large one where there are many (the cover's rows and columns of a 3M-row graph took 15 ms
-    of numpy on the GPU machine's 16-core host; on two cores numpy's 1.7 ms beats 5.5 ms)."""
-    if mask.size < PARALLEL_MIN_EDGES or get_num_threads() < INDICES_MIN_THREADS:
+    for a large one (the cover's rows and columns of a 3M-row graph: 15 ms on one core)."""
+    if mask.size < PARALLEL_MIN_EDGES:
         return np.flatnonzero(mask if want else ~mask)
     return _indices_parallel(mask, bool(want), 4 * get_num_threads())
 

@@ -700,7 +700,6 @@ def test_the_cover_lists_are_numpys_on_every_core(size, monkeypatch):
     masks = [rng.random(size) < p for p in (0.0, 0.3, 0.97, 1.0)]
     for parallel_min in (1 << 40, 0):
         monkeypatch.setattr(konig, "PARALLEL_MIN_EDGES", parallel_min)
-        monkeypatch.setattr(konig, "INDICES_MIN_THREADS", 0 if parallel_min == 0 else 1 << 20)
         for mask in masks:
             for want in (True, False):
                 got = konig.indices(mask, want)
