@@ -189,14 +189,15 @@ def certify_matching(graph: BipartiteGraph, row_match, col_match=None, device_gr
         free_col = int(free_reached_at[0]) if free_reached_at.size else -1
         uncovered_row = -2  # not checked yet: below, on the host
     size = int(np.count_nonzero(rows >= 0))
-    cover_rows = konig.indices(row_seen, False)
-    cover_cols = konig.indices(col_seen, True)
+    cover_row = ~row_seen
+    cover_rows = np.flatnonzero(cover_row)
+    cover_cols = np.flatnonzero(col_seen)
     cover_size = cover_rows.size + cover_cols.size
     witness = {"value": size, "cover_rows": cover_rows, "cover_cols": cover_cols}
     suffix = f"; {note}" if note else ""
     # check the proof itself rather than trusting the construction (the GPU's pass checked it there:
     # only an edge it found uncovered is looked up here, to name it)
-    r, c = konig.first_uncovered_edge(graph, ~row_seen, col_seen) if uncovered_row != -1 else (-1, -1)
+    r, c = konig.first_uncovered_edge(graph, cover_row, col_seen) if uncovered_row != -1 else (-1, -1)
     if r >= 0:
         return Certificate(kind, True, False, math.inf, details=f"internal error: cover misses edge ({r}, {c})",
                            witness={"value": size})

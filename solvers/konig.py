@@ -178,39 +178,8 @@ def _disagreements(row_match, col_match):
     return bad
 
 
-@njit(parallel=True, cache=True)
-def _indices_parallel(mask, want, chunks):
-    """np.flatnonzero(mask == want): each chunk counted, then filled from its offset."""
-    n = mask.size
-    counts = np.zeros(chunks, dtype=np.int64)
-    for t in prange(chunks):
-        k = 0
-        for i in range(n * t // chunks, n * (t + 1) // chunks):
-            if mask[i] == want:
-                k += 1
-        counts[t] = k
-    starts = np.zeros(chunks + 1, dtype=np.int64)
-    starts[1:] = np.cumsum(counts)
-    out = np.empty(starts[-1], dtype=np.int64)
-    for t in prange(chunks):
-        k = starts[t]
-        for i in range(n * t // chunks, n * (t + 1) // chunks):
-            if mask[i] == want:
-                out[k] = i
-                k += 1
-    return out
-
-
 # ---------------------------------------------------------------------------------------------
 # what certify calls
-
-def indices(mask: np.ndarray, want: bool = True) -> np.ndarray:
-    """The sorted indices where the bool array ``mask`` is ``want`` (np.flatnonzero), on all cores
-    for a large one (the cover's rows and columns of a 3M-row graph: 15 ms on one core)."""
-    if mask.size < PARALLEL_MIN_EDGES:
-        return np.flatnonzero(mask if want else ~mask)
-    return _indices_parallel(mask, bool(want), 4 * get_num_threads())
-
 
 def matches_agree(row_match, col_match, n_rows: int, n_cols: int) -> bool:
     """True when both are integer arrays of the right lengths, every entry in range, and each
@@ -259,4 +228,3 @@ def warm() -> None:
         seen_rows, seen_cols = _reach_parallel(2, row_ptr, col_ind, row_match, col_match, 2)
         _first_uncovered_parallel(row_ptr, col_ind, ~seen_rows, seen_cols)
     _disagreements(np.array([0, -1], dtype=np.int64), np.array([0, -1], dtype=np.int64))
-    _indices_parallel(np.array([True, False]), True, 2)

@@ -689,19 +689,3 @@ def test_the_conversion_copies_every_entry_whatever_the_layout(shape):
             convert(source, out)
             np.testing.assert_array_equal(out, source.astype(dtype))
     assert TILE_ROWS < 700 and TILE_COLS < 700  # the larger shapes span several tiles both ways
-
-
-@pytest.mark.parametrize("size", [0, 1, 7, 1000, 4099])
-def test_the_cover_lists_are_numpys_on_every_core(size, monkeypatch):
-    """konig.indices (the certificate's cover rows and columns) equals np.flatnonzero for either
-    value, on the cores as below the threshold; chunks of every length, empty and full masks."""
-    from solvers import konig
-    rng = np.random.default_rng(size)
-    masks = [rng.random(size) < p for p in (0.0, 0.3, 0.97, 1.0)]
-    for parallel_min in (1 << 40, 0):
-        monkeypatch.setattr(konig, "PARALLEL_MIN_EDGES", parallel_min)
-        for mask in masks:
-            for want in (True, False):
-                got = konig.indices(mask, want)
-                np.testing.assert_array_equal(got, np.flatnonzero(mask == want))
-                assert got.dtype == np.int64
