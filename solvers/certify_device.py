@@ -31,7 +31,7 @@ from numba.extending import register_jitable
 from .dual_steps import checksum_term, float64_bits, floor_step, merge_violations, violation_step
 from .targets.cuda_jit import cuda_kernel
 from .targets.geometry import THREADS_PER_BLOCK
-from .targets.kernel import BLOCK_PER_ITEM, EACH, MATRIX, Kernel
+from .targets.kernel import BLOCK_PER_ITEM, EACH, Kernel
 
 cuda = None  # numba.cuda, bound when a kernel here is first built (solvers.targets.cuda_jit)
 
@@ -142,14 +142,18 @@ def column_slices_cpu(costs, u, v_check, v_floor, slice_len, p_floor, p_worst, p
 
 @cuda_kernel
 def column_slices_cuda(costs, u, v_check, v_floor, slice_len, p_floor, p_worst, p_at, p_sum):
-    s = cuda.blockIdx.x
-    i = cuda.blockIdx.y * cuda.blockDim.x + cuda.threadIdx.x
-    if i < costs.shape[1]:
+    # a 1-D grid over (slice, row), rows fastest: a warp reads consecutive columns of a device row
+    # (a 2-D grid would cap the rows at 65535 blocks of its y dimension)
+    n = costs.shape[1]
+    idx = cuda.grid(1)
+    if idx < p_floor.shape[0] * n:
+        s = idx // n
+        i = idx - s * n
         p_floor[s, i], p_worst[s, i], p_at[s, i], p_sum[s, i] = column_slice(
             costs, i, s * slice_len, (s + 1) * slice_len, u, v_check, v_floor)
 
 
-COLUMN_SLICES = Kernel("certify_column_slices", column_slices_cpu, column_slices_cuda, MATRIX)
+COLUMN_SLICES = Kernel("certify_column_slices", column_slices_cpu, column_slices_cuda, EACH)
 
 
 @njit(cache=True, parallel=True)
@@ -184,7 +188,7 @@ def scan_columns(launcher, device_costs, ins, outs, slice_len: int) -> None:
     n_cols, n_rows = (int(x) for x in device_costs.shape)
     slices = max(1, -(-n_cols // slice_len))
     partial = [launcher.empty_matrix(slices, n_rows, t) for t in (np.float64, np.float64, np.int64, np.uint64)]
-    launcher.launch(COLUMN_SLICES, (slices, n_rows), device_costs, *ins, slice_len, *partial)
+    launcher.launch(COLUMN_SLICES, slices * n_rows, device_costs, *ins, slice_len, *partial)
     launcher.launch(MERGE_SLICES, n_rows, *partial, *outs)
 
 

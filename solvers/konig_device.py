@@ -29,7 +29,6 @@ import numpy as np
 from numba import int64, njit, prange, uint64
 from numba.extending import register_jitable
 
-from .dual_steps import checksum_term
 from .graph_build import position_in_row
 from .targets.cuda_jit import cuda_kernel
 from .targets.geometry import MAX_THREADS_PER_BLOCK, THREADS_PER_BLOCK
@@ -48,15 +47,31 @@ def row_span_ok(row_ptr, n_edges, r) -> bool:
     return 0 <= row_ptr[r] <= row_ptr[r + 1] <= n_edges
 
 
+GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+MIX_1, MIX_2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+
+
+@register_jitable
+def mixed_term(value, k):
+    """Entry k's share of the graph's checksum: its value and position through splitmix64's
+    finaliser. Non-linear on purpose: with value * (2k + 1) (the dense costs' checksum) two
+    changed indices can cancel (+3 at position 0 and -1 at position 1), and a copy that lost an
+    edge would pass; here such a pair of changes cancels only by a 64-bit coincidence."""
+    z = np.uint64(value) + np.uint64(k) * GOLDEN
+    z = (z ^ (z >> np.uint64(30))) * MIX_1
+    z = (z ^ (z >> np.uint64(27))) * MIX_2
+    return z ^ (z >> np.uint64(31))
+
+
 @register_jitable
 def row_share(row_ptr, col_ind, n_edges, r):
     """Row r's share of the graph's checksum: its column indices at their positions, then its end
     offset after the n_edges positions of the indices (row 0 also its start)."""
-    s = checksum_term(np.uint64(row_ptr[r + 1]), n_edges + r + 1)
+    s = mixed_term(row_ptr[r + 1], n_edges + r + 1)
     if r == 0:
-        s += checksum_term(np.uint64(row_ptr[0]), n_edges)
+        s += mixed_term(row_ptr[0], n_edges)
     for k in range(row_ptr[r], row_ptr[r + 1]):
-        s += checksum_term(np.uint64(col_ind[k]), k)
+        s += mixed_term(col_ind[k], k)
     return s
 
 
@@ -214,7 +229,7 @@ def levels_cpu(row_ptr, col_ind, col_match, row_level, col_seen, n_levels, stamp
         for r in range(row_level.size):
             grew = max(grew, visit_row(row_ptr, col_ind, col_match, row_level, col_seen, n_cols, level, r))
         if grew == 2:
-            stamps[1] = 1
+            stamps[1] = level + 1
         if grew != 1:
             return
         stamps[0] = level + 1
@@ -224,7 +239,9 @@ def levels_cpu(row_ptr, col_ind, col_match, row_level, col_seen, n_levels, stamp
 # has tens of levels): grid-stride over the rows, a grid sync after each level. A row put on the
 # next level stamps it (stamps[0] = level + 1: stamps only grow), so after the sync every thread
 # reads the same answer to "did the level grow?" (a fast thread already in the next level can only
-# have raised the stamp further, and only if it grew), and all leave together.
+# have raised the stamp further, and only if it grew), and all leave together. A fault is stamped
+# with its level too (stamps[1]), so one found by a fast thread in the next level cannot make a
+# slow thread leave a level early while the others wait at its barrier.
 
 @cuda_kernel
 def levels_cuda(row_ptr, col_ind, col_match, row_level, col_seen, n_levels, stamps):
@@ -238,9 +255,9 @@ def levels_cuda(row_ptr, col_ind, col_match, row_level, col_seen, n_levels, stam
             if grew == 1:
                 stamps[0] = level + 1
             elif grew == 2:
-                stamps[1] = 1
+                stamps[1] = level + 1
         grid.sync()
-        if stamps[0] <= level or stamps[1] != 0:
+        if stamps[0] <= level or 0 < stamps[1] <= level + 1:
             return
 
 

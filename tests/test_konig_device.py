@@ -66,6 +66,37 @@ def test_a_changed_copy_is_refused_by_its_checksum():
     assert tried >= 30
 
 
+@pytest.mark.parametrize("rows, cols, n_cols, copy_cols, row_match", [
+    ([0, 1, 2, 2], [0, 7, 3, 4], 8, [0, 0, 3, 7], [0, -1, 3]),  # the copy lost edge (1, 7): not maximum
+    ([0, 1], [0, 1], 4, [3, 0], [3, 0]),  # the copy holds a pair that is not an edge of the graph
+])
+def test_changes_that_cancel_in_a_linear_checksum_are_refused(rows, cols, n_cols, copy_cols, row_match):
+    """Two changed indices whose value * (2k + 1) terms cancel (found by a review): with such a
+    checksum the first copy certified a non-maximum matching and the second a pair that is no edge."""
+    from solvers.dual_steps import checksum_term
+    graph = BipartiteGraph.from_edges(np.array(rows), np.array(cols), len(row_match), n_cols)
+    linear = [sum(int(checksum_term(np.uint64(c), k)) for k, c in enumerate(a)) % (1 << 64)
+              for a in (graph.col_ind, copy_cols)]
+    assert linear[0] == linear[1]  # the cases do cancel in the linear sum
+    row_match = np.array(row_match, dtype=np.int64)
+    col_match = np.full(n_cols, -1, np.int64)
+    col_match[row_match[row_match >= 0]] = np.flatnonzero(row_match >= 0)
+    launcher = launcher_for("cpu")
+    reach, why = konig_device.reach_on_device(launcher, device_copy(launcher, graph, col_ind=np.array(copy_cols)),
+                                              graph, row_match, col_match)
+    assert reach is None and "checksum" in why, why
+
+
+def test_a_column_out_of_range_stops_the_search_at_its_level():
+    row_ptr, col_ind = np.array([0, 1, 2], np.int64), np.array([1, 99], np.int32)  # row 1: column 99 of 4
+    col_match = np.array([-1, 1, -1, -1], np.int64)  # column 1's mate is row 1, reached at level 1
+    row_level = np.array([0, -1], np.int32)
+    stamps = np.zeros(2, np.int64)
+    launcher_for("cpu").launch(konig_device.LEVELS, 2, row_ptr, col_ind, col_match, row_level,
+                               np.zeros(4, np.uint8), 3, stamps)
+    assert list(stamps) == [1, 2]  # grew into level 1, then the fault at level 1
+
+
 def test_an_offset_past_the_edges_is_never_followed():
     graph, row_match, col_match = random_case(4)
     launcher = launcher_for("cpu")
