@@ -177,9 +177,10 @@ class _NoLines:
 
 def _read_fast(path):
     """(header, 0-based rows, cols, values or None), the symmetric mirror added, parsed on every
-    core (pattern and integer files by ``_mtx_check``, real ones by scipy's threaded reader); None when the checking reader must read the file: small, compressed, a header
-    beyond HEAD_BYTES or in error, a body outside ``_mtx_check``'s grammar or shorter than its
-    declared entries can be (so nothing is allocated for entries that are not there)."""
+    core (pattern and integer files by ``_mtx_check``, real ones by scipy's threaded reader); None
+    when the checking reader must read the file: small, compressed, a header beyond HEAD_BYTES or
+    in error, a body outside ``_mtx_check``'s grammar or shorter than its declared entries can be
+    (so nothing is allocated for entries that are not there)."""
     name = str(path)
     try:
         size = os.path.getsize(name)
