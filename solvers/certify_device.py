@@ -17,8 +17,8 @@ Layouts: the problem's (rows x cols, one block per row, read coalesced) or its t
 rows, as a solver keeps a problem with more rows than columns; a thread per slice of a problem row,
 a warp reading consecutive columns of one device row, then a merge of each row's slices: one
 thread per whole row left a GPU nearly idle, 6-14 ms for 27M entries against 0.5 ms in the
-problem's layout; a square copy is read in the problem's layout, as no solver transposes one). float64, or float32 holding the costs exactly.
-The cpu loops (the same arguments) let a test run the same check on host arrays.
+problem's layout; a square copy is read in the problem's layout, as no solver transposes one).
+float64, or float32 holding the costs exactly. The cpu loops (the same arguments) let a test run the same check on host arrays.
 """
 from __future__ import annotations
 
