@@ -15,10 +15,11 @@ problem; on a mismatch, or anything unexpected, the caller checks on the host an
 
 Layouts: the problem's (rows x cols, one block per row, read coalesced) or its transpose (cols x
 rows, as a solver keeps a problem with more rows than columns; a thread per slice of a problem row,
-a warp reading consecutive columns of one device row, then a merge of each row's slices: one
-thread per whole row left a GPU nearly idle, 6-14 ms for 27M entries against 0.5 ms in the
-problem's layout; a square copy is read in the problem's layout, as no solver transposes one).
-float64, or float32 holding the costs exactly. The cpu loops (the same arguments) let a test run the same check on host arrays.
+a warp reading consecutive columns of one device row, then a merge of each row's slices: one thread
+per whole row left a GPU nearly idle, 6-14 ms for 27M entries against 0.5 ms in the problem's
+layout; a square copy is read in the problem's layout, as no solver transposes one). float64, or
+float32 holding the costs exactly. The cpu loops (the same arguments) let a test run the same check
+on host arrays.
 """
 from __future__ import annotations
 

@@ -14,14 +14,15 @@ a 3M-row graph's 160 ms end to end). Here each pass is a launch over the rows or
 The reductions are per block (one partial per block: a wrapping sum, a least index, a count), read
 back together and finished on the host.
 
-Independent of the solvers: nothing here imports solver code, and the device copy is not trusted.
-A solver ran on the same arrays and could have overwritten them, so ROWS recomputes the graph's
+Independent of the solvers: nothing here imports solver code, and the device copy is not trusted. A
+solver ran on the same arrays and could have overwritten them, so ROWS recomputes the graph's
 checksum over them (a wrapping sum of each value mixed with its position by splitmix64's finaliser,
 the row offsets after the column indices: ``mixed_term``) and the caller compares it with the host
-graph's before anything else is read there; every index read on the device is bounds-checked
-first, so a damaged copy ends as a mismatch or a fault, never as a read out of bounds. The matching checked is the host's (uploaded),
-not the solver's device copy. On anything unexpected the caller certifies on the host and says why.
-The cpu loops (the same arguments) let a test run every pass on host arrays.
+graph's before anything else is read there; every index read on the device is bounds-checked first,
+so a damaged copy ends as a mismatch or a fault, never as a read out of bounds. The matching checked
+is the host's (uploaded), not the solver's device copy. On anything unexpected the caller certifies
+on the host and says why. The cpu loops (the same arguments) let a test run every pass on host
+arrays.
 """
 from __future__ import annotations
 
