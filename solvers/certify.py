@@ -169,7 +169,8 @@ def certify_matching(graph: BipartiteGraph, row_match, col_match=None, device_gr
     if reached is not None:
         rows, mates = row_match, col_match
         row_seen, col_seen, free_col = reached.row_seen, reached.col_seen, reached.free_col
-        uncovered_row = reached.uncovered_row
+        # the GPU's pass checked the cover there: only an edge it found uncovered is looked up, to name it
+        r, c = konig.first_uncovered_edge(graph, ~row_seen, col_seen) if reached.uncovered_row >= 0 else (-1, -1)
     else:
         agree = graph.n_edges >= konig.PARALLEL_MIN_EDGES and konig.matches_agree(row_match, col_match, *graph.shape)
         rows, why = (row_match, "") if agree else _as_match(row_match, graph.n_rows, graph.n_cols, "row_match")
@@ -187,17 +188,13 @@ def certify_matching(graph: BipartiteGraph, row_match, col_match=None, device_gr
         row_seen, col_seen = konig.reach(graph, rows, mates)
         free_reached_at = np.flatnonzero(col_seen & (mates < 0))
         free_col = int(free_reached_at[0]) if free_reached_at.size else -1
-        uncovered_row = -2  # not checked yet: below, on the host
+        r, c = konig.first_uncovered_edge(graph, ~row_seen, col_seen)  # the proof checked, not trusted
     size = int(np.count_nonzero(rows >= 0))
-    cover_row = ~row_seen
-    cover_rows = np.flatnonzero(cover_row)
+    cover_rows = np.flatnonzero(~row_seen)
     cover_cols = np.flatnonzero(col_seen)
     cover_size = cover_rows.size + cover_cols.size
     witness = {"value": size, "cover_rows": cover_rows, "cover_cols": cover_cols}
     suffix = f"; {note}" if note else ""
-    # check the proof itself rather than trusting the construction (the GPU's pass checked it there:
-    # only an edge it found uncovered is looked up here, to name it)
-    r, c = konig.first_uncovered_edge(graph, cover_row, col_seen) if uncovered_row != -1 else (-1, -1)
     if r >= 0:
         return Certificate(kind, True, False, math.inf, details=f"internal error: cover misses edge ({r}, {c})",
                            witness={"value": size})

@@ -9,10 +9,11 @@ a 3M-row graph's 160 ms end to end). Here each pass is a launch over the rows or
   * COLUMNS: every column's partner is in range and names it back;
   * LEVELS, one cooperative launch: level by level, the rows of the level reach their unreached
     columns, and the columns' mates (unreached rows) join the next level, until a level adds none;
-  * COVER_ROWS / COVER_COLUMNS: the unreached rows and the reached columns (a König cover) cover
-    every edge, their sizes, and the first free column reached (the end of an augmenting path).
-The reductions are per block (one partial per block: a wrapping sum, a least index, a count), read
-back together and finished on the host.
+  * COVER_ROWS / COVER_COLUMNS: the first reached row with an edge to an unreached column (the
+    unreached rows and the reached columns, a König cover, must cover every edge), and the first
+    free column reached (the end of an augmenting path).
+The reductions are per block (one partial per block: a wrapping sum, a least index), finished on
+the host.
 
 Independent of the solvers: nothing here imports solver code, and the device copy is not trusted. A
 solver ran on the same arrays and could have overwritten them, so ROWS recomputes the graph's
@@ -127,43 +128,38 @@ def uncovered(row_ptr, col_ind, row_level, col_seen, n_cols, r) -> bool:
 
 
 @register_jitable
-def block_reduce(s_sum, s_least, s_count, total, least, count, t, nt):
-    """The block's wrapping sum, least and count (nt a power of two), for thread 0."""
+def block_reduce(s_sum, s_least, total, least, t, nt):
+    """The block's wrapping sum and least (nt a power of two), for thread 0."""
     s_sum[t] = total
     s_least[t] = least
-    s_count[t] = count
     cuda.syncthreads()
     step = nt // 2
     while step > 0:
         if t < step:
             s_sum[t] = s_sum[t] + s_sum[t + step]
             s_least[t] = min(s_least[t], s_least[t + step])
-            s_count[t] = s_count[t] + s_count[t + step]
         cuda.syncthreads()
         step //= 2
-    return s_sum[0], s_least[0], s_count[0]
+    return s_sum[0], s_least[0]
 
 
 @register_jitable
-def block_out(total, least, count, sums, leasts, counts):
+def block_out(total, least, sums, leasts):
     t = cuda.threadIdx.x
     s_sum = cuda.shared.array(MAX_THREADS_PER_BLOCK, uint64)
     s_least = cuda.shared.array(MAX_THREADS_PER_BLOCK, int64)
-    s_count = cuda.shared.array(MAX_THREADS_PER_BLOCK, int64)
-    total, least, count = block_reduce(s_sum, s_least, s_count, total, least, count, t, cuda.blockDim.x)
+    total, least = block_reduce(s_sum, s_least, total, least, t, cuda.blockDim.x)
     if t == 0:
-        b = cuda.blockIdx.x
-        sums[b] = total
-        leasts[b] = least
-        counts[b] = count
+        sums[cuda.blockIdx.x] = total
+        leasts[cuda.blockIdx.x] = least
 
 
 # ---------------------------------------------------------------------------------------------
-# the loops: each reduction kernel leaves one (sum, least, count) per block. The cpu loops (tests,
-# on host arrays) are serial, all in entry 0: the host's own passes are solvers.konig.
+# the loops: each reduction kernel leaves one (sum, least) per block. The cpu loops (tests, on host
+# arrays) are serial, all in entry 0: the host's own passes are solvers.konig.
 
 @njit(cache=True)
-def rows_cpu(row_ptr, col_ind, row_match, col_match, row_level, n_cols, sums, leasts, counts):
+def rows_cpu(row_ptr, col_ind, row_match, col_match, row_level, n_cols, sums, leasts):
     n_edges = col_ind.size
     total = np.uint64(0)
     least = NONE
@@ -179,7 +175,7 @@ def rows_cpu(row_ptr, col_ind, row_match, col_match, row_level, n_cols, sums, le
 
 
 @cuda_kernel
-def rows_cuda(row_ptr, col_ind, row_match, col_match, row_level, n_cols, sums, leasts, counts):
+def rows_cuda(row_ptr, col_ind, row_match, col_match, row_level, n_cols, sums, leasts):
     r = cuda.grid(1)
     total = np.uint64(0)
     least = NONE
@@ -192,14 +188,14 @@ def rows_cuda(row_ptr, col_ind, row_match, col_match, row_level, n_cols, sums, l
             total = row_share(row_ptr, col_ind, n_edges, r)
             if row_fault(row_ptr, col_ind, row_match, col_match, n_cols, r):
                 least = r
-    block_out(total, least, 0, sums, leasts, counts)
+    block_out(total, least, sums, leasts)
 
 
 ROWS = Kernel("konig_rows", rows_cpu, rows_cuda, EACH)
 
 
 @njit(cache=True)
-def columns_cpu(row_match, col_match, col_seen, sums, leasts, counts):
+def columns_cpu(row_match, col_match, col_seen, sums, leasts):
     least = NONE
     for c in range(col_match.size):
         col_seen[c] = 0
@@ -209,14 +205,14 @@ def columns_cpu(row_match, col_match, col_seen, sums, leasts, counts):
 
 
 @cuda_kernel
-def columns_cuda(row_match, col_match, col_seen, sums, leasts, counts):
+def columns_cuda(row_match, col_match, col_seen, sums, leasts):
     c = cuda.grid(1)
     least = NONE
     if c < col_match.size:
         col_seen[c] = 0
         if column_fault(row_match, col_match, row_match.size, c):
             least = c
-    block_out(np.uint64(0), least, 0, sums, leasts, counts)
+    block_out(np.uint64(0), least, sums, leasts)
 
 
 COLUMNS = Kernel("konig_columns", columns_cpu, columns_cuda, EACH)
@@ -266,56 +262,42 @@ LEVELS = Kernel("konig_levels", levels_cpu, levels_cuda, COOPERATIVE, tiles=THRE
 
 
 @njit(cache=True)
-def cover_rows_cpu(row_ptr, col_ind, row_level, col_seen, sums, leasts, counts):
-    n_cols = col_seen.size
+def cover_rows_cpu(row_ptr, col_ind, row_level, col_seen, sums, leasts):
     least = NONE
-    count = 0
     for r in range(row_level.size):
-        if row_level[r] < 0:
-            count += 1
-        elif uncovered(row_ptr, col_ind, row_level, col_seen, n_cols, r):
+        if uncovered(row_ptr, col_ind, row_level, col_seen, col_seen.size, r):
             least = min(least, r)
-    leasts[0], counts[0] = least, count
+    leasts[0] = least
 
 
 @cuda_kernel
-def cover_rows_cuda(row_ptr, col_ind, row_level, col_seen, sums, leasts, counts):
+def cover_rows_cuda(row_ptr, col_ind, row_level, col_seen, sums, leasts):
     r = cuda.grid(1)
     least = NONE
-    count = 0
-    if r < row_level.size:
-        if row_level[r] < 0:
-            count = 1
-        elif uncovered(row_ptr, col_ind, row_level, col_seen, col_seen.size, r):
-            least = r
-    block_out(np.uint64(0), least, count, sums, leasts, counts)
+    if r < row_level.size and uncovered(row_ptr, col_ind, row_level, col_seen, col_seen.size, r):
+        least = r
+    block_out(np.uint64(0), least, sums, leasts)
 
 
 COVER_ROWS = Kernel("konig_cover_rows", cover_rows_cpu, cover_rows_cuda, EACH)
 
 
 @njit(cache=True)
-def cover_columns_cpu(col_match, col_seen, sums, leasts, counts):
+def cover_columns_cpu(col_match, col_seen, sums, leasts):
     least = NONE
-    count = 0
     for c in range(col_seen.size):
-        if col_seen[c] != 0:
-            count += 1
-            if col_match[c] < 0:
-                least = min(least, c)
-    leasts[0], counts[0] = least, count
+        if col_seen[c] != 0 and col_match[c] < 0:
+            least = min(least, c)
+    leasts[0] = least
 
 
 @cuda_kernel
-def cover_columns_cuda(col_match, col_seen, sums, leasts, counts):
+def cover_columns_cuda(col_match, col_seen, sums, leasts):
     c = cuda.grid(1)
     least = NONE
-    count = 0
-    if c < col_seen.size and col_seen[c] != 0:
-        count = 1
-        if col_match[c] < 0:
-            least = c
-    block_out(np.uint64(0), least, count, sums, leasts, counts)
+    if c < col_seen.size and col_seen[c] != 0 and col_match[c] < 0:
+        least = c
+    block_out(np.uint64(0), least, sums, leasts)
 
 
 COVER_COLUMNS = Kernel("konig_cover_columns", cover_columns_cpu, cover_columns_cuda, EACH)
@@ -349,14 +331,14 @@ def graph_checksum(graph) -> int:
     return int(graph_checksum_cpu(graph.row_ptr, graph.col_ind))
 
 
-def _finish(launcher, partials):
-    sums, leasts, counts = (launcher.read(a) for a in partials)
-    return int(sums.sum(dtype=np.uint64)), int(leasts.min()), int(counts.sum())
-
-
 def _partials(launcher, kernel, size):
+    """A kernel's per-block (sums, leasts), started at the reductions' identities."""
     blocks = max(1, int((launcher.dims(kernel, size) or (1, 1))[0]))
-    return (launcher.zeros(blocks, np.uint64), launcher.full(blocks, NONE, np.int64), launcher.zeros(blocks, np.int64))
+    return launcher.zeros(blocks, np.uint64), launcher.full(blocks, NONE, np.int64)
+
+
+def _least(launcher, partials) -> int:
+    return int(launcher.read(partials[1]).min())
 
 
 def reach_on_device(launcher, device_graph, graph, row_match, col_match):
@@ -376,10 +358,9 @@ def reach_on_device(launcher, device_graph, graph, row_match, col_match):
     launcher.launch(ROWS, n_rows, row_ptr, col_ind, rows_match, cols_match, row_level, n_cols, *row_parts)
     launcher.launch(COLUMNS, n_cols, rows_match, cols_match, col_seen, *col_parts)
     expected = graph_checksum(graph)  # on the host while the GPU runs the first passes
-    total, bad_row, _ = _finish(launcher, row_parts)
-    if total != expected:
+    if int(launcher.read(row_parts[0]).sum(dtype=np.uint64)) != expected:
         return None, "the GPU's copy of the graph no longer matches the graph (checksum)"
-    if bad_row != NONE or _finish(launcher, col_parts)[1] != NONE:
+    if _least(launcher, row_parts) != NONE or _least(launcher, col_parts) != NONE:
         return None, "a partner check failed on the GPU"
     stamps = launcher.zeros(2, np.int64)
     launcher.launch(LEVELS, n_rows, row_ptr, col_ind, cols_match, row_level, col_seen, n_rows + 1, stamps)
@@ -389,8 +370,7 @@ def reach_on_device(launcher, device_graph, graph, row_match, col_match):
     cover_parts, column_parts = _partials(launcher, COVER_ROWS, n_rows), _partials(launcher, COVER_COLUMNS, n_cols)
     launcher.launch(COVER_ROWS, n_rows, row_ptr, col_ind, row_level, col_seen, *cover_parts)
     launcher.launch(COVER_COLUMNS, n_cols, cols_match, col_seen, *column_parts)
-    _, uncovered_row, _ = _finish(launcher, cover_parts)
-    _, free_col, _ = _finish(launcher, column_parts)
+    uncovered_row, free_col = _least(launcher, cover_parts), _least(launcher, column_parts)
     row_seen = launcher.read(row_level)[:n_rows] >= 0
     seen_cols = launcher.read(col_seen)[:n_cols] != 0
     return Reach(row_seen, seen_cols, -1 if free_col == NONE else free_col,
