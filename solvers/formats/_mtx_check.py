@@ -198,13 +198,21 @@ def _pieces(body: np.ndarray) -> np.ndarray:
     return _piece_bounds(body, np.int64(pieces))
 
 
+def _checked_pieces(body: np.ndarray, field: int, n_rows: int, n_cols: int):
+    """(piece bounds, entry lines per piece) when the body ends in a newline and every line is in
+    the strict grammar, else None."""
+    if body.size == 0 or body[-1] != _LF:
+        return None
+    bounds = _pieces(body)
+    counts = _count_pieces(body, np.int64(field), np.int64(n_rows), np.int64(n_cols), bounds)
+    return None if (counts < 0).any() else (bounds, counts)
+
+
 def count_entries(body: np.ndarray, field: int, n_rows: int, n_cols: int) -> int:
     """The entry lines of ``body`` (uint8, the bytes after the size line) if every one is in the
     strict grammar and the body ends in a newline; -1 otherwise."""
-    if body.size == 0 or body[-1] != _LF:
-        return -1
-    counts = _count_pieces(body, np.int64(field), np.int64(n_rows), np.int64(n_cols), _pieces(body))
-    return -1 if (counts < 0).any() else int(counts.sum())
+    checked = _checked_pieces(body, field, n_rows, n_cols)
+    return -1 if checked is None else int(checked[1].sum())
 
 
 def read_entries(body: np.ndarray, field: int, n_rows: int, n_cols: int, n_entries: int):
@@ -216,12 +224,10 @@ def read_entries(body: np.ndarray, field: int, n_rows: int, n_cols: int, n_entri
     where each piece's entries go, and nothing is allocated before the count is confirmed."""
     if field == REAL:
         raise ValueError("real values are parsed by scipy's reader (correctly rounded decimals)")
-    if body.size == 0 or body[-1] != _LF:
+    checked = _checked_pieces(body, field, n_rows, n_cols)
+    if checked is None or int(checked[1].sum()) != n_entries:
         return None
-    bounds = _pieces(body)
-    counts = _count_pieces(body, np.int64(field), np.int64(n_rows), np.int64(n_cols), bounds)
-    if (counts < 0).any() or int(counts.sum()) != n_entries:
-        return None
+    bounds, counts = checked
     starts = np.zeros(counts.size, np.int64)
     np.cumsum(counts[:-1], out=starts[1:])
     index = np.int32 if max(n_rows, n_cols) <= np.iinfo(np.int32).max else np.int64
