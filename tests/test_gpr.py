@@ -295,7 +295,9 @@ def test_final_check_resumes_after_a_lost_column(monkeypatch, variant):
 
 # ---------------------------------------------------------------- telemetry and cancellation
 
-def test_telemetry_records_pushes_relabels_labels_and_workload():
+def test_telemetry_records_pushes_relabels_labels_and_workload(manual_clock):
+    """On a clock that does not move, every count costs nothing, so the telemetry budget grants
+    each one (under load a wall clock could skip some: their samples then carry no count)."""
     rng = np.random.default_rng(9)
     g = BipartiteGraph.from_edges(rng.integers(0, 400, 900), rng.integers(0, 400, 900), 400, 400)
     for variant in VARIANTS:

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from solvers import Cancelled, InputError, Observer, Recorder, RunInfo, RunRecord, Telemetry
-from solvers.telemetry import NULL, Tee, Throttle, label_histogram, sample_indices
+from solvers.telemetry import NULL, Budget, Tee, Throttle, label_histogram, sample_indices
 
 INFO = RunInfo("pr-seq", "cpu", "matching", {"rows": 4}, {"k": 0.5}, "psi")
 
@@ -128,6 +128,23 @@ def test_an_expensive_snapshot_pushes_the_next_one_back(manual_clock):
     for _ in range(5):
         assert every.ready()
         every.spent(0.05)
+
+
+def test_a_costly_count_waits_ratio_times_its_cost_and_a_cheap_one_never_waits(manual_clock):
+    clock = manual_clock
+    budget = Budget(ratio=4.0, free=2e-4)
+    for _ in range(3):  # a count of 0.1 ms (under ``free``): due again at once
+        assert budget.due()
+        budget.start()
+        clock.now += 1e-4
+        budget.stop()
+    budget.start()
+    clock.now += 0.01  # a count of 10 ms: the next only after 40 ms more
+    budget.stop()
+    clock.now += 0.039
+    assert not budget.due()
+    clock.now += 0.002
+    assert budget.due()
 
 
 def test_final_snapshots_are_due_only_when_someone_listens():
