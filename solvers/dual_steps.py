@@ -8,10 +8,11 @@ u_i + v_j <= c_ij holds exactly; nothing here multiplies floats, so no fused mul
 a result, and every target computes the same bits.
 
 The checksum of a cost matrix (row-major position k = i * cols + j): the wrapping uint64 sum of
-bits(c_k) * (2k + 1), over the float64 bit patterns. The odd factor is invertible modulo 2^64, so
-changing any single entry always changes the sum, and entries moved to other positions almost
-always do. It tells whether a copy of the costs elsewhere (a GPU's, which a solver could have
-overwritten) still holds the problem's costs.
+mixed_term(bits(c_k), k), each float64 bit pattern mixed with its position by splitmix64's
+finaliser (a bijection of 64-bit words). It tells whether a copy of the costs elsewhere (a GPU's,
+which a solver could have overwritten) still holds the problem's costs. A linear term such as
+bits * (2k + 1) is not enough: swapping 1.0 and 2.0 (bit patterns 2^52 apart) between positions
+2048 apart changes that sum by 2^52 * 2 * 2048 = 2^64, i.e. not at all.
 """
 from __future__ import annotations
 
@@ -79,10 +80,25 @@ def merge_violations(worst, at, other, other_at):
     return worst, at
 
 
+GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+MIX_1, MIX_2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+
+
+@register_jitable
+def mixed_term(value, k):
+    """Word ``value`` at position k, mixed by splitmix64's finaliser: the share of a checksum (the
+    costs' bit patterns here, a graph's indices in solvers.konig_device) in which changes cancel
+    only by a 64-bit coincidence, where a linear term lets structured changes cancel."""
+    z = np.uint64(value) + np.uint64(k) * GOLDEN
+    z = (z ^ (z >> np.uint64(30))) * MIX_1
+    z = (z ^ (z >> np.uint64(27))) * MIX_2
+    return z ^ (z >> np.uint64(31))
+
+
 @register_jitable
 def checksum_term(bits, k):
-    """Entry k's share of the checksum: bits * (2k + 1), wrapping."""
-    return bits * np.uint64(2 * k + 1)
+    """Entry k's share of the costs' checksum (its bit pattern ``bits``)."""
+    return mixed_term(bits, k)
 
 
 @register_jitable

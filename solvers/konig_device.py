@@ -31,6 +31,7 @@ import numpy as np
 from numba import int64, njit, prange, uint64
 from numba.extending import register_jitable
 
+from .dual_steps import mixed_term
 from .graph_build import position_in_row
 from .targets.cuda_jit import cuda_kernel
 from .targets.geometry import MAX_THREADS_PER_BLOCK, THREADS_PER_BLOCK
@@ -47,22 +48,6 @@ NONE = np.iinfo(np.int64).max  # "no such row / column" in a least-index reducti
 @register_jitable
 def row_span_ok(row_ptr, n_edges, r) -> bool:
     return 0 <= row_ptr[r] <= row_ptr[r + 1] <= n_edges
-
-
-GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-MIX_1, MIX_2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
-
-
-@register_jitable
-def mixed_term(value, k):
-    """Entry k's share of the graph's checksum: its value and position through splitmix64's
-    finaliser. Non-linear on purpose: with value * (2k + 1) (the dense costs' checksum) two
-    changed indices can cancel (+3 at position 0 and -1 at position 1), and a copy that lost an
-    edge would pass; here such a pair of changes cancels only by a 64-bit coincidence."""
-    z = np.uint64(value) + np.uint64(k) * GOLDEN
-    z = (z ^ (z >> np.uint64(30))) * MIX_1
-    z = (z ^ (z >> np.uint64(27))) * MIX_2
-    return z ^ (z >> np.uint64(31))
 
 
 @register_jitable

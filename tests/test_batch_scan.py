@@ -7,8 +7,10 @@ from __future__ import annotations
 import json
 
 import numpy as np
+
 import pytest
 
+from checksum_reference import cost_terms
 from solvers.batch import scan as S
 from solvers.batch.inputs import prepare_batch
 from solvers.errors import InputError
@@ -18,9 +20,9 @@ AWKWARD = np.array([0.0, -0.0, np.inf, 5e-324, -2.5e-310, 1e300, -1e-300, 3.0, n
 
 def _oracle(costs: np.ndarray, offsets: np.ndarray) -> tuple:
     """What the pass must find, by numpy alone: first NaN / -inf, largest finite |c|, the checksum
-    sum(bits(c_k) * (2k + 1)) mod 2^64 over each item's positions k in the flat array."""
+    of each item's entries mixed with their positions k in the flat array (checksum_reference)."""
     wide = costs.astype(np.float64)
-    terms = wide.view(np.uint64) * (2 * np.arange(wide.size, dtype=np.uint64) + np.uint64(1))
+    terms = cost_terms(wide)
     bad, where, biggest, sums = [], [], [], []
     for b in range(offsets.size - 1):
         item = wide[offsets[b]:offsets[b + 1]]

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from numba import njit
 
+from checksum_reference import cost_checksum, linear_checksum
 from solvers import certify as cm
 from solvers.certify_device import ROWS, scan_columns, slice_length
 from solvers.dual_steps import bits_of, float64_bits
@@ -47,9 +48,7 @@ def test_the_arithmetic_bit_pattern_is_the_bit_cast_everywhere():
 
 
 def reference_checksum(costs: np.ndarray) -> int:
-    k = np.arange(costs.size, dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        return int((costs.reshape(-1).view(np.uint64) * (2 * k + np.uint64(1))).sum(dtype=np.uint64))
+    return cost_checksum(costs)
 
 
 def random_case(seed: int):
@@ -107,6 +106,23 @@ def test_a_changed_entry_or_two_swapped_ones_change_the_checksum():
     swapped = costs.copy()
     swapped[[2, 30], [5, 5]] = swapped[[30, 2], [5, 5]]
     assert CostMatrix.from_array(swapped).checksum != base
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int64])
+def test_a_swap_that_cancels_in_a_linear_checksum_changes_this_one(dtype):
+    """1.0 and 2.0 (bit patterns 2^52 apart) swapped between positions 2048 apart: bits * (2k + 1)
+    changes by 2^52 * 2 * 2048 = 2^64, nothing, so a GPU copy changed this way passed the old check.
+    Both the float pass and the held integers' pass must see it."""
+    costs = np.zeros((8, 512), dtype=dtype)  # 4096 entries, compiled-pass size or not: both tried below
+    costs.flat[100], costs.flat[100 + 2048] = 1, 2
+    swapped = costs.copy()
+    swapped.flat[100], swapped.flat[100 + 2048] = 2, 1
+    assert linear_checksum(costs) == linear_checksum(swapped)  # the case does cancel there
+    for big in (False, True):
+        tiled = (lambda a: np.tile(a, (64, 1))) if big else (lambda a: a)  # 2^18 entries: the compiled pass
+        before, after = CostMatrix.from_array(tiled(costs)), CostMatrix.from_array(tiled(swapped))
+        assert before.checksum == cost_checksum(tiled(costs).astype(np.float64))
+        assert before.checksum != after.checksum, big
 
 
 SIMULATED = """
