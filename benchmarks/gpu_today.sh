@@ -26,6 +26,14 @@ for part in "$@"; do
       echo "=== host overhead, warm API: cProfile of one solve per row (issue 13)"
       timeout 300 python3 benchmarks/profile_host_overhead.py --rows "${PROFILE_ROWS:-uniform-3M-deg4,rmat-21-ef8}" \
         --top 18 2>&1 | grep -v -i "warn" | tail -120 ;;
+    upload-check)
+      echo "=== held integers checked in the pass that uploads them, and the mixed checksum: this checkout against \$BASELINE, alternating (issue 13)"
+      rows=${CHECK_ROWS:-rect-3000x9000,rect-1000x20000,dense-8000-int,tall-9000x3000}
+      for tree in . "$BASELINE" . "$BASELINE"; do
+        echo "--- ${tree}"
+        (cd "$tree" && PYTHONPATH=/tmp/site:$PWD timeout 200 python3 benchmarks/profile_host_overhead.py --rows "$rows" \
+          --top 0 --repeat 9 2>&1 | grep -v -i warn | tail -6)
+      done ;;
     tests)
       echo "=== GPU tests: the Hungarian on point sets, the batch kernels"
       timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_hungarian_points.py tests/test_batch_device.py tests/test_certify_points_device.py \

@@ -149,8 +149,10 @@ def _array(data, what: str, masked_fill: str = MASKED_COSTS) -> np.ndarray:
 def _from_matrix(matrix, kind: str, sparse: bool):
     import scipy.sparse as sp
     if kind == "assignment":
-        # the Problem lives only for this call, while the caller cannot touch the array: no copy
-        return SparseCosts.from_sparse(matrix) if sparse else CostMatrix.from_array(matrix, copy=False)
+        # the Problem lives only for this call, while the caller cannot touch the array: no copy;
+        # large integers are checked by solve, before the run or in the pass that uploads them
+        return SparseCosts.from_sparse(matrix) if sparse else CostMatrix.from_array(matrix, copy=False,
+                                                                                     check_now=False)
     if not sparse:
         if matrix.ndim != 2:
             raise InputError(f"a {'graph' if kind == 'matching' else 'capacity'} matrix must be 2-D, "

@@ -218,6 +218,86 @@ def convert_tiles(values, out):
                     out[i, j] = values[i, j]
 
 
+@register_jitable
+def _held_row_start(values, i, first, least, greatest, sums):
+    least[first + i] = values[i, 0]
+    greatest[first + i] = values[i, 0]
+    sums[first + i] = np.uint64(0)
+
+
+@register_jitable
+def _held_span(values, out, i, j0, j1, first, ki, kj, least, greatest, sums):
+    """Columns j0..j1 of row i converted into out, and folded into the row's (least, greatest,
+    checksum share) at first + i; entry (i, j) is at position (first + i) * ki + j * kj."""
+    low, high, checksum = least[first + i], greatest[first + i], sums[first + i]
+    base = (first + i) * ki
+    for j in range(j0, j1):
+        x = values[i, j]
+        out[i, j] = x
+        low = min(low, x)
+        high = max(high, x)
+        checksum += checksum_term(bits_of(np.float64(x)), base + j * kj)
+    least[first + i], greatest[first + i], sums[first + i] = low, high, checksum
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def convert_scan_rows(values, out, first, ki, kj, least, greatest, sums):
+    """convert_rows for held integers, each row also read for its least and greatest entry and its
+    checksum share (HeldScan): the check of the integers in the pass that uploads them."""
+    for i in prange(values.shape[0]):
+        _held_row_start(values, i, first, least, greatest, sums)
+        _held_span(values, out, i, 0, values.shape[1], first, ki, kj, least, greatest, sums)
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def convert_scan_tiles(values, out, first, ki, kj, least, greatest, sums):
+    """convert_scan_rows tile by tile, for a transposed view (as convert_tiles)."""
+    rows, cols = values.shape
+    for tile in prange((rows + TILE_ROWS - 1) // TILE_ROWS):
+        top, bottom = tile * TILE_ROWS, min(rows, (tile + 1) * TILE_ROWS)
+        for i in range(top, bottom):
+            _held_row_start(values, i, first, least, greatest, sums)
+        for j0 in range(0, cols, TILE_COLS):
+            for i in range(top, bottom):
+                _held_span(values, out, i, j0, min(cols, j0 + TILE_COLS), first, ki, kj, least, greatest, sums)
+
+
+class HeldScan:
+    """The check of a held integer matrix (its least and greatest entry and its checksum, as
+    scan_costs finds them), made chunk by chunk by the pass that converts it for a GPU upload
+    (solvers.targets.staged_upload), so that the integers are read once. ``transposed``: the
+    upload takes the problem's transpose (a tall problem); positions stay the problem's."""
+
+    def __init__(self, values: np.ndarray, transposed: bool):
+        rows, cols = values.shape
+        self.ki, self.kj = (1, cols) if transposed else (cols, 1)
+        lines = cols if transposed else rows
+        self.least, self.greatest = np.empty(lines, dtype=values.dtype), np.empty(lines, dtype=values.dtype)
+        self.sums = np.empty(lines, dtype=np.uint64)
+
+    def convert(self, chunk: np.ndarray, out: np.ndarray, first: int) -> None:
+        """out[...] = chunk (rows first.. of the uploaded matrix), every core, scanned on the way."""
+        fill = convert_scan_tiles if chunk.ndim == 2 and 0 < chunk.strides[0] < chunk.strides[1] \
+            else convert_scan_rows
+        fill(chunk, out, first, self.ki, self.kj, self.least, self.greatest, self.sums)
+
+    def result(self):
+        """(summary, extremes) as scan_costs gives them for held integers; call after every row
+        was converted."""
+        low, high = int(self.least.min()), int(self.greatest.max())
+        checksum = int(self.sums.sum(dtype=np.uint64))  # numpy's uint64 sum wraps, as the checksum does
+        return (float(low), float(high), 0, True, checksum), (low, high)
+
+
+def converted(costs: np.ndarray, dtype, scan: HeldScan | None = None) -> np.ndarray:
+    """A C-ordered copy of ``costs`` in ``dtype``, scanned on the way when ``scan`` is given."""
+    if scan is None:
+        return np.ascontiguousarray(costs, dtype=dtype)
+    out = np.empty(costs.shape, dtype=dtype)
+    scan.convert(costs, out, 0)
+    return out
+
+
 def convert(values: np.ndarray, out: np.ndarray) -> None:
     """out[...] = values, converted, on every core, in the loop order that suits ``values``' strides."""
     if values.ndim == 2 and 0 < values.strides[0] < values.strides[1]:

@@ -409,6 +409,13 @@ def _validate_large(values: np.ndarray, source: str | None, copy: bool):
         not values.flags.c_contiguous
     out = np.empty(values.shape, dtype=np.float64) if convert else None
     summary, extremes = scan_costs(values, out)
+    _refuse_unless_valid(values, source, summary, extremes)
+    return (out if convert else values), summary
+
+
+def _refuse_unless_valid(values: np.ndarray, source: str | None, summary, extremes) -> None:
+    """Raise, naming the entry in the words of the numpy checks, when a compiled pass's summary
+    (cost_summary.scan_costs, or HeldScan during an upload) shows a cost the problem cannot take."""
     if extremes is not None and (extremes[1] > EXACT_INTEGER or extremes[0] < -EXACT_INTEGER):
         _validate_costs(values, source, values.shape)  # raises, naming the first integer beyond 2^53
     if summary is None:
@@ -418,7 +425,6 @@ def _validate_large(values: np.ndarray, source: str | None, copy: bool):
     biggest = max(abs(low), abs(high)) if forbidden < values.size else 0.0
     if biggest > cost_limit(*values.shape):
         _validate_costs(values, source, values.shape)  # raises, with the limit in words
-    return (out if convert else values), summary
 
 
 def _frozen_view(a: np.ndarray) -> np.ndarray:
@@ -483,13 +489,19 @@ class CostMatrix:
         return _frozen(as_float64(self.values))
 
     @classmethod
-    def from_array(cls, costs, forbidden=None, source: str | None = None, copy: bool = True) -> "CostMatrix":
+    def from_array(cls, costs, forbidden=None, source: str | None = None, copy: bool = True,
+                   check_now: bool = True) -> "CostMatrix":
         """Validated costs. ``copy=True`` (the default) keeps a private copy, so the Problem stays
         as it was whatever later happens to ``costs``. ``copy=False`` reads a C-ordered float64
         array in place through a read-only view, and a large C-ordered int64 or int32 one too (others
         are converted, which copies anyway): for
         a Problem that lives only while its caller cannot touch the array, e.g. inside
-        ``solvers.solve``, or for an array nobody else holds (a file just read)."""
+        ``solvers.solve``, or for an array nobody else holds (a file just read).
+
+        ``check_now=False`` (with ``copy=False``; ``solvers.solve`` only): a large held integer
+        matrix is checked later, by ``check()`` or by a GPU solver's upload, which checks the
+        integers in the pass that converts them (``check_pending``) so that they are read once.
+        Nothing reads such a Problem's costs before one of the two."""
         if _is_sparse(costs):
             raise InputError("CostMatrix needs a dense array; use SparseCosts for sparse input", source)
         a = unmasked_array(costs, "the cost matrix", MASKED_COSTS, source)
@@ -498,6 +510,9 @@ class CostMatrix:
         copy = copy or forbidden is not None
         if not a.dtype.isnative:  # the compiled pass reads native byte order only (a >f8 .npy file)
             a, copy = a.astype(a.dtype.newbyteorder("=")), False
+        held = not copy and a.dtype in HELD_INTEGERS and a.flags.c_contiguous and forbidden is None
+        if held and not check_now and a.size >= LARGE_MATRIX_ENTRIES:
+            return cls(_frozen_view(a), source)  # check_pending: its check comes with its upload
         if a.size >= LARGE_MATRIX_ENTRIES and _real_dtype(a.dtype):
             a, summary = _validate_large(a, source, copy)
         else:
@@ -541,14 +556,33 @@ class CostMatrix:
         how a certificate tells that a copy elsewhere, a GPU's, still holds these costs."""
         return self._summary[4]
 
+    @property
+    def check_pending(self) -> bool:
+        """Held integers not checked yet (``from_array(..., check_now=False)``)."""
+        return "_summary" not in self.__dict__ and self.values.dtype in HELD_INTEGERS
+
+    def check(self) -> None:
+        """Check held integers now if they are not yet (InputError names a cost the problem cannot
+        take); nothing to do otherwise."""
+        if self.check_pending:
+            self._summary  # noqa: B018 (made, and kept, by reading it)
+
+    def accept_scan(self, summary, extremes) -> None:
+        """The check of held integers, made by the pass that uploaded them (cost_summary.HeldScan):
+        raises as ``check()`` would, else keeps the summary."""
+        _refuse_unless_valid(self.values, self.source, summary, extremes)
+        self.__dict__["_summary"] = summary
+
     @functools.cached_property
     def _summary(self) -> tuple:
         """(min, max, forbidden count, all integer) of the finite costs, and their checksum: one
         pass, made once (the problem is immutable), by the validating pass of a large matrix or
-        on first use, and shared by describe(), is_integer and the certificate."""
+        on first use, and shared by describe(), is_integer and the certificate. Held integers
+        are checked here too when they were not yet (InputError)."""
         if self.values.dtype != np.float64 and self.values.size:  # held integers: read as they are
             from .cost_summary import scan_costs
-            summary, _ = scan_costs(self.values, None)
+            summary, extremes = scan_costs(self.values, None)
+            _refuse_unless_valid(self.values, self.source, summary, extremes)
             return summary
         from .cost_summary import finite_summary  # numba loads only when a matrix is described
         low, high, forbidden, integer, checksum = finite_summary(self.costs.reshape(-1))

@@ -8,7 +8,8 @@ imported only when the algorithm runs.
 An ``Algorithm`` declares what front ends need to know about it, so they never guess: the problem
 kinds and backends, its options, whether it runs compiled code (``compiled``: warm it up before a
 timed run), whether Stop can interrupt it mid-run (``interruptible``; one scipy call cannot be),
-and the iteration phases its telemetry reports (``phases``).
+the iteration phases its telemetry reports (``phases``), and the backends on which it checks
+integer costs while uploading them (``checks_on_upload``).
 """
 from __future__ import annotations
 
@@ -139,6 +140,9 @@ class Algorithm:
     compiled: bool = True            # runs numba-compiled code: front ends warm it up before a timed run
     interruptible: bool = True       # Stop is answered during the run (not so for one call into scipy)
     phases: tuple[str, ...] = ()     # the iteration phases its telemetry reports (empty: start and end only)
+    # backends on which it checks a large integer matrix in the pass that uploads it, so solvers.solve
+    # hands that matrix over unchecked (CostMatrix.check_pending) instead of reading it twice
+    checks_on_upload: tuple[str, ...] = ()
 
     @property
     def tracks_points(self) -> bool:

@@ -41,6 +41,8 @@ def run_algorithm(problem, algo: registry.Algorithm, backend: str, observer: Obs
     from .certify import certify
 
     chosen = resolve_backend(backend, algo.backends, algo.name)
+    if getattr(problem, "check_pending", False) and chosen not in algo.checks_on_upload:
+        problem.check()  # no upload to check it in: now, before anything reads it
     prepared = convert(problem, algo)
     # the description is a pass over the data: made only when someone listens (issue 13)
     described = problem.describe() if observer is not None else {}

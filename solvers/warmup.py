@@ -72,6 +72,7 @@ def warmup_problem(problem):
         return generate("random-bipartite", rows=max(rows, 1), cols=max(cols, 1),
                         degree=min(3, max(cols, 1)), seed=1)
     if isinstance(problem, CostMatrix):
+        problem.check()  # held integers not yet checked: refused here in their own name, not the corner's
         rows, cols = problem.shape  # (not problem.costs: a held integer matrix would be made float64 whole)
         small = min(COST_CORNER, rows, cols)
         big = min(2 * COST_CORNER, max(rows, cols)) if rows != cols else small

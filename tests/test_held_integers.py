@@ -210,3 +210,121 @@ def test_on_a_gpu_held_integers_go_up_as_they_are_and_the_answer_is_certified_th
         if algorithm == "hungarian":
             assert "checked on the GPU's copy" in result.certificate.details, result.certificate.details
             assert not made_float64_copy(problem)
+
+
+# ---------------------------------------------------------------------------------------------
+# the check in the pass that uploads (solvers.solve hands large integers over unchecked to a solver
+# that declares checks_on_upload for the backend it runs on)
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])
+@pytest.mark.parametrize("shape", [(37, 300), (300, 37), (1, 5), (5, 1)])
+def test_the_check_made_while_converting_is_the_checking_pass(dtype, shape):
+    """Chunk by chunk (any chunk length, the tall problem's transposed view by tiles), the upload's
+    conversion finds the same least, greatest entry and checksum as the checking pass, and
+    converts every entry."""
+    from solvers.cost_summary import HeldScan, scan_costs
+    values = integer_costs(11, dtype, shape, 2 ** 23)
+    values.flat[len(values.flat) // 2] = -(2 ** 23)  # one extreme inside a later chunk
+    expected = scan_costs(values, None)
+    transposed = shape[0] > shape[1]
+    view = values.T if transposed else values
+    for chunk in (1, 3, 64, view.shape[0]):
+        scan = HeldScan(values, transposed)
+        out = np.full(view.shape, np.nan, dtype=np.float32)
+        for first in range(0, view.shape[0], chunk):
+            scan.convert(view[first:first + chunk], out[first:first + chunk], first)
+        assert scan.result() == expected, chunk
+        assert np.array_equal(out, view.astype(np.float32)), chunk
+
+
+def test_a_deferred_check_runs_before_any_solver_that_does_not_check_while_uploading():
+    values = integer_costs(12, shape=(SIDE, SIDE + 3))
+    pending = CostMatrix.from_array(values, copy=False, check_now=False)
+    assert pending.check_pending and np.shares_memory(pending.values, values)
+    assert not CostMatrix.from_array(values, copy=False).check_pending  # checked at once by default
+    result = solvers.solve(pending, "lsa", backend="cpu")
+    assert result.certificate.optimal and not pending.check_pending
+    assert pending.describe() == CostMatrix.from_array(values.astype(np.float64)).describe()
+    values[3, 5] = 2 ** 53 + 1
+    for algorithm, backend in (("lsa", "cpu"), ("hungarian", "cpu"), ("auction", "cpu")):
+        bad = CostMatrix.from_array(values, copy=False, check_now=False, source="costs.npy")
+        with pytest.raises(InputError) as caught:
+            solvers.solve(bad, algorithm, backend=backend)
+        message = str(caught.value)
+        assert "costs.npy" in message and "(3, 5)" in message and "\n" not in message, algorithm
+    with pytest.raises(InputError, match=r"\(3, 5\)"):  # from numpy through solve: the same line
+        solvers.solve(values, "hungarian", backend="cpu")
+
+
+SIMULATED_UPLOAD_CHECK = """
+import json
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+import solvers
+from solvers import problems
+from solvers.assignment import hungarian
+from solvers.errors import InputError
+problems.LARGE_MATRIX_ENTRIES = 16  # tiny matrices take the large-matrix path (the simulator is slow)
+out = {}
+rng = np.random.default_rng(3)
+for label, shape, high in (("wide", (5, 8), 50), ("tall", (8, 5), 50), ("ties", (6, 6), 2),
+                           ("past float32", (5, 7), 2 ** 40)):
+    values = rng.integers(-high, high, shape)
+    problem = problems.CostMatrix.from_array(values, copy=False, check_now=False)
+    pending = problem.check_pending
+    result = solvers.solve(problem, "hungarian", backend="cudasim")
+    rows, cols = linear_sum_assignment(values)
+    twin = problems.CostMatrix.from_array(values.astype(np.float64))
+    out[label] = {"pending": pending, "optimal": bool(result.certificate.optimal),
+                  "value": int(values[np.flatnonzero(result.row_match >= 0),
+                                      result.row_match[result.row_match >= 0]].sum()),
+                  "best": int(values[rows, cols].sum()),
+                  "same summary": problem.describe() == twin.describe() and problem.checksum == twin.checksum,
+                  "checked in upload": bool(result.stats.get("checked_while_uploading"))}
+values = rng.integers(0, 9, (5, 8))
+values[4, 6] = -(2 ** 53) - 7
+bad = problems.CostMatrix.from_array(values, copy=False, check_now=False, source="costs.npy")
+try:
+    solvers.solve(bad, "hungarian", backend="cudasim")
+    out["refused"] = "solved"
+except InputError as exc:
+    out["refused"] = str(exc)
+out["kept on the device"] = len(hungarian._DEVICE.entries)
+print(json.dumps(out))
+"""
+
+
+def test_under_the_simulator_hungarian_checks_held_integers_in_its_upload(run_cudasim):
+    """The check runs in the pass that converts the integers for the device, the problem takes its
+    summary (the same as the checking pass's), the answer is scipy's and certified; a
+    bad integer is refused in one line naming it, and nothing is left on the device."""
+    import json
+    got = json.loads(run_cudasim(SIMULATED_UPLOAD_CHECK).strip().splitlines()[-1])
+    for label in ("wide", "tall", "ties", "past float32"):
+        case = got[label]
+        assert case["pending"] and case["checked in upload"] and case["same summary"], (label, case)
+        assert case["optimal"] and case["value"] == case["best"], (label, case)
+    message = got["refused"]
+    assert "costs.npy" in message and "(4, 6)" in message and "cannot be represented exactly" in message
+    assert "\n" not in message and got["kept on the device"] == 0
+
+
+@pytest.mark.skipif(not _gpu(), reason="needs an NVIDIA GPU (solvers.targets.cuda_available)")
+@pytest.mark.parametrize("dtype, shape, high", [(np.int64, (1100, 1300), 11_000), (np.int32, (2100, 700), 21_000),
+                                                (np.int64, (900, 900), 2 ** 30)])
+def test_on_a_gpu_solve_checks_numpy_integers_in_the_upload(dtype, shape, high):
+    """solvers.solve on a numpy integer matrix: checked in the upload's pass (float32 below 2^24;
+    above, uploaded again as float64), certified on the GPU's copy, scipy's optimum; a bad integer
+    is refused in one line."""
+    values = integer_costs(13, dtype, shape, high)
+    result = solvers.solve(values, "hungarian", backend="cuda")
+    match = result.row_match
+    assigned = np.flatnonzero(match >= 0)
+    best = linear_sum_assignment(values)
+    assert result.stats.get("checked_while_uploading") and result.certificate.optimal, result.stats
+    assert "checked on the GPU's copy" in result.certificate.details, result.certificate.details
+    assert int(values[assigned, match[assigned]].sum()) == int(values[best].sum())
+    if dtype == np.int64:  # (int32 cannot hold one past 2^53)
+        values[shape[0] - 1, 3] = 2 ** 53 + 1
+        with pytest.raises(InputError, match=rf"\({shape[0] - 1}, 3\)"):
+            solvers.solve(values, "hungarian", backend="cuda")

@@ -86,7 +86,7 @@ ALGORITHMS = [
         summary="Hungarian method with a parallel multi-path augmenting search (exact; integer or real costs).",
         reference="Date & Nagi, GPU-accelerated Hungarian algorithms for the linear assignment problem, "
                   "Parallel Computing 57 (2016)",
-        phases=("augment", "dual-update")),
+        phases=("augment", "dual-update"), checks_on_upload=("cuda", "cudasim")),
 ]
 
 EXACT_FLOAT32 = 2 ** 24  # integers below this are exact in float32
@@ -230,6 +230,27 @@ def device_costs(launcher, view: CostView, compact_integers: bool) -> tuple[obje
     return device, time.perf_counter() - start
 
 
+def upload_while_checking(launcher, problem: CostMatrix) -> float:
+    """Held integers handed over unchecked (CostMatrix.check_pending): one pass checks them and
+    converts them into their float32 upload (cost_summary.HeldScan), then the problem takes the
+    check's summary (InputError for a cost it cannot take, and nothing is kept on the GPU). The
+    copy is kept where device_costs looks for it when float32 holds the costs exactly (below 2^24,
+    as device_costs would choose); larger integers go up again as float64 there. Returns the
+    seconds spent."""
+    from ..cost_summary import HeldScan
+    transposed = problem.n_rows > problem.n_cols
+    scan = HeldScan(problem.values, transposed)
+    _DEVICE.clear()  # free the previous matrix before allocating the next
+    start = time.perf_counter()
+    device = launcher.upload_matrix(problem.values.T if transposed else problem.values, np.float32, scan)
+    launcher.synchronize()
+    seconds = time.perf_counter() - start
+    problem.accept_scan(*scan.result())
+    if problem_stats(problem).max_abs < EXACT_FLOAT32:
+        _DEVICE.put(problem.values, ("device", transposed, np.dtype(np.float32).str, launcher.backend), device)
+    return seconds
+
+
 def zero_tolerance(view: CostView) -> float:
     """0 for exact integer costs; else a bound on the rounding the dual steps accumulate, relative
     to the costs' own scale (costs of 1e-20 get a tolerance of about 1e-33, not 1e-13). Integer
@@ -280,14 +301,17 @@ def run(problem: CostMatrix | EuclideanCosts, backend: str, tel, variant: str = 
         device_loop: str = "on") -> Solution:
     if min(problem.shape) == 0:
         return empty_solution(problem)
+    from ..targets import launcher_for
+    from .hungarian_device import HungarianDevice
+    launcher = launcher_for(backend)
+    checked_seconds = 0.0
     if isinstance(problem, CostMatrix):
+        if problem.check_pending and launcher.device:  # solvers.solve left the check to this upload
+            checked_seconds = upload_while_checking(launcher, problem)
         from .offset import without_offset
         reduced = without_offset(problem)  # 1e6 plus noise of 1e-3: the noise decides, not the offset
         if reduced is not None:
             return reduced.restore(run(reduced.problem, backend, tel, variant, device_loop))
-    from ..targets import launcher_for
-    from .hungarian_device import HungarianDevice
-    launcher = launcher_for(backend)
     if isinstance(problem, EuclideanCosts):  # points: the distances are made on the target, never uploaded
         from .point_costs import fill_distances, point_view
         view = point_view(problem)
@@ -299,7 +323,9 @@ def run(problem: CostMatrix | EuclideanCosts, backend: str, tel, variant: str = 
     else:
         view = cost_view(problem, for_upload=launcher.device)
         C, upload_seconds = device_costs(launcher, view, compact_integers=True)
-        preparation = {"upload_seconds": upload_seconds}
+        preparation = {"upload_seconds": checked_seconds + upload_seconds}
+        if checked_seconds:
+            preparation["checked_while_uploading"] = True
     fused = launcher.device and variant == "tree" and device_loop == "on"
     loop_note = "cooperative kernel" if fused else "host"
     with launcher.session(view.n_cols):

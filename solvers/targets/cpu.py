@@ -48,8 +48,9 @@ class CpuLauncher:
         array = np.ascontiguousarray(host, dtype=dtype)
         return array if array.size else np.zeros(1, dtype=array.dtype)
 
-    def upload_matrix(self, host: np.ndarray, dtype) -> np.ndarray:
-        return np.ascontiguousarray(host, dtype=dtype)
+    def upload_matrix(self, host: np.ndarray, dtype, scan=None) -> np.ndarray:
+        from ..cost_summary import converted  # numba: loaded only when a matrix goes to a target
+        return converted(host, dtype, scan)
 
     def empty(self, n: int, dtype) -> np.ndarray:
         return np.empty(n, dtype=dtype)

@@ -81,9 +81,9 @@ class CudaLauncher:
                     return upload_flat(source, array.dtype)
         return cuda.to_device(array if array.size else np.zeros(1, dtype=array.dtype))
 
-    def upload_matrix(self, host: np.ndarray, dtype):
+    def upload_matrix(self, host: np.ndarray, dtype, scan=None):
         from .staged_upload import upload_matrix
-        return upload_matrix(host, dtype)
+        return upload_matrix(host, dtype, scan)
 
     def empty(self, n: int, dtype):
         return cuda.device_array(int(n), dtype=dtype)

@@ -13,5 +13,6 @@ class SimulatorLauncher(CudaLauncher):
     def cooperative_blocks(self, kernel: Kernel, *args) -> int:
         return 1
 
-    def upload_matrix(self, host, dtype):
-        return self.upload(host, dtype)
+    def upload_matrix(self, host, dtype, scan=None):
+        from ..cost_summary import converted
+        return self.upload(converted(host, dtype, scan), dtype)

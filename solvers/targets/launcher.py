@@ -46,8 +46,9 @@ class Launcher(Protocol):
     def upload(self, host: np.ndarray, dtype=None):
         """A target copy of ``host`` (contiguous, in ``dtype``); an empty array gets one unused element."""
 
-    def upload_matrix(self, host: np.ndarray, dtype):
-        """A target copy of a large 2-D matrix converted to ``dtype`` (on a GPU: staged through pinned memory)."""
+    def upload_matrix(self, host: np.ndarray, dtype, scan=None):
+        """A target copy of a large 2-D matrix converted to ``dtype`` (on a GPU: staged through pinned
+        memory); ``scan`` (cost_summary.HeldScan) checks held integers in the pass that converts them."""
 
     def empty(self, n: int, dtype): ...
     def empty_matrix(self, rows: int, cols: int, dtype):

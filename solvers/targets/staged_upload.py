@@ -16,7 +16,7 @@ import threading
 import numpy as np
 from numba import cuda, njit, prange
 
-from ..cost_summary import convert
+from ..cost_summary import HeldScan, convert, converted
 
 
 CHUNK_BYTES = 32 << 20   # each of the two pinned buffers
@@ -51,9 +51,11 @@ def warm_up() -> None:
     for source in (np.dtype(np.float64),) + HELD_INTEGERS:
         held = np.zeros((side, side + 1), dtype=source)
         held.setflags(write=False)  # as a Problem holds its costs: read-only, a numba type of its own
-        for matrix in (held, held.T):  # a wide problem as it is, a tall one transposed
+        for matrix, transposed in ((held, False), (held.T, True)):  # a wide problem as it is, a tall one transposed
             for dtype in (np.float32, np.float64):
                 upload_matrix(matrix, dtype)
+            if source in HELD_INTEGERS:  # and checked on the way (solvers.assignment.hungarian)
+                upload_matrix(matrix, np.float32, HeldScan(held, transposed))
     for dtype in (np.int32, np.int64, np.float64):  # a large 1-D array as it is (CudaLauncher.upload)
         upload_flat(np.zeros(STAGED_MIN_BYTES // np.dtype(dtype).itemsize, dtype=dtype), dtype)
 
@@ -64,22 +66,23 @@ def release_staging() -> None:
         _staging.clear()
 
 
-def upload_matrix(costs: np.ndarray, dtype) -> object:
-    """A C-ordered device copy of the 2-D ``costs`` in ``dtype``; returns when the copy is complete."""
+def upload_matrix(costs: np.ndarray, dtype, scan=None) -> object:
+    """A C-ordered device copy of the 2-D ``costs`` in ``dtype``; returns when the copy is complete.
+    ``scan`` (a cost_summary.HeldScan): held integers, checked in the pass that converts them."""
     dtype = np.dtype(dtype)
     rows, cols = costs.shape
     if rows * cols * dtype.itemsize < STAGED_MIN_BYTES:
-        return cuda.to_device(np.ascontiguousarray(costs, dtype=dtype))
+        return cuda.to_device(converted(costs, dtype, scan))
     if cols * dtype.itemsize > CHUNK_BYTES:  # a single row longer than a buffer
-        return cuda.to_device(np.ascontiguousarray(costs, dtype=dtype))
+        return cuda.to_device(converted(costs, dtype, scan))
     chunk_rows = CHUNK_BYTES // (cols * dtype.itemsize)
     device = cuda.device_array((rows, cols), dtype=dtype)
     with _staging_in_use:
-        _copy_rows(costs, device, chunk_rows, dtype)
+        _copy_rows(costs, device, chunk_rows, dtype, scan)
     return device
 
 
-def _copy_rows(costs, device, chunk_rows: int, dtype) -> None:
+def _copy_rows(costs, device, chunk_rows: int, dtype, scan) -> None:
     rows, cols = costs.shape
     stages = _stages()
     for k, first in enumerate(range(0, rows, chunk_rows)):
@@ -87,7 +90,10 @@ def _copy_rows(costs, device, chunk_rows: int, dtype) -> None:
         stream.synchronize()  # this buffer's previous copy has left it
         last = min(rows, first + chunk_rows)
         staged = buffer[:(last - first) * cols * dtype.itemsize].view(dtype).reshape(last - first, cols)
-        convert(costs[first:last], staged)
+        if scan is None:
+            convert(costs[first:last], staged)
+        else:
+            scan.convert(costs[first:last], staged, first)
         device[first:last].copy_to_device(staged, stream=stream)
     for _, stream in stages:
         stream.synchronize()
