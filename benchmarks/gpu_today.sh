@@ -29,10 +29,10 @@ for part in "$@"; do
     upload-check)
       echo "=== held integers checked in the pass that uploads them, and the mixed checksum: this checkout against \$BASELINE, alternating (issue 13)"
       rows=${CHECK_ROWS:-rect-3000x9000,rect-1000x20000,dense-8000-int,tall-9000x3000}
-      for tree in . "$BASELINE" . "$BASELINE"; do
+      for tree in . "$BASELINE" . "$BASELINE" . "$BASELINE"; do
         echo "--- ${tree}"
         (cd "$tree" && PYTHONPATH=/tmp/site:$PWD timeout 200 python3 benchmarks/profile_host_overhead.py --rows "$rows" \
-          --top 0 --repeat 9 2>&1 | grep -v -i warn | tail -6)
+          --top 0 --repeat "${CHECK_REPEAT:-15}" 2>&1 | grep -v -i warn | tail -8)
       done ;;
     tests)
       echo "=== GPU tests: the Hungarian on point sets, the batch kernels"

@@ -57,18 +57,18 @@ def main() -> None:
             data = row.build()
             call = (lambda data=data, algo=row.algorithm: solvers.solve(data, algo))
         call()
-        times = []
+        times, solves = [], []
         for _ in range(args.repeat):
             start = time.perf_counter()
             result = call()
             times.append(time.perf_counter() - start)
+            seconds = getattr(result, "seconds", None)
+            solves.append(seconds.get("total") if isinstance(seconds, dict) else seconds)
         plain = statistics.median(times)
         if not args.top:
-            seconds = getattr(result, "seconds", None)
-            if isinstance(seconds, dict):
-                seconds = seconds.get("total")
-            print(f"{name}: e2e {1e3 * plain:.1f} ms (median of {args.repeat}), solve-only "
-                  f"{1e3 * seconds:.1f} ms (last)", flush=True)
+            solve = statistics.median(solves)
+            print(f"{name}: e2e {1e3 * plain:.1f} ms, solve-only {1e3 * solve:.1f} ms, overhead "
+                  f"{100 * (plain - solve) / plain:.0f}% (medians of {args.repeat})", flush=True)
             continue
         profile = cProfile.Profile()
         profile.enable()

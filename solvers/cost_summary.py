@@ -218,68 +218,39 @@ def convert_tiles(values, out):
                     out[i, j] = values[i, j]
 
 
-@register_jitable
-def _held_row_start(values, i, first, least, greatest, sums):
-    least[first + i] = values[i, 0]
-    greatest[first + i] = values[i, 0]
-    sums[first + i] = np.uint64(0)
-
-
-@register_jitable
-def _held_span(values, out, i, j0, j1, first, ki, kj, least, greatest, sums):
-    """Columns j0..j1 of row i converted into out, and folded into the row's (least, greatest,
-    checksum share) at first + i; entry (i, j) is at position (first + i) * ki + j * kj."""
-    low, high, checksum = least[first + i], greatest[first + i], sums[first + i]
-    base = (first + i) * ki
-    for j in range(j0, j1):
-        x = values[i, j]
-        out[i, j] = x
-        low = min(low, x)
-        high = max(high, x)
-        checksum += checksum_term(bits_of(np.float64(x)), base + j * kj)
-    least[first + i], greatest[first + i], sums[first + i] = low, high, checksum
-
-
 @njit(cache=True, parallel=True, nogil=True)
-def convert_scan_rows(values, out, first, ki, kj, least, greatest, sums):
+def convert_scan_rows(values, out, first, least, greatest, sums):
     """convert_rows for held integers, each row also read for its least and greatest entry and its
-    checksum share (HeldScan): the check of the integers in the pass that uploads them."""
+    checksum share (HeldScan): the check of the integers in the pass that uploads them. Row i of
+    ``values`` is the problem's row first + i. Positions advance by 1 along a row, which keeps the
+    loop vectorized (a position step held in a variable did not: slower than two passes)."""
+    cols = values.shape[1]
     for i in prange(values.shape[0]):
-        _held_row_start(values, i, first, least, greatest, sums)
-        _held_span(values, out, i, 0, values.shape[1], first, ki, kj, least, greatest, sums)
-
-
-@njit(cache=True, parallel=True, nogil=True)
-def convert_scan_tiles(values, out, first, ki, kj, least, greatest, sums):
-    """convert_scan_rows tile by tile, for a transposed view (as convert_tiles)."""
-    rows, cols = values.shape
-    for tile in prange((rows + TILE_ROWS - 1) // TILE_ROWS):
-        top, bottom = tile * TILE_ROWS, min(rows, (tile + 1) * TILE_ROWS)
-        for i in range(top, bottom):
-            _held_row_start(values, i, first, least, greatest, sums)
-        for j0 in range(0, cols, TILE_COLS):
-            for i in range(top, bottom):
-                _held_span(values, out, i, j0, min(cols, j0 + TILE_COLS), first, ki, kj, least, greatest, sums)
+        low = high = values[i, 0]
+        checksum = np.uint64(0)
+        base = (first + i) * cols
+        for j in range(cols):
+            x = values[i, j]
+            out[i, j] = x
+            low = min(low, x)
+            high = max(high, x)
+            checksum += checksum_term(bits_of(np.float64(x)), base + j)
+        least[first + i], greatest[first + i], sums[first + i] = low, high, checksum
 
 
 class HeldScan:
     """The check of a held integer matrix (its least and greatest entry and its checksum, as
-    scan_costs finds them), made chunk by chunk by the pass that converts it for a GPU upload
-    (solvers.targets.staged_upload), so that the integers are read once. ``transposed``: the
-    upload takes the problem's transpose (a tall problem); positions stay the problem's."""
+    scan_costs finds them), made chunk by chunk by the pass that converts its rows for a GPU
+    upload (solvers.targets.staged_upload), so that the integers are read once."""
 
-    def __init__(self, values: np.ndarray, transposed: bool):
-        rows, cols = values.shape
-        self.ki, self.kj = (1, cols) if transposed else (cols, 1)
-        lines = cols if transposed else rows
-        self.least, self.greatest = np.empty(lines, dtype=values.dtype), np.empty(lines, dtype=values.dtype)
-        self.sums = np.empty(lines, dtype=np.uint64)
+    def __init__(self, values: np.ndarray):
+        rows = values.shape[0]
+        self.least, self.greatest = np.empty(rows, dtype=values.dtype), np.empty(rows, dtype=values.dtype)
+        self.sums = np.empty(rows, dtype=np.uint64)
 
     def convert(self, chunk: np.ndarray, out: np.ndarray, first: int) -> None:
-        """out[...] = chunk (rows first.. of the uploaded matrix), every core, scanned on the way."""
-        fill = convert_scan_tiles if chunk.ndim == 2 and 0 < chunk.strides[0] < chunk.strides[1] \
-            else convert_scan_rows
-        fill(chunk, out, first, self.ki, self.kj, self.least, self.greatest, self.sums)
+        """out[...] = chunk (the problem's rows first..), every core, scanned on the way."""
+        convert_scan_rows(chunk, out, first, self.least, self.greatest, self.sums)
 
     def result(self):
         """(summary, extremes) as scan_costs gives them for held integers; call after every row

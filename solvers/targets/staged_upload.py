@@ -51,11 +51,11 @@ def warm_up() -> None:
     for source in (np.dtype(np.float64),) + HELD_INTEGERS:
         held = np.zeros((side, side + 1), dtype=source)
         held.setflags(write=False)  # as a Problem holds its costs: read-only, a numba type of its own
-        for matrix, transposed in ((held, False), (held.T, True)):  # a wide problem as it is, a tall one transposed
+        for matrix in (held, held.T):  # a wide problem as it is, a tall one transposed
             for dtype in (np.float32, np.float64):
                 upload_matrix(matrix, dtype)
-            if source in HELD_INTEGERS:  # and checked on the way (solvers.assignment.hungarian)
-                upload_matrix(matrix, np.float32, HeldScan(held, transposed))
+        if source in HELD_INTEGERS:  # a wide one checked on the way (solvers.assignment.hungarian)
+            upload_matrix(held, np.float32, HeldScan(held))
     for dtype in (np.int32, np.int64, np.float64):  # a large 1-D array as it is (CudaLauncher.upload)
         upload_flat(np.zeros(STAGED_MIN_BYTES // np.dtype(dtype).itemsize, dtype=dtype), dtype)
 
