@@ -82,20 +82,36 @@ def _scan_row(values, i, out, write, native):
     return key_value(low), key_value(high), forbidden, fractional == 0, bad > 0, checksum, least, greatest
 
 
-@njit(cache=True)
-def _scan_integer_row(values, i):
-    """Row i of an integer matrix, read only: (least, greatest, checksum share). Integers are
-    finite, integral and never forbidden, so this is all their summary needs; a loop this simple
-    vectorizes (the float fold above does not: it was most of a held matrix's check)."""
+@register_jitable
+def _integer_row(values, i, out, first):
+    """Row i of an integer matrix: (least, greatest, checksum share), its entries at positions
+    first, first + 1, ...; copied into out[i] on the way unless ``out`` is None (compiled apart).
+    Integers are finite, integral and never forbidden, so this is all their summary needs; a loop
+    this simple vectorizes (the float fold above does not: it was most of a held matrix's check;
+    a position step held in a variable did not either)."""
     least = greatest = values[i, 0]
     checksum = np.uint64(0)
-    first = i * values.shape[1]
     for j in range(values.shape[1]):
         x = values[i, j]
+        if out is not None:
+            out[i, j] = x
         least = min(least, x)
         greatest = max(greatest, x)
         checksum += checksum_term(bits_of(np.float64(x)), first + j)
     return least, greatest, checksum
+
+
+@njit(cache=True)
+def _scan_integer_row(values, i):
+    """Row i of an integer matrix, read only: _integer_row."""
+    return _integer_row(values, i, None, i * values.shape[1])
+
+
+def _integer_summary(least: np.ndarray, greatest: np.ndarray, sums: np.ndarray):
+    """(summary, extremes) as scan_costs gives them, from the rows' least, greatest and checksum shares."""
+    low, high = int(least.min()), int(greatest.max())
+    checksum = int(sums.sum(dtype=np.uint64))  # numpy's uint64 sum wraps, as the checksum does
+    return (float(low), float(high), 0, True, checksum), (low, high)
 
 
 @njit(cache=True, parallel=True)
@@ -117,9 +133,7 @@ def _scan_integers(values: np.ndarray):
     sums = np.empty(rows, dtype=np.uint64)
     scan = _scan_integers_parallel if values.size >= PARALLEL_MIN_ENTRIES else _scan_integers_serial
     scan(values, least, greatest, sums)
-    low, high = int(least.min()), int(greatest.max())
-    checksum = int(sums.sum(dtype=np.uint64))  # numpy's uint64 sum wraps, as the checksum does
-    return (float(low), float(high), 0, True, checksum), (low, high)
+    return _integer_summary(least, greatest, sums)
 
 
 @njit(cache=True, parallel=True)
@@ -222,20 +236,10 @@ def convert_tiles(values, out):
 def convert_scan_rows(values, out, first, least, greatest, sums):
     """convert_rows for held integers, each row also read for its least and greatest entry and its
     checksum share (HeldScan): the check of the integers in the pass that uploads them. Row i of
-    ``values`` is the problem's row first + i. Positions advance by 1 along a row, which keeps the
-    loop vectorized (a position step held in a variable did not: slower than two passes)."""
+    ``values`` is the problem's row first + i."""
     cols = values.shape[1]
     for i in prange(values.shape[0]):
-        low = high = values[i, 0]
-        checksum = np.uint64(0)
-        base = (first + i) * cols
-        for j in range(cols):
-            x = values[i, j]
-            out[i, j] = x
-            low = min(low, x)
-            high = max(high, x)
-            checksum += checksum_term(bits_of(np.float64(x)), base + j)
-        least[first + i], greatest[first + i], sums[first + i] = low, high, checksum
+        least[first + i], greatest[first + i], sums[first + i] = _integer_row(values, i, out, (first + i) * cols)
 
 
 class HeldScan:
@@ -255,9 +259,7 @@ class HeldScan:
     def result(self):
         """(summary, extremes) as scan_costs gives them for held integers; call after every row
         was converted."""
-        low, high = int(self.least.min()), int(self.greatest.max())
-        checksum = int(self.sums.sum(dtype=np.uint64))  # numpy's uint64 sum wraps, as the checksum does
-        return (float(low), float(high), 0, True, checksum), (low, high)
+        return _integer_summary(self.least, self.greatest, self.sums)
 
 
 def converted(costs: np.ndarray, dtype, scan: HeldScan | None = None) -> np.ndarray:
