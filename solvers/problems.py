@@ -510,7 +510,7 @@ class CostMatrix:
         copy = copy or forbidden is not None
         if not a.dtype.isnative:  # the compiled pass reads native byte order only (a >f8 .npy file)
             a, copy = a.astype(a.dtype.newbyteorder("=")), False
-        held = not copy and a.dtype in HELD_INTEGERS and a.flags.c_contiguous and forbidden is None
+        held = not copy and a.dtype in HELD_INTEGERS and a.flags.c_contiguous  # (a mask sets copy)
         if held and not check_now and a.size >= LARGE_MATRIX_ENTRIES:
             return cls(_frozen_view(a), source)  # check_pending: its check comes with its upload
         if a.size >= LARGE_MATRIX_ENTRIES and _real_dtype(a.dtype):

@@ -202,6 +202,11 @@ def cost_view(problem: CostMatrix, for_upload: bool = False) -> CostView:
     return CostView(costs, transposed, n_rows, n_cols, stats)
 
 
+def _device_key(launcher, transposed: bool, dtype) -> tuple:
+    """What a device copy kept in _DEVICE is kept under, beside its array's identity."""
+    return ("device", transposed, np.dtype(dtype).str, launcher.backend)
+
+
 def device_costs(launcher, view: CostView, compact_integers: bool) -> tuple[object, float]:
     """The rows-<=-cols cost matrix where the kernels can read it, and the seconds spent uploading.
 
@@ -218,7 +223,7 @@ def device_costs(launcher, view: CostView, compact_integers: bool) -> tuple[obje
         return costs, 0.0
     use32 = compact_integers and view.stats.integer and view.stats.max_abs < EXACT_FLOAT32
     dtype = np.float32 if use32 else np.float64
-    key = ("device", view.transposed, np.dtype(dtype).str, launcher.backend)
+    key = _device_key(launcher, view.transposed, dtype)
     cached = _DEVICE.get(view.original, key)
     if cached is not None:
         return cached, 0.0
@@ -246,7 +251,7 @@ def upload_while_checking(launcher, problem: CostMatrix) -> float:
     seconds = time.perf_counter() - start
     problem.accept_scan(*scan.result())
     if problem_stats(problem).max_abs < EXACT_FLOAT32:
-        _DEVICE.put(problem.values, ("device", False, np.dtype(np.float32).str, launcher.backend), device)
+        _DEVICE.put(problem.values, _device_key(launcher, False, np.float32), device)
     return seconds
 
 
