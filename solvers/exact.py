@@ -6,6 +6,8 @@ overflow and joins them in a Python int. ``float_sum_up`` returns the exact sum 
 up to the next float (a proven upper bound, so ``float_sum_up(...) <= t`` proves the exact sum is
 at most t): math.fsum is exactly rounded, and a second fsum of the residual says which way it went.
 Floats are binary fractions, so when fsum's partial sums overflow the exact Fraction sum is used.
+Past BINNED_TERMS terms both float sums take the exact integer of one compiled pass instead
+(solvers.exact_bins), and round it the same way.
 """
 from __future__ import annotations
 
@@ -29,6 +31,29 @@ def int_sum(values) -> int:
     return (high << 32) + low
 
 
+BINNED_TERMS = 2048  # from here a compiled pass beats building a list for fsum (and its import pays)
+
+
+def _binned(arrays) -> int | None:
+    """The exact sum as an integer times 2^-1074 from the compiled pass, for many finite terms;
+    None otherwise (few terms, a NaN or an infinity: fsum's path decides those)."""
+    if sum(np.size(a) for a in arrays) < BINNED_TERMS:
+        return None
+    from .exact_bins import exact_numerator
+    return exact_numerator(arrays)
+
+
+def _scale_bits() -> int:
+    from .exact_bins import SCALE_BITS
+    return SCALE_BITS
+
+
+def _rounded(numerator: int) -> float:
+    """numerator * 2^-1074 rounded to the nearest float (ties to even, as fsum); OverflowError past
+    the float range. Python's int division rounds correctly."""
+    return numerator / (1 << _scale_bits())
+
+
 def _terms(arrays) -> list[float]:
     out: list[float] = []
     for a in arrays:
@@ -39,6 +64,14 @@ def _terms(arrays) -> list[float]:
 def float_sum_up(*arrays) -> float:
     """The exact sum of every entry of ``arrays`` (finite floats), rounded up to a float (+inf when
     it exceeds the float range)."""
+    numerator = _binned(arrays)
+    if numerator is not None:
+        try:
+            total = _rounded(numerator)
+        except OverflowError:
+            return math.inf if numerator > 0 else -float(np.finfo(np.float64).max)
+        top, bottom = total.as_integer_ratio()  # bottom: a power of two, at most 2^1074
+        return math.nextafter(total, math.inf) if numerator * bottom > top << _scale_bits() else total
     terms = _terms(arrays)
     try:
         total = math.fsum(terms)
@@ -56,6 +89,12 @@ def float_sum_up(*arrays) -> float:
 
 def float_sum(*arrays) -> float:
     """The exact sum of every entry, rounded to the nearest float (math.fsum; inf past the range)."""
+    numerator = _binned(arrays)
+    if numerator is not None:
+        try:
+            return _rounded(numerator)
+        except OverflowError:
+            return math.inf if numerator > 0 else -math.inf
     terms = _terms(arrays)
     try:
         return math.fsum(terms)

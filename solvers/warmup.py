@@ -274,6 +274,8 @@ def warm_host_passes() -> None:
     warm_konig()  # a large matching's certificate loops
     from .min_cut import warm as warm_min_cut
     warm_min_cut()  # a large flow's certificate loops
+    from .exact_bins import warm as warm_exact_sums
+    warm_exact_sums()  # a large certificate's exact sums
 
 
 def series_algorithms(backend: str) -> list[str]:
