@@ -87,20 +87,40 @@ def merge_slices(i, p_floor, p_worst, p_at, p_sum):
     return best, worst, at, checksum
 
 
+@register_jitable
+def unpacked(duals, n, m):
+    """(u, v_check, v_floor) of an n-row, m-column problem from the one array they travel in."""
+    return duals[:n], duals[n:n + m], duals[n + m:n + 2 * m]
+
+
+@register_jitable
+def store(i, best, worst, at, checksum, reals, ints):
+    """Problem row i's results into the two arrays read back: (floor, worst) and (at + 1, checksum
+    share), the worst's column shifted so that "none" (-1) fits an unsigned array."""
+    reals[0, i] = best
+    reals[1, i] = worst
+    ints[0, i] = at + 1
+    ints[1, i] = checksum
+
+
 # ---------------------------------------------------------------------------------------------
 # the loops: the problem's layout (a block per row) and its transpose (a thread per problem row)
 
 @njit(cache=True, parallel=True)
-def rows_cpu(costs, u, v_check, v_floor, floor, worst, at, sums):
-    for i in prange(costs.shape[0]):
-        floor[i], worst[i], at[i], sums[i] = row_part(costs, i, 0, 1, u, v_check, v_floor)
+def rows_cpu(costs, duals, reals, ints):
+    n, m = costs.shape
+    u, v_check, v_floor = unpacked(duals, n, m)
+    for i in prange(n):
+        best, worst, at, checksum = row_part(costs, i, 0, 1, u, v_check, v_floor)
+        store(i, best, worst, at, checksum, reals, ints)
 
 
 @cuda_kernel
-def rows_cuda(costs, u, v_check, v_floor, floor, worst, at, sums):
+def rows_cuda(costs, duals, reals, ints):
     i = cuda.blockIdx.x
     t = cuda.threadIdx.x
     nt = cuda.blockDim.x
+    u, v_check, v_floor = unpacked(duals, costs.shape[0], costs.shape[1])
     best, bad, bad_at, checksum = row_part(costs, i, t, nt, u, v_check, v_floor)
     s_best = cuda.shared.array(ROW_THREADS, float64)
     s_bad = cuda.shared.array(ROW_THREADS, float64)
@@ -120,10 +140,7 @@ def rows_cuda(costs, u, v_check, v_floor, floor, worst, at, sums):
         cuda.syncthreads()
         step //= 2
     if t == 0:
-        floor[i] = s_best[0]
-        worst[i] = s_bad[0]
-        at[i] = s_at[0]
-        sums[i] = s_sum[0]
+        store(i, s_best[0], s_bad[0], s_at[0], s_sum[0], reals, ints)
 
 
 ROWS = Kernel("certify_rows", rows_cpu, rows_cuda, BLOCK_PER_ITEM, threads=ROW_THREADS)
@@ -134,18 +151,21 @@ ROWS = Kernel("certify_rows", rows_cpu, rows_cuda, BLOCK_PER_ITEM, threads=ROW_T
 # coalesced (a warp: one device row, consecutive columns); a second step merges each row's slices.
 
 @njit(cache=True, parallel=True)
-def column_slices_cpu(costs, u, v_check, v_floor, slice_len, p_floor, p_worst, p_at, p_sum):
-    for i in prange(costs.shape[1]):
+def column_slices_cpu(costs, duals, slice_len, p_floor, p_worst, p_at, p_sum):
+    m, n = costs.shape
+    u, v_check, v_floor = unpacked(duals, n, m)
+    for i in prange(n):
         for s in range(p_floor.shape[0]):
             p_floor[s, i], p_worst[s, i], p_at[s, i], p_sum[s, i] = column_slice(
                 costs, i, s * slice_len, (s + 1) * slice_len, u, v_check, v_floor)
 
 
 @cuda_kernel
-def column_slices_cuda(costs, u, v_check, v_floor, slice_len, p_floor, p_worst, p_at, p_sum):
+def column_slices_cuda(costs, duals, slice_len, p_floor, p_worst, p_at, p_sum):
     # a 1-D grid over (slice, row), rows fastest: a warp reads consecutive columns of a device row
     # (a 2-D grid would cap the rows at 65535 blocks of its y dimension)
     n = costs.shape[1]
+    u, v_check, v_floor = unpacked(duals, n, costs.shape[0])
     idx = cuda.grid(1)
     if idx < p_floor.shape[0] * n:
         s = idx // n
@@ -158,16 +178,18 @@ COLUMN_SLICES = Kernel("certify_column_slices", column_slices_cpu, column_slices
 
 
 @njit(cache=True, parallel=True)
-def merge_slices_cpu(p_floor, p_worst, p_at, p_sum, floor, worst, at, sums):
-    for i in prange(floor.size):
-        floor[i], worst[i], at[i], sums[i] = merge_slices(i, p_floor, p_worst, p_at, p_sum)
+def merge_slices_cpu(p_floor, p_worst, p_at, p_sum, reals, ints):
+    for i in prange(p_floor.shape[1]):
+        best, worst, at, checksum = merge_slices(i, p_floor, p_worst, p_at, p_sum)
+        store(i, best, worst, at, checksum, reals, ints)
 
 
 @cuda_kernel
-def merge_slices_cuda(p_floor, p_worst, p_at, p_sum, floor, worst, at, sums):
+def merge_slices_cuda(p_floor, p_worst, p_at, p_sum, reals, ints):
     i = cuda.grid(1)
-    if i < floor.size:
-        floor[i], worst[i], at[i], sums[i] = merge_slices(i, p_floor, p_worst, p_at, p_sum)
+    if i < p_floor.shape[1]:
+        best, worst, at, checksum = merge_slices(i, p_floor, p_worst, p_at, p_sum)
+        store(i, best, worst, at, checksum, reals, ints)
 
 
 MERGE_SLICES = Kernel("certify_merge_slices", merge_slices_cpu, merge_slices_cuda, EACH)
@@ -183,14 +205,14 @@ def slice_length(n_rows: int, n_cols: int) -> int:
     return max(1, -(-n_cols // slices))
 
 
-def scan_columns(launcher, device_costs, ins, outs, slice_len: int) -> None:
-    """The transposed copy's scan into ``outs`` (floor, worst, at, sums per problem row): slices,
+def scan_columns(launcher, device_costs, duals, reals, ints, slice_len: int) -> None:
+    """The transposed copy's scan into ``reals`` and ``ints`` (as ``store`` leaves them): slices,
     then their merge."""
     n_cols, n_rows = (int(x) for x in device_costs.shape)
     slices = max(1, -(-n_cols // slice_len))
     partial = [launcher.empty_matrix(slices, n_rows, t) for t in (np.float64, np.float64, np.int64, np.uint64)]
-    launcher.launch(COLUMN_SLICES, slices * n_rows, device_costs, *ins, slice_len, *partial)
-    launcher.launch(MERGE_SLICES, n_rows, *partial, *outs)
+    launcher.launch(COLUMN_SLICES, slices * n_rows, device_costs, duals, slice_len, *partial)
+    launcher.launch(MERGE_SLICES, n_rows, *partial, reals, ints)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -216,14 +238,16 @@ def dual_rows_on_device(device_costs, shape: tuple[int, int], checksum: int, u: 
     from .targets import launcher_for
     try:
         launcher = launcher_for(backend or device_backend())
-        outs = (launcher.empty(n, np.float64), launcher.empty(n, np.float64), launcher.empty(n, np.int64),
-                launcher.empty(n, np.uint64))
-        ins = tuple(launcher.upload(a, np.float64) for a in (u, v_check, v_floor))
+        # one upload and two reads: each transfer is a driver call of tens of microseconds, which
+        # on a 3000 x 9000 problem were most of this check's time
+        duals = launcher.upload(np.concatenate([np.asarray(a, dtype=np.float64) for a in (u, v_check, v_floor)]))
+        reals, ints = launcher.empty_matrix(2, n, np.float64), launcher.empty_matrix(2, n, np.uint64)
         if layout == (n, m):
-            launcher.launch(ROWS, n, device_costs, *ins, *outs)
+            launcher.launch(ROWS, n, device_costs, duals, reals, ints)
         else:
-            scan_columns(launcher, device_costs, ins, outs, slice_length(n, m))
-        floor, worst, at, sums = (launcher.read(a) for a in outs)
+            scan_columns(launcher, device_costs, duals, reals, ints, slice_length(n, m))
+        (floor, worst), (at_plus_one, sums) = launcher.read(reals), launcher.read(ints)
+        at = at_plus_one.astype(np.int64) - 1
     except Exception as exc:  # a device fault or a missing toolkit: the host still certifies
         return None, f"the check on the GPU failed ({type(exc).__name__}: {exc})"
     if int(sums.sum(dtype=np.uint64)) != checksum:

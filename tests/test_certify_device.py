@@ -75,15 +75,16 @@ def test_the_device_loops_agree_with_the_host_scan_bit_for_bit(seed):
     n, m = problem.shape
     transposed = np.ascontiguousarray(problem.costs.T)
     # the problem's layout, then its transpose cut into slices of every length (1 entry, a few, whole)
+    duals = np.concatenate([u, v, v_floor])  # as they travel to the device: one array
     for slice_len in (None,) + tuple(range(1, m + 2)):
-        out = [np.empty(n), np.empty(n), np.empty(n, np.int64), np.empty(n, np.uint64)]
+        reals, ints = np.full((2, n), np.nan), np.full((2, n), 7, np.uint64)
         if slice_len is None:
-            launcher.launch(ROWS, n, problem.costs, u, v, v_floor, *out)
+            launcher.launch(ROWS, n, problem.costs, duals, reals, ints)
         else:
-            scan_columns(launcher, transposed, (u, v, v_floor), out, slice_len)
-        for a, b in zip(host, out[:3]):
+            scan_columns(launcher, transposed, duals, reals, ints, slice_len)
+        for a, b in zip(host, (reals[0], reals[1], ints[0].astype(np.int64) - 1)):
             np.testing.assert_array_equal(a, b)
-        assert int(out[3].sum(dtype=np.uint64)) == problem.checksum
+        assert int(ints[1].sum(dtype=np.uint64)) == problem.checksum
 
 
 @pytest.mark.parametrize("rows, cols", [(1, 1), (3000, 9000), (9000, 3000), (1000, 20000), (5, 10**6), (10**6, 5)])
