@@ -216,6 +216,36 @@ def test_the_cuda_kernels_under_the_simulator_match_the_host_and_catch_a_tampere
     assert run_cudasim(SIMULATED).strip().endswith("ok")
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.int64])
+def test_the_spot_rows_catch_a_device_result_that_differs_from_the_host(monkeypatch, dtype):
+    """The device scan's rows are spot-checked on the host (the worst, the lowest floor, a spread):
+    one result off in any of the three outputs on a checked row sends the check to the host."""
+    from solvers import certify_device
+    rng = np.random.default_rng(6)
+    costs = rng.integers(0, 50, (40, 70)).astype(dtype)
+    problem = CostMatrix.from_array(costs)
+    cr = cm._CostRows(problem)
+    u, v = rng.normal(size=40), rng.normal(size=70)
+    v_floor = cm._floor_columns(cr, v)
+    honest = cm._dual_rows(*cr.args(), u, v, v_floor, True)
+    scanned = None
+
+    def device_scan(*args, **kwargs):
+        return tuple(a.copy() for a in scanned), ""
+
+    monkeypatch.setattr(certify_device, "dual_rows_on_device", device_scan)
+    scanned = honest
+    got, why = cm._scan_on_device(problem, cr, u, v, v_floor, object())
+    assert why == "" and all(np.array_equal(a, b) for a, b in zip(got, honest))
+    checked_row = 39  # the last row is always in the spread
+    for output, changed in ((0, np.nextafter(honest[0][checked_row], -np.inf)),
+                            (1, np.nextafter(honest[1][checked_row], np.inf)), (2, honest[2][checked_row] + 1)):
+        scanned = [a.copy() for a in honest]
+        scanned[output][checked_row] = changed
+        got, why = cm._scan_on_device(problem, cr, u, v, v_floor, object())
+        assert got is None and why == f"the GPU's results differ from the host's on row {checked_row}"
+
+
 def test_a_cpu_run_certifies_on_the_host():
     from scipy.optimize import linear_sum_assignment
     import solvers

@@ -58,3 +58,35 @@ def test_launch_geometry_is_shared():
     assert grid_for(5, 256, 4) == (1, 8)     # the simulator's smallest blocks
     with pytest.raises(ValueError):
         Kernel("bad", shape="diagonal")
+
+
+def test_a_gpu_scratch_buffer_is_kept_per_thread_and_context_never_shared_across_them(monkeypatch):
+    """Pinning host memory costs about a millisecond a solve, so the counters' readback buffer is
+    kept; two threads solving at once, or a context made after another was closed, never share one."""
+    import threading
+    from solvers.targets import cuda as cuda_target
+
+    class Context:
+        pass
+
+    contexts = [Context()]
+
+    class FakeCuda:
+        @staticmethod
+        def current_context():
+            return contexts[-1]
+
+    monkeypatch.setattr(cuda_target, "cuda", FakeCuda)
+    monkeypatch.setattr(cuda_target.CudaLauncher, "host_buffer", lambda self, n, dtype: np.empty(n, dtype))
+    monkeypatch.setattr(cuda_target, "_SCRATCH", threading.local())
+    first = cuda_target.CudaLauncher().scratch(8, np.int64)
+    assert cuda_target.CudaLauncher().scratch(8, np.int64) is first  # another solve, same thread
+    assert cuda_target.CudaLauncher().scratch(8, np.int32) is not first
+    assert cuda_target.CudaLauncher().scratch(3, np.int64) is not first
+    elsewhere = []
+    worker = threading.Thread(target=lambda: elsewhere.append(cuda_target.CudaLauncher().scratch(8, np.int64)))
+    worker.start()
+    worker.join()
+    assert elsewhere[0] is not first
+    contexts.append(Context())  # the old context closed, a new one made
+    assert cuda_target.CudaLauncher().scratch(8, np.int64) is not first

@@ -41,7 +41,7 @@ class AuctionDevice:
         self.obj_win = L.full(nc, NO_BIDDER, i32)
         self.U = L.full(nr, 0, i32)
         self.counters = L.full(N_COUNTERS, 0, np.int64)
-        self.counters_host = L.host_buffer(N_COUNTERS, np.int64)
+        self.counters_host = L.scratch(N_COUNTERS, np.int64)
         # the reverse auction's: lambda, the persons' profits, the flagged objects, the offers
         self.lam = L.full(1, 0.0, f64)
         if self.rectangular:

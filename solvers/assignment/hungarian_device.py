@@ -44,7 +44,7 @@ class HungarianDevice:
         self.F = L.full(nr, 0, i32)
         self.F2 = None
         self.counters = L.full(N_COUNTERS, 0, np.int64)
-        self.counters_host = L.host_buffer(N_COUNTERS, np.int64)
+        self.counters_host = L.scratch(N_COUNTERS, np.int64)
         self.scal = L.full(N_SCALARS, 0.0, np.float64)
         if variant == "classical":
             self.row_cnt = L.full(nr, 0, np.int64)

@@ -86,8 +86,8 @@ class WbprDevice:
         self.push_size, self.threads = self._push_launch(n)
         self.lane_work, self.counters_, self.warp_cycles = self._zeroed(
             np.int64, (self.threads, 3, max(self.threads // WARP_SIZE, 1)))
-        self._status_host = launcher.host_buffer(STATUS_SLOTS, np.int64)
-        self._counters_host = launcher.host_buffer(3, np.int64)
+        self._status_host = launcher.scratch(STATUS_SLOTS, np.int64)
+        self._counters_host = launcher.scratch(3, np.int64)
 
     def _zeroed(self, dtype, sizes):
         """Target views of ``sizes`` elements each, zero-filled, carved from one allocation."""

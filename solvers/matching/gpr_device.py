@@ -58,7 +58,7 @@ class GprDevice:
             blocks = max(1, min(max(rows, cols), CHUNKS_PER_THREAD * _cpu_threads()))
         self.block_sums = launch.zeros(blocks + 1, np.int32)
         self.counters = launch.full(N_COUNTERS, -1, np.int32)
-        self.host_counters = launch.host_buffer(N_COUNTERS, np.int32)
+        self.host_counters = launch.scratch(N_COUNTERS, np.int32)
         self.resident = False
         self.resident_error = ""
         if device_loop:

@@ -75,6 +75,9 @@ class CpuLauncher:
     def host_buffer(self, n: int, dtype) -> np.ndarray:
         return np.empty(n, dtype=dtype)
 
+    def scratch(self, n: int, dtype) -> np.ndarray:
+        return np.empty(n, dtype=dtype)
+
     def write(self, array, host: np.ndarray) -> None:
         array[...] = host
 

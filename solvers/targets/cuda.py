@@ -1,6 +1,7 @@
 """The cuda launcher: arrays are numba device arrays, a launch runs the kernel's ``@cuda.jit`` form."""
 from __future__ import annotations
 
+import threading
 from contextlib import contextmanager
 
 import numpy as np
@@ -10,15 +11,21 @@ from .geometry import SIM_THREADS_PER_BLOCK, THREADS_PER_BLOCK, WARP_SIZE, grid_
 from .kernel import BLOCK_PER_ITEM, COOPERATIVE, EACH, MATRIX, ONE_BLOCK, Kernel
 
 
+_SCRATCH = threading.local()  # per thread: (context, {(size, dtype): pinned buffer})
+
+
 class CudaLauncher:
     backend = "cuda"
     device = True
     simulated = False
 
+    # (kernel, argument types, device) -> blocks that fit at once: kept for the process, as a
+    # launcher is made per solve and asking the driver took about a millisecond a solve
+    _coop_blocks: dict = {}
+
     def __init__(self):
         self.launches = 0
         self.readbacks = 0
-        self._coop_blocks: dict = {}
 
     @contextmanager
     def session(self, size: int, parallel_min: int | None = None):
@@ -64,11 +71,13 @@ class CudaLauncher:
         """Blocks of ``kernel`` that fit on the device at once (for its argument types)."""
         dispatcher = kernel.cuda
         types = tuple(dispatcher.typeof_pyval(a) for a in args)
-        key = (kernel.name, types)
-        if key not in self._coop_blocks:
+        key = (kernel.name, types, cuda.current_context().device.id)
+        blocks = self._coop_blocks.get(key)
+        if blocks is None:
             compiled = dispatcher.compile(types)
-            self._coop_blocks[key] = max(1, int(compiled.max_cooperative_grid_blocks(self.threads(kernel))))
-        return self._coop_blocks[key]
+            blocks = max(1, int(compiled.max_cooperative_grid_blocks(self.threads(kernel))))
+            self._coop_blocks[key] = blocks
+        return blocks
 
     def upload(self, host: np.ndarray, dtype=None):
         array = np.ascontiguousarray(host, dtype=dtype)
@@ -118,6 +127,19 @@ class CudaLauncher:
             return cuda.pinned_array(n, dtype)
         except Exception:  # the simulator may not offer it; plain memory is as good there
             return np.empty(n, dtype)
+
+    def scratch(self, n: int, dtype) -> np.ndarray:
+        """A pinned buffer shared by this thread's solves on the current context (a thread: two
+        solves at once never share one; the context: pinned memory belongs to it)."""
+        context = cuda.current_context()
+        key = (int(n), np.dtype(dtype).str)
+        kept = getattr(_SCRATCH, "kept", None)
+        if kept is None or kept[0] is not context:
+            kept = _SCRATCH.kept = (context, {})  # the first use, or a new context: start afresh
+        buffers = kept[1]
+        if key not in buffers:
+            buffers[key] = self.host_buffer(n, dtype)
+        return buffers[key]
 
     def write(self, array, host: np.ndarray) -> None:
         array.copy_to_device(np.ascontiguousarray(host))

@@ -62,6 +62,11 @@ class Launcher(Protocol):
     def host_buffer(self, n: int, dtype) -> np.ndarray:
         """A host array for frequent small readbacks (pinned on a GPU)."""
 
+    def scratch(self, n: int, dtype) -> np.ndarray:
+        """A host array for a solve's small readbacks whose values are used before the next read
+        into it: as host_buffer, but shared by the solves of a thread (pinning memory costs about
+        a millisecond, more than a small solve's readbacks save with it)."""
+
     def write(self, array, host: np.ndarray) -> None: ...
     def synchronize(self) -> None: ...
 
