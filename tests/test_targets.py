@@ -90,3 +90,22 @@ def test_a_gpu_scratch_buffer_is_kept_per_thread_and_context_never_shared_across
     assert elsewhere[0] is not first
     contexts.append(Context())  # the old context closed, a new one made
     assert cuda_target.CudaLauncher().scratch(8, np.int64) is not first
+
+
+def test_the_cooperative_block_count_is_kept_apart_wherever_numba_would_compile_apart():
+    """A cooperative kernel's resident blocks depend on the compiled code, so the count kept for the
+    process is keyed by whatever numba types an argument by (cheaply): never shared across types."""
+    from numba import typeof
+    from solvers.targets.cuda import _type_key
+    base = np.zeros((4, 6))
+    samples = [base, np.zeros((9, 2)), base.astype(np.float32), base.T, base[:, ::2], np.zeros(6),
+               np.zeros((1, 6))[[0] * 4], np.broadcast_to(np.zeros(6), (4, 6)), 3, 2 ** 63, -3, 3.0, True,
+               np.float32(1.0), np.int32(1)]
+    frozen = np.zeros((4, 6))
+    frozen.flags.writeable = False
+    samples.append(frozen)
+    for a in samples:
+        for b in samples:
+            if typeof(a) != typeof(b):
+                assert _type_key(a) != _type_key(b), (a, b)
+    assert _type_key(base) == _type_key(np.ones((9, 2)))  # shapes alone compile nothing new
