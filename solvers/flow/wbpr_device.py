@@ -132,9 +132,9 @@ class WbprDevice:
         if self.check_cancel is None:
             self._launch(kernel, cycles)
             return
-        read, host = self.launcher.read, self.launcher.host_buffer
+        read = self.launcher.read
         work = np.zeros(self.threads, dtype=np.int64)  # the whole launch's modelled work, over its slices
-        slice_work = host(self.threads, np.int64)
+        slice_work = self.launcher.scratch(self.threads, np.int64)  # added to work as soon as read
         left = cycles
         while left > 0:
             step = min(left, self.pace.size)
