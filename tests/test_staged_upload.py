@@ -60,3 +60,32 @@ print(json.dumps(out))
 def test_a_flat_array_goes_through_the_same_stages(run_cudasim):
     rows = json.loads(run_cudasim(FLAT).strip().splitlines()[-1])
     assert len(rows) == 12 and all(equal for _, _, equal in rows), rows
+
+
+LAUNCHER_UPLOAD = """
+import json
+import numpy as np
+from solvers.targets import staged_upload as su
+from solvers.targets.cuda import CudaLauncher  # the GPU launcher itself (not the simulator's): its staged path
+su.STAGED_MIN_BYTES = 64
+su.CHUNK_BYTES = 4 * 37 + 4
+su.release_staging()
+rng = np.random.default_rng(6)
+ints = rng.integers(-2**31, 2**31, 501).astype(np.int64)
+frozen = ints.astype(np.int32)
+frozen.setflags(write=False)  # a graph's arrays are read-only
+out = []
+for source, dtype in [(ints.astype(np.int32), np.int64), (ints, np.int32), (ints, np.int64), (frozen, np.int64),
+                      (rng.random(501).astype(np.float32), np.float64), (rng.random(501), None), (ints[::2], np.int64)]:
+    host = CudaLauncher().upload(source, dtype).copy_to_host()
+    want = source.astype(dtype) if dtype is not None else source
+    out.append([str(source.dtype), str(host.dtype), bool(host.dtype == want.dtype and np.array_equal(host, want))])
+print(json.dumps(out))
+"""
+
+
+def test_the_gpu_launcher_converts_large_index_arrays_on_the_way_and_others_first(run_cudasim):
+    """A graph's int32 pointers go up as a solver's int64 (and int64 indices as int32) converted in
+    the staged copy, not in a one-thread host pass first; any other conversion is made first."""
+    rows = json.loads(run_cudasim(LAUNCHER_UPLOAD).strip().splitlines()[-1])
+    assert len(rows) == 7 and all(equal for _, _, equal in rows), rows

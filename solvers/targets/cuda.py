@@ -94,14 +94,21 @@ class CudaLauncher:
         return blocks
 
     def upload(self, host: np.ndarray, dtype=None):
-        array = np.ascontiguousarray(host, dtype=dtype)
-        if not self.simulated and array.ndim == 1:
-            from .staged_upload import STAGED_MIN_BYTES, upload_flat
-            if array.nbytes >= STAGED_MIN_BYTES:  # a graph's index arrays: pinned stages, all cores
+        source = np.asarray(host)
+        target = source.dtype if dtype is None else np.dtype(dtype)
+        if not self.simulated and source.ndim == 1:
+            from .staged_upload import CONVERTED_ON_THE_WAY, STAGED_MIN_BYTES, upload_flat
+            if source.size * target.itemsize >= STAGED_MIN_BYTES:
+                # a graph's index arrays: pinned stages filled on all cores, int32 and int64 converted
+                # on the way (a one-thread host conversion of 3M int32 pointers first took ~4 ms);
+                # other conversions first (their staged copies are not compiled ahead)
+                if source.dtype != target and (source.dtype.str, target.str) not in CONVERTED_ON_THE_WAY:
+                    source = source.astype(target)
                 from ..problems import writeable_alias  # the stages only read it: one numba type
-                source = writeable_alias(array)
+                source = writeable_alias(np.ascontiguousarray(source))
                 if source.flags.writeable:
-                    return upload_flat(source, array.dtype)
+                    return upload_flat(source, target)
+        array = np.ascontiguousarray(source, dtype=target)
         return cuda.to_device(array if array.size else np.zeros(1, dtype=array.dtype))
 
     def upload_matrix(self, host: np.ndarray, dtype, scan=None):

@@ -22,6 +22,11 @@ from ..cost_summary import HeldScan, convert, converted
 CHUNK_BYTES = 32 << 20   # each of the two pinned buffers
 STAGED_MIN_BYTES = 8 << 20  # below this a plain copy is as quick as setting up the stages
 
+# (source, target) dtypes of the 1-D arrays CudaLauncher.upload converts in its staged copy (warm_up
+# compiles each): floats and indices as they are, a graph's indices widened or narrowed to a solver's
+CONVERTED_ON_THE_WAY = frozenset((np.dtype(a).str, np.dtype(b).str) for a, b in (
+    (np.int32, np.int32), (np.int64, np.int64), (np.float64, np.float64), (np.int32, np.int64), (np.int64, np.int32)))
+
 _staging: list = []      # [(buffer, stream), (buffer, stream)], allocated on first use, then reused
 _staging_in_use = threading.Lock()  # one upload at a time through them (a Dask worker's threads may share a GPU)
 
@@ -56,8 +61,8 @@ def warm_up() -> None:
                 upload_matrix(matrix, dtype)
         if source in HELD_INTEGERS:  # a wide one checked on the way (solvers.assignment.hungarian)
             upload_matrix(held, np.float32, HeldScan(held))
-    for dtype in (np.int32, np.int64, np.float64):  # a large 1-D array as it is (CudaLauncher.upload)
-        upload_flat(np.zeros(STAGED_MIN_BYTES // np.dtype(dtype).itemsize, dtype=dtype), dtype)
+    for source, dtype in sorted(CONVERTED_ON_THE_WAY):  # the large 1-D arrays CudaLauncher.upload stages
+        upload_flat(np.zeros(STAGED_MIN_BYTES // np.dtype(dtype).itemsize, dtype=source), dtype)
 
 
 def release_staging() -> None:
