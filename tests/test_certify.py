@@ -586,3 +586,18 @@ def test_the_cut_capacity_is_exact_past_2_to_the_63_on_either_loop(seed, monkeyp
     for parallel_from in (1 << 62, 0):
         monkeypatch.setattr(min_cut, "PARALLEL_MIN_EDGES", parallel_from)
         assert min_cut.cut_capacity(tail, head, capacity, reached) == expected
+
+
+@pytest.mark.parametrize("p", [0.0, 0.03, 0.5, 0.97, 1.0])
+def test_a_covers_listed_indices_are_numpys(monkeypatch, p):
+    """The cover's rows and columns (witness) come from a compiled branch-free pass on large masks:
+    the same indices, in order, as np.flatnonzero, for either value, empty and full masks included."""
+    from solvers import konig
+    rng = np.random.default_rng(int(p * 100))
+    for size in (0, 1, 7, 1000):
+        mask = rng.random(size) < p
+        for lowest in (0, konig.LISTED_MIN):  # the compiled pass, then numpy's below its size
+            monkeypatch.setattr(konig, "LISTED_MIN", lowest)
+            for value, want in ((True, np.flatnonzero(mask)), (False, np.flatnonzero(~mask))):
+                got = konig.indices_where(mask, value)
+                assert got.dtype == np.int64 and np.array_equal(got, want)
