@@ -51,6 +51,7 @@ Beyond the paper:
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -161,9 +162,9 @@ class _HostLoop:
 
     def __init__(self, device, graph, tel, variant, gr, k, sync_every, shrink_min, init):
         self.dev, self.tel = device, tel
+        self.graph = graph
         self.m, self.n = graph.n_rows, graph.n_cols
         self.inf = self.m + self.n
-        self.col_degrees = graph.col_degrees()
         self.variant, self.gr, self.k = variant, gr, k
         self.sync_every, self.shrink_min, self.init = sync_every, shrink_min, init
         self.loop = 0            # loops launched so far
@@ -358,6 +359,11 @@ class _HostLoop:
             self.labels_loop = self.loop
             psi_rows, psi_cols = self.dev.host_labels()
             self.tel.labels(self.loop, cap=self.inf, rows=psi_rows, cols=psi_cols)
+
+    @functools.cached_property
+    def col_degrees(self) -> np.ndarray:
+        """Made at the first workload snapshot (only when someone listens): a pass over the columns."""
+        return self.graph.col_degrees()
 
     def _workload_snapshot(self) -> None:
         """The paper's cost model for the push launch about to run: a warp takes 32 consecutive
