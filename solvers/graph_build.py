@@ -166,7 +166,8 @@ def compress(major: np.ndarray, minor: np.ndarray, n_lines: int, dtype) -> tuple
     return new_ptr.astype(dtype), out
 
 
-BUCKET_BITS = 16  # a bucket of 2^16 columns: its counting table (512 KB) stays in a core's cache
+BUCKET_BITS = 16  # a bucket of 2^16 columns: its counting table (512 KB) stays in a core's cache;
+# at most 16: an entry's column travels as its low BUCKET_BITS in a uint16 (its bucket holds the rest)
 
 
 @njit(parallel=True, cache=True)
@@ -178,36 +179,39 @@ def _count_buckets(ptr, ind, bounds, shift, counts):
 
 
 @njit(parallel=True, cache=True)
-def _scatter_buckets(ptr, ind, bounds, shift, positions, cols_out, rows_out):
-    """Each entry (row, col) to its bucket's next place: a bucket's entries in row order."""
+def _scatter_buckets(ptr, ind, bounds, shift, positions, lows_out, rows_out):
+    """Each entry (row, col) to its bucket's next place: a bucket's entries in row order, each
+    column as its low ``shift`` bits."""
+    low_mask = (1 << shift) - 1
     for t in prange(bounds.size - 1):
         for row in range(bounds[t], bounds[t + 1]):
             for k in range(ptr[row], ptr[row + 1]):
                 col = ind[k]
                 at = positions[t, col >> shift]
-                cols_out[at] = col
+                lows_out[at] = col & low_mask
                 rows_out[at] = row
                 positions[t, col >> shift] = at + 1
 
 
 @njit(parallel=True, cache=True)
-def _sort_buckets(starts, shift, n_cols, cols_in, rows_in, col_ptr, row_ind):
-    """Within each bucket a stable counting sort by column: col_ptr of its columns and their rows,
-    increasing (the bucket holds them in row order)."""
+def _sort_buckets(starts, shift, n_cols, lows_in, rows_in, col_ptr, row_ind):
+    """Within each bucket a stable counting sort by column (``lows_in``: each entry's column less
+    the bucket's first): col_ptr of its columns and their rows, increasing (the bucket holds them
+    in row order)."""
     width = 1 << shift
     for b in prange(starts.size - 1):
         first_col = b * width
         cols_here = min(width, n_cols - first_col)
         place = np.zeros(cols_here + 1, dtype=np.int64)
         for k in range(starts[b], starts[b + 1]):
-            place[cols_in[k] - first_col + 1] += 1
+            place[np.int64(lows_in[k]) + 1] += 1
         at = starts[b]
         for c in range(cols_here):
             col_ptr[first_col + c] = at
             at += place[c + 1]
             place[c + 1] = col_ptr[first_col + c]
         for k in range(starts[b], starts[b + 1]):
-            c = cols_in[k] - first_col + 1
+            c = np.int64(lows_in[k]) + 1
             row_ind[place[c]] = rows_in[k]
             place[c] += 1
 
@@ -223,13 +227,15 @@ def _transpose_by_buckets(ptr, ind, n_cols, bounds):
     starts = np.zeros(buckets + 1, dtype=np.int64)
     np.cumsum(counts.sum(axis=0), out=starts[1:])
     positions = starts[:-1][None, :] + np.cumsum(counts, axis=0) - counts  # chunk after chunk in a bucket
-    cols_tmp, rows_tmp = np.empty(ind.size, dtype=ind.dtype), np.empty(ind.size, dtype=ind.dtype)
-    _scatter_buckets(ptr, ind, bounds, BUCKET_BITS, positions, cols_tmp, rows_tmp)
-    col_ptr = np.empty(n_cols + 1, dtype=np.int64)
+    # fresh memory is much of this pass's time (first touches), so no more of it than needed: the
+    # columns' low bits in 2 bytes, the pointers made in the indices' own type (ind.size fits it)
+    lows_tmp, rows_tmp = np.empty(ind.size, dtype=np.uint16), np.empty(ind.size, dtype=ind.dtype)
+    _scatter_buckets(ptr, ind, bounds, BUCKET_BITS, positions, lows_tmp, rows_tmp)
+    col_ptr = np.empty(n_cols + 1, dtype=ind.dtype)
     col_ptr[n_cols] = ind.size
     row_ind = np.empty(ind.size, dtype=ind.dtype)
-    _sort_buckets(starts, BUCKET_BITS, n_cols, cols_tmp, rows_tmp, col_ptr, row_ind)
-    return col_ptr.astype(ind.dtype), row_ind
+    _sort_buckets(starts, BUCKET_BITS, n_cols, lows_tmp, rows_tmp, col_ptr, row_ind)
+    return col_ptr, row_ind
 
 
 def transpose(ptr: np.ndarray, ind: np.ndarray, n_cols: int) -> tuple[np.ndarray, np.ndarray]:
