@@ -89,3 +89,32 @@ def test_the_gpu_launcher_converts_large_index_arrays_on_the_way_and_others_firs
     the staged copy, not in a one-thread host pass first; any other conversion is made first."""
     rows = json.loads(run_cudasim(LAUNCHER_UPLOAD).strip().splitlines()[-1])
     assert len(rows) == 7 and all(equal for _, _, equal in rows), rows
+
+
+LAUNCHER_READ = """
+import json
+import numpy as np
+from numba import cuda
+from solvers.targets import staged_upload as su
+from solvers.targets.cuda import CudaLauncher  # the GPU launcher itself: its staged read
+su.STAGED_MIN_BYTES = 64
+rng = np.random.default_rng(7)
+out = []
+for chunk_bytes in (4 * 37 + 4, 4 * 250, 4 * 501, 1 << 20):  # many chunks (both buffers in turn), two, one, one larger
+    su.CHUNK_BYTES = chunk_bytes
+    su.release_staging()
+    for host, dtype in [(rng.integers(-2**31, 2**31, 501).astype(np.int32), np.int64),
+                        (rng.integers(-2**31, 2**31, 501), np.int32), (rng.integers(0, 9, 5).astype(np.int32), np.int64),
+                        (rng.random(501).astype(np.float32), np.float64)]:
+        got = CudaLauncher().read_as(cuda.to_device(host), dtype)
+        want = host.astype(dtype)
+        out.append([chunk_bytes, str(got.dtype), bool(got.dtype == want.dtype and np.array_equal(got, want))])
+print(json.dumps(out))
+"""
+
+
+def test_the_gpu_launcher_reads_large_index_arrays_back_converted_through_the_stages(run_cudasim):
+    """A matching's int32 arrays come back as int64 through the pinned buffers, converted on all
+    cores, chunk after chunk in both buffers; small arrays and other types by a plain copy."""
+    rows = json.loads(run_cudasim(LAUNCHER_READ).strip().splitlines()[-1])
+    assert len(rows) == 16 and all(equal for _, _, equal in rows), rows

@@ -220,8 +220,8 @@ class GprDevice:
         return self.launcher.read(self.a_c[:length])
 
     def host_matching(self):
-        read = self.launcher.read
-        return read(self.mu_row)[:self.m].astype(np.int64), read(self.mu_col)[:self.n].astype(np.int64)
+        read_as = self.launcher.read_as
+        return read_as(self.mu_row, np.int64)[:self.m], read_as(self.mu_col, np.int64)[:self.n]
 
 
 def _cpu_threads() -> int:

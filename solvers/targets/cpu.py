@@ -72,6 +72,10 @@ class CpuLauncher:
         out[...] = array
         return out
 
+    def read_as(self, array, dtype) -> np.ndarray:
+        self.readbacks += 1
+        return np.array(array, dtype=dtype, copy=True)
+
     def host_buffer(self, n: int, dtype) -> np.ndarray:
         return np.empty(n, dtype=dtype)
 

@@ -143,6 +143,18 @@ class CudaLauncher:
         array.copy_to_host(out)
         return out
 
+    def read_as(self, array, dtype) -> np.ndarray:
+        """A host copy of a 1-D device array in ``dtype``: a large one of the staged pairs back
+        through the pinned buffers and converted on all cores (staged_upload.download_flat)."""
+        from .staged_upload import CONVERTED_ON_THE_WAY, STAGED_MIN_BYTES, download_flat
+        self.readbacks += 1
+        target = np.dtype(dtype)
+        source = np.dtype(array.dtype)
+        if (not self.simulated and array.ndim == 1 and array.nbytes >= STAGED_MIN_BYTES
+                and (source.str, target.str) in CONVERTED_ON_THE_WAY):
+            return download_flat(array, target)
+        return array.copy_to_host().astype(target, copy=False)
+
     def host_buffer(self, n: int, dtype) -> np.ndarray:
         try:  # page-locked memory makes a frequent small readback cheaper
             return cuda.pinned_array(n, dtype)

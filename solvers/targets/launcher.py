@@ -59,6 +59,10 @@ class Launcher(Protocol):
     def read(self, array, out: np.ndarray | None = None) -> np.ndarray:
         """A host copy of ``array`` (into ``out`` when given: a reused, on a GPU pinned, buffer)."""
 
+    def read_as(self, array, dtype) -> np.ndarray:
+        """A host copy of a 1-D target array, converted to ``dtype`` (a GPU: a large one staged back
+        through pinned memory and converted on all cores)."""
+
     def host_buffer(self, n: int, dtype) -> np.ndarray:
         """A host array for frequent small readbacks (pinned on a GPU)."""
 
