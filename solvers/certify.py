@@ -492,12 +492,12 @@ def _dual_rows_parallel(row_ptr, col_ind, dense, cost, u, v_check, v_floor, chec
         floor[i], worst[i], at[i] = _dual_row(row_ptr, col_ind, dense, cost, u, v_check, v_floor, check, i)
 
 
-def _dual_rows(row_ptr, col_ind, dense, cost, u, v_check, v_floor, check: bool):
+def _dual_rows(row_ptr, col_ind, dense, cost, u, v_check, v_floor, check: bool, serial: bool = False):
     """Every row's (u_i rounded down, worst violation, its column) (see _dual_row); rows spread
-    over the cores for a large problem."""
+    over the cores for a large problem, unless ``serial`` (a few rows: waking every core costs more)."""
     n = row_ptr.size - 1
     floor, worst, at = np.empty(n), np.empty(n), np.empty(n, dtype=np.int64)
-    rows = _dual_rows_parallel if cost.size >= PARALLEL_MIN_ENTRIES else _dual_rows_serial
+    rows = _dual_rows_parallel if cost.size >= PARALLEL_MIN_ENTRIES and not serial else _dual_rows_serial
     rows(row_ptr, col_ind, dense, cost, u, v_check, v_floor, check, floor, worst, at)
     return floor, worst, at
 
@@ -959,9 +959,7 @@ def _scan_on_device(problem: CostMatrix, cr: _CostRows, u, v, v_floor, device_co
                                      np.linspace(0, n - 1, SPOT_ROWS).astype(np.int64)]))
     # the spot rows in one compiled call on one core (a call per row cost more than reading the
     # rows; waking every core's thread for ten rows, more again)
-    floor_s, worst_s, at_s = np.empty(spot.size), np.empty(spot.size), np.empty(spot.size, dtype=np.int64)
-    _dual_rows_serial(*cr.rows_args(spot), u[spot], v, v_floor, True, floor_s, worst_s, at_s)
-    host = (floor_s, worst_s, at_s)
+    host = _dual_rows(*cr.rows_args(spot), u[spot], v, v_floor, True, serial=True)
     for got, want in zip((floor, worst, at), host):
         differs = np.flatnonzero(got[spot] != want)
         if differs.size:
