@@ -11,7 +11,8 @@ import functools
 import math
 import mmap
 import sys
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from typing import ClassVar, Sequence
 
 import numpy as np
@@ -145,23 +146,39 @@ def _csr_from_pairs(rows: np.ndarray, cols: np.ndarray, n_rows: int, n_cols: int
 LARGE_GRAPH_EDGES = 1 << 20  # from here both CSRs come from scipy's linear-time conversions, not sorts
 
 
-def _both_csr_by_counting(rows: np.ndarray, cols: np.ndarray, n_rows: int, n_cols: int):
-    """(row_ptr, col_ind, col_ptr, row_ind) of the de-duplicated pairs, each list sorted, by counting
-    sorts on all cores (solvers.graph_build): linear in the edges where the sorts of
-    _csr_from_pairs took 7 s on 32M edges, and scipy's one-thread conversions 1.5 s."""
+def _rows_csr_by_counting(rows: np.ndarray, cols: np.ndarray, n_rows: int, n_cols: int):
+    """(row_ptr, col_ind) of the de-duplicated pairs, each row's columns sorted, by a counting sort
+    on all cores (solvers.graph_build): linear in the edges where the sorts of _csr_from_pairs took
+    7 s on 32M edges, and scipy's one-thread conversions 1.5 s."""
     from . import graph_build
-    idx = index_dtype(n_rows, n_cols, rows.size)
-    row_ptr, col_ind = graph_build.compress(rows, cols, n_rows, idx)
-    col_ptr, row_ind = graph_build.transpose(row_ptr, col_ind, n_cols)
-    return row_ptr, col_ind, col_ptr, row_ind
+    return graph_build.compress(rows, cols, n_rows, index_dtype(n_rows, n_cols, rows.size))
+
+
+def _columns_of(row_ptr: np.ndarray, col_ind: np.ndarray, n_rows: int, n_cols: int):
+    """(col_ptr, row_ind) of a CSR whose rows are sorted and repeat-free: each column's rows
+    increasing. A large graph's on all cores (graph_build.transpose); a small one's by numpy's
+    stable sort, so a small run never loads the compiled loops."""
+    if col_ind.size >= LARGE_GRAPH_EDGES:
+        from . import graph_build
+        return graph_build.transpose(row_ptr, col_ind, n_cols)
+    rows = np.repeat(np.arange(n_rows, dtype=col_ind.dtype), np.diff(row_ptr))
+    order = np.argsort(col_ind, kind="stable")
+    col_ptr = np.zeros(n_cols + 1, dtype=row_ptr.dtype)
+    np.cumsum(np.bincount(col_ind, minlength=n_cols), out=col_ptr[1:])
+    return col_ptr, rows[order]
+
+
+_COLUMNS_LOCK = threading.Lock()  # one transpose per graph, whichever thread asks first
 
 
 @dataclass(frozen=True, eq=False)
 class BipartiteGraph:
-    """Unweighted bipartite graph: rows x cols, stored as CSR by rows and by columns.
+    """Unweighted bipartite graph: rows x cols, stored as CSR by rows, and by columns once asked.
 
     Duplicate edges are merged. ``row_ptr/col_ind`` list each row's columns (sorted);
-    ``col_ptr/row_ind`` list each column's rows (sorted).
+    ``col_ptr/row_ind`` list each column's rows (sorted). The column lists are built on first use
+    (on all cores for a large graph) and kept: a GPU solver builds its own on the device, so a
+    graph solved there never pays for the host's transpose.
     """
 
     kind: ClassVar[str] = "matching"
@@ -169,9 +186,9 @@ class BipartiteGraph:
     n_cols: int
     row_ptr: np.ndarray
     col_ind: np.ndarray
-    col_ptr: np.ndarray
-    row_ind: np.ndarray
     source: str | None = None
+    # (col_ptr, row_ind), frozen; None until first asked (or given by a constructor that had them)
+    by_columns: tuple | None = field(default=None, repr=False)
 
     @classmethod
     def from_edges(cls, rows, cols, n_rows: int | None = None, n_cols: int | None = None,
@@ -183,16 +200,10 @@ class BipartiteGraph:
         large = rows_a.size >= LARGE_GRAPH_EDGES  # counted on all cores, any signed index type
         r, c, n_rows, n_cols = _index_pairs(rows_a, cols_a, n_rows, n_cols, source, keep_signed=large)
         if large:
-            row_ptr, col_ind, col_ptr, row_ind = _both_csr_by_counting(r, c, n_rows, n_cols)
-            return cls(n_rows, n_cols, _frozen(row_ptr), _frozen(col_ind), _frozen(col_ptr), _frozen(row_ind),
-                       source)
-        row_ptr, col_ind, r_sorted = _csr_from_pairs(r, c, n_rows, n_cols)
-        # the column-wise CSR of the same (already unique) edges
-        order = np.lexsort((r_sorted, col_ind))
-        col_ptr = np.zeros(n_cols + 1, dtype=row_ptr.dtype)
-        np.cumsum(np.bincount(col_ind, minlength=n_cols), out=col_ptr[1:])
-        return cls(n_rows, n_cols, _frozen(row_ptr), _frozen(col_ind), _frozen(col_ptr),
-                   _frozen(r_sorted[order]), source)
+            row_ptr, col_ind = _rows_csr_by_counting(r, c, n_rows, n_cols)
+        else:
+            row_ptr, col_ind, _ = _csr_from_pairs(r, c, n_rows, n_cols)
+        return cls(n_rows, n_cols, _frozen(row_ptr), _frozen(col_ind), source)
 
     @classmethod
     def from_sparse(cls, matrix, source: str | None = None, copy: bool = True) -> "BipartiteGraph":
@@ -215,9 +226,9 @@ class BipartiteGraph:
     def _from_compressed(cls, matrix, source: str | None, copy: bool = True) -> "BipartiteGraph":
         """A large csr or csc matrix's own structure as one of the CSRs (copied unless ``copy`` is
         False: the graph must not change with the caller's matrix; sorted and merged on all cores
-        when it is not canonical),
-        and the other its transpose on all cores: no pass through coordinates (on 32M edges that
-        rebuild took 1.2 s of a 0.24 s GPU solve)."""
+        when it is not canonical). A csc's row lists are its transpose, on all cores; a csr's column
+        lists wait until asked. No pass through coordinates (on 32M edges that rebuild took 1.2 s
+        of a 0.24 s GPU solve)."""
         from . import graph_build
         by_rows = matrix.format == "csr"
         n_rows, n_cols = (int(x) for x in matrix.shape)
@@ -240,16 +251,36 @@ class BipartiteGraph:
         else:
             owners = np.repeat(np.arange(lines, dtype=idx), np.diff(ptr))
             ptr, ind = graph_build.compress(owners, ind, lines, idx)
-        other_ptr, other_ind = graph_build.transpose(ptr, ind, width)
-        (row_ptr, col_ind), (col_ptr, row_ind) = ((ptr, ind), (other_ptr, other_ind)) if by_rows else \
-            ((other_ptr, other_ind), (ptr, ind))
-        return cls(n_rows, n_cols, _frozen(row_ptr), _frozen(col_ind), _frozen(col_ptr), _frozen(row_ind), source)
+        if by_rows:
+            return cls(n_rows, n_cols, _frozen(ptr), _frozen(ind), source)
+        row_ptr, col_ind = graph_build.transpose(ptr, ind, width)
+        return cls(n_rows, n_cols, _frozen(row_ptr), _frozen(col_ind), source, (_frozen(ptr), _frozen(ind)))
 
     def __post_init__(self):
-        if self.row_ptr.shape != (self.n_rows + 1,) or self.col_ptr.shape != (self.n_cols + 1,):
+        if self.row_ptr.shape != (self.n_rows + 1,):
             raise InputError("CSR pointer arrays have the wrong length", self.source)
-        if self.col_ind.shape != self.row_ind.shape:
-            raise InputError("row-wise and column-wise CSR differ in edge count", self.source)
+        if self.by_columns is not None:
+            col_ptr, row_ind = self.by_columns
+            if col_ptr.shape != (self.n_cols + 1,):
+                raise InputError("CSR pointer arrays have the wrong length", self.source)
+            if row_ind.shape != self.col_ind.shape:
+                raise InputError("row-wise and column-wise CSR differ in edge count", self.source)
+
+    def _columns(self) -> tuple:
+        if self.by_columns is None:
+            with _COLUMNS_LOCK:
+                if self.by_columns is None:
+                    col_ptr, row_ind = _columns_of(self.row_ptr, self.col_ind, self.n_rows, self.n_cols)
+                    object.__setattr__(self, "by_columns", (_frozen(col_ptr), _frozen(row_ind)))
+        return self.by_columns
+
+    @property
+    def col_ptr(self) -> np.ndarray:
+        return self._columns()[0]
+
+    @property
+    def row_ind(self) -> np.ndarray:
+        return self._columns()[1]
 
     @property
     def n_edges(self) -> int:
@@ -272,7 +303,10 @@ class BipartiteGraph:
         return np.diff(self.row_ptr)
 
     def col_degrees(self) -> np.ndarray:
-        return np.diff(self.col_ptr)
+        """Without building the column lists when they are not there yet."""
+        if self.by_columns is not None:
+            return np.diff(self.by_columns[0])
+        return np.bincount(self.col_ind, minlength=self.n_cols).astype(self.row_ptr.dtype)
 
     def describe(self) -> dict:
         return {"kind": self.kind, "rows": self.n_rows, "cols": self.n_cols, "edges": self.n_edges}

@@ -396,7 +396,8 @@ def test_listing_loads_no_numba_and_a_cpu_run_never_touches_the_cuda_driver():
         from numba.cuda.cudadrv import driver
         assert driver.driver.pid is None  # set by a successful cuInit only
     """
-    env = dict(os.environ, PYTHONPATH=str(_root()))
+    # the project first, then whatever the caller's path holds (the GPU machine's numpy, say)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, (str(_root()), os.environ.get("PYTHONPATH")))))
     env.pop("NUMBA_ENABLE_CUDASIM", None)
     subprocess.run([sys.executable, "-c", textwrap.dedent(code)], check=True, env=env, cwd=_root(), timeout=300)
 
@@ -410,23 +411,30 @@ PTX_CODE = """
     import json, re
     from unittest import mock
     import numba.cuda.dispatcher as dispatcher
-    from solvers.matching import gpr_kernels as K
+    from solvers.matching import gpr_kernels as K, transpose_device as T
     from solvers.targets.cuda_jit import LazyCudaKernel, compile_ptx
 
     class SM90:  # device functions ask the current device for its compute capability
         compute_capability = (9, 0)
 
-    kernels = {name for name, obj in vars(K).items()
-               if isinstance(obj, LazyCudaKernel) and not obj.options.get("device")}
+    def kernels_of(module):
+        return {name for name, obj in vars(module).items()
+                if isinstance(obj, LazyCudaKernel) and not obj.options.get("device")}
+
+    kernels = kernels_of(K)
     listed = {record.cuda.py_func.__name__ for record, _ in K.PTX_SIGNATURES}
     records = K.PARALLEL.kernels() + K.SERIAL.kernels()
+    transpose_listed = {record.cuda.py_func.__name__ for record, _ in T.PTX_SIGNATURES}
     report = {"unlisted": sorted(kernels - listed),
               "unlisted_records": sorted(r.name for r in records if r.cuda.py_func.__name__ not in listed),
+              "transpose_unlisted": sorted(kernels_of(T) - transpose_listed - {"scan_sums_kernel"}),
+              "transpose_records": sorted(r.name for r in T.KERNELS if r.cuda.py_func.__name__ not in transpose_listed),
               "records": len(records),
-              "uncached": sorted(n for n in kernels if type(getattr(K, n)._cache).__name__ == "NullCache"),
+              "uncached": sorted(n for module in (K, T) for n in kernels_of(module)
+                                 if type(getattr(module, n)._cache).__name__ == "NullCache"),
               "ptx": {}}
     with mock.patch.object(dispatcher, "get_current_device", SM90):
-        for record, signature in K.PTX_SIGNATURES:
+        for record, signature in K.PTX_SIGNATURES + T.PTX_SIGNATURES:
             name = record.name
             ptx, _ = compile_ptx(record.cuda, signature, cc=(9, 0))
             report["ptx"][name] = {"entry": ".entry" in ptx, "target": ".target sm_90" in ptx,
@@ -449,17 +457,20 @@ def test_every_kernel_compiles_to_ptx_for_sm90_without_atomics():
     missing = _nvrtc_missing()
     if missing:
         pytest.skip(missing)
-    env = dict(os.environ, PYTHONPATH=str(_root()))
+    # the project first, then whatever the caller's path holds (the GPU machine's numpy, say)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, (str(_root()), os.environ.get("PYTHONPATH")))))
     env.pop("NUMBA_ENABLE_CUDASIM", None)
     out = subprocess.run([sys.executable, "-c", textwrap.dedent(PTX_CODE)], env=env, cwd=_root(),
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
     report = json.loads(out.stdout.strip().splitlines()[-1])
     assert report["unlisted"] == [] and report["unlisted_records"] == [] and report["uncached"] == []
-    assert len(report["ptx"]) >= 17 and report["records"] == 2 * 17
+    assert report["transpose_unlisted"] == [] and report["transpose_records"] == []
+    assert len(report["ptx"]) >= 17 + 7 and report["records"] == 2 * 17
     for name, info in report["ptx"].items():
         assert info["entry"] and info["target"], name
-        assert not info["atomics"], f"{name} uses atomics; G-PR is atomic-free"
+        # G-PR is atomic-free, and the device transpose is too: the same column lists on every run
+        assert not info["atomics"], f"{name} uses atomics"
 
 
 # ---------------------------------------------------------------- the same under the CUDA simulator

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import gpr_kernels as K
+from . import transpose_device
 from .gpr_kernels import ACT, CHEAP_ROUNDS, N_COUNTERS, TOTAL
 
 BIG = int(np.iinfo(np.int32).max)
@@ -40,8 +41,12 @@ class GprDevice:
         self.inf = m + n
         self.row_ptr = launch.upload(_host_array(graph.row_ptr, np.int64, launch.device), np.int64)
         self.col_ind = launch.upload(_host_array(graph.col_ind, np.int32, launch.device), np.int32)
-        self.col_ptr = launch.upload(_host_array(graph.col_ptr, np.int64, launch.device), np.int64)
-        self.row_ind = launch.upload(_host_array(graph.row_ind, np.int32, launch.device), np.int32)
+        if launch.device and graph.by_columns is None and transpose_device.fits(graph.n_edges):
+            # the column lists built where the row lists already are: no host transpose, half the upload
+            self.col_ptr, self.row_ind = transpose_device.columns_on_device(launch, self.row_ptr, self.col_ind, m, n)
+        else:
+            self.col_ptr = launch.upload(_host_array(graph.col_ptr, np.int64, launch.device), np.int64)
+            self.row_ind = launch.upload(_host_array(graph.row_ind, np.int32, launch.device), np.int32)
         rows, cols = max(m, 1), max(n, 1)
         self.mu_row = launch.full(rows, -1, np.int32)
         self.mu_col = launch.full(cols, -1, np.int32)

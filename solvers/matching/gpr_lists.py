@@ -277,6 +277,25 @@ def scan_sums_kernel(block_sums, n_blocks, counters, slot):
         counters[slot] = total
 
 
+@cuda_kernel
+def scan_blocks_kernel(a, length, block_sums):
+    """a[:length] becomes its exclusive prefix within each block; block_sums gets the blocks' totals."""
+    i = cuda.grid(1)
+    v = 0
+    if i < length:
+        v = a[i]
+    excl, total = block_scan(v)
+    if i < length:
+        a[i] = excl
+    if cuda.threadIdx.x == 0:
+        block_sums[cuda.blockIdx.x] = total
+
+
+@cuda_kernel
+def add_block_offsets_kernel(a, length, block_sums):
+    i = cuda.grid(1)
+    if i < length:
+        a[i] += block_sums[cuda.blockIdx.x]
 
 
 scan_sums_serial = scan_sums_cpu  # serial already: one loop over the block sums
