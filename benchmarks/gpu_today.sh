@@ -16,6 +16,10 @@ for part in "$@"; do
       timeout 420 python3 -m pytest -q -p no:cacheprovider tests/test_batch_device.py tests/test_certify_device.py \
         tests/test_assignment_cuda.py tests/test_gpr_cuda.py tests/test_wbpr_cuda.py tests/test_held_integers.py \
         tests/test_staged_upload.py -k "gpu or GPU or cuda" 2>&1 | tail -8 ;;
+    transpose-tests)
+      echo "=== the column lists built on the GPU, and the G-PR and matching-certificate GPU tests around them (issue 13)"
+      timeout 400 python3 -m pytest -q -p no:cacheprovider tests/test_transpose_device.py tests/test_gpr_cuda.py \
+        tests/test_konig_device.py tests/test_gpr.py -k "gpu or GPU or ptx or PTX or (cuda and not cudasim)" 2>&1 | tail -8 ;;
     cli)
       echo "=== the command line on the R-MAT .mtx, fresh processes: this checkout against _baseline (issue 13)"
       unset NUMBA_CACHE_DIR  # the command line's own cache
