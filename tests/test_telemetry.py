@@ -272,7 +272,7 @@ def test_stop_reaches_a_gpr_cpu_run_between_its_long_host_steps(monkeypatch):
     monkeypatch.setattr(gpr, "PARALLEL_MIN", 1 << 30)
 
     warm = solvers.generate("road-grid", width=60, height=60, seed=1)
-    graph = solvers.generate("road-grid", width=3000, height=40, seed=1)
+    graph = solvers.generate("road-grid", width=2000, height=40, seed=1)
     for device_loop in ("off", "on"):
         solvers.solve(warm, "gpr", backend="cpu", observer=Polls(), device_loop=device_loop)
         polls = Polls()
