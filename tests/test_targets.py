@@ -109,3 +109,26 @@ def test_the_cooperative_block_count_is_kept_apart_wherever_numba_would_compile_
             if typeof(a) != typeof(b):
                 assert _type_key(a) != _type_key(b), (a, b)
     assert _type_key(base) == _type_key(np.ones((9, 2)))  # shapes alone compile nothing new
+
+
+def _gpu() -> bool:
+    try:
+        from numba import cuda
+        return cuda.is_available()
+    except Exception:
+        return False
+
+
+@pytest.mark.skipif(not _gpu(), reason="needs an NVIDIA GPU")
+def test_on_a_gpu_full_sets_every_value_on_the_device_as_numpy_would():
+    """A memset where the value's bytes are all the same, the fill kernel otherwise (1, inf, a
+    sentinel): every element, every type the solvers ask for, and sizes around a block's edge."""
+    from solvers.targets import launcher_for
+    launch = launcher_for("cuda")
+    cases = [(np.int32, -1), (np.int32, 1), (np.int32, 0), (np.int64, np.iinfo(np.int64).max), (np.int64, 7),
+             (np.float64, np.inf), (np.float64, -np.inf), (np.float64, 0.0), (np.float64, -2.5), (np.float32, 1.5),
+             (np.uint8, 3), (np.uint64, 2 ** 64 - 2)]
+    for dtype, value in cases:
+        for n in (1, 255, 256, 257, 100_003):
+            got = launch.read(launch.full(n, value, dtype))
+            assert got.dtype == np.dtype(dtype) and np.array_equal(got, np.full(n, value, dtype)), (dtype, value, n)

@@ -122,15 +122,20 @@ class CudaLauncher:
         return cuda.device_array((int(rows), int(cols)), dtype=dtype)
 
     def full(self, n: int, value, dtype):
-        """A device array of n copies of ``value``. Where every byte of the value is the same (0,
-        -1, 0.0: most of a solver's set-up) it is set on the device (a memset), with no host array
-        and no copy over the bus: a solve allocates a score of these per call."""
-        pattern = np.full(1, value, dtype=dtype).view(np.uint8)
-        if self.simulated or n <= 0 or not (pattern == pattern[0]).all():
+        """A device array of n copies of ``value``, set on the device with no host array and no copy
+        over the bus (a solve allocates a score of these per call): a memset where every byte of
+        the value is the same (0, -1, 0.0: most of a solver's set-up), else a fill kernel."""
+        one = np.full(1, value, dtype=dtype)
+        pattern = one.view(np.uint8)
+        if self.simulated or n <= 0:
             return cuda.to_device(np.full(int(n), value, dtype=dtype))
-        from numba.cuda.cudadrv.driver import device_memset
         array = cuda.device_array(int(n), dtype=dtype)
-        device_memset(array, int(pattern[0]), array.nbytes)  # on the default stream, before any later launch
+        if (pattern == pattern[0]).all():
+            from numba.cuda.cudadrv.driver import device_memset
+            device_memset(array, int(pattern[0]), array.nbytes)  # on the default stream, before any later launch
+        else:  # other values by a kernel, also on the device (np.full and a copy took ~4 ms for 3M int32)
+            from .device_fill import fill_kernel
+            fill_kernel[grid_for(int(n))](array, one[0])
         return array
 
     def zeros(self, n: int, dtype):
