@@ -140,7 +140,7 @@ def _csr_from_pairs(rows: np.ndarray, cols: np.ndarray, n_rows: int, n_cols: int
     c = key - r * max(n_cols, 1)
     ptr = np.zeros(n_rows + 1, dtype=idx)
     np.cumsum(np.bincount(r, minlength=n_rows), out=ptr[1:])
-    return ptr, c.astype(idx), r.astype(idx)
+    return ptr, c.astype(idx)
 
 
 LARGE_GRAPH_EDGES = 1 << 20  # from here both CSRs come from scipy's linear-time conversions, not sorts
@@ -202,7 +202,7 @@ class BipartiteGraph:
         if large:
             row_ptr, col_ind = _rows_csr_by_counting(r, c, n_rows, n_cols)
         else:
-            row_ptr, col_ind, _ = _csr_from_pairs(r, c, n_rows, n_cols)
+            row_ptr, col_ind = _csr_from_pairs(r, c, n_rows, n_cols)
         return cls(n_rows, n_cols, _frozen(row_ptr), _frozen(col_ind), source)
 
     @classmethod

@@ -1,9 +1,9 @@
 """G-PR's list steps (Deveci et al. 2013): FIXMATCHING, the active-list fills, and the compaction
-(G-PR-SHRKRN) and counts behind them; per-element bodies, cpu loops (prange, and plain ones for
-small graphs) and cuda kernels, in one file. solvers.matching.gpr_kernels pairs them in Kernel
-records; its docstring describes the conventions. The constants come from there too: the kernel
-cache directory is keyed by a hash of every compiled source (solvers.targets.cache), so an edit
-in either file starts a fresh cache.
+(G-PR-SHRKRN) and counts behind them, and a long prefix sum (the device transpose's); per-element
+bodies, cpu loops (prange, and plain ones for small graphs) and cuda kernels, in one file.
+solvers.matching.gpr_kernels pairs them in Kernel records; its docstring describes the
+conventions. The constants come from there too: the kernel cache directory is keyed by a hash of
+every compiled source (solvers.targets.cache), so an edit in either file starts a fresh cache.
 """
 from __future__ import annotations
 
@@ -276,6 +276,10 @@ def scan_sums_kernel(block_sums, n_blocks, counters, slot):
     if t == 0:
         counters[slot] = total
 
+
+# A prefix sum of a long array in three launches (per block, the block sums by scan_sums_kernel, the
+# offsets added), for solvers.matching.transpose_device: here, beside block_scan, because the
+# simulator swaps in its per-thread cuda only in the launched kernel's own module.
 
 @cuda_kernel
 def scan_blocks_kernel(a, length, block_sums):

@@ -2,8 +2,8 @@
 
 ``columns_on_device(launcher, row_ptr, col_ind, n_rows, n_cols)`` gives ``(col_ptr, row_ind)``
 on the device, exactly what the host's ``graph_build.transpose`` gives (each column's rows
-increasing), so a solve on a GPU never waits for the host's transpose (47 ms of a 12M-edge graph
-on the GPU machine's 16 cores, against a few ms here).
+increasing), so a solve on a GPU never waits for the host's transpose (on an H200 and its host's
+16 cores: 8.8 ms here against 36.7 for 12M edges, 21.6 against 74.3 for 32M).
 
 It is a stable least-significant-digit radix sort of the edges, in row-major order, by column,
 8 bits a pass. Each pass is count, scan, scatter, and every thread owns a fixed run of CHUNK
@@ -11,8 +11,10 @@ edges that it walks in order. The counts table holds one count for each (digit, 
 so its exclusive scan is where each run's entries of each digit go, and runs keep their order
 within a digit. No atomics: the result is the same on every run and every device.
 
-Per-element bodies and kernels are here, beside the driver that launches them. There is no cpu
-form: the cpu target transposes on the host (solvers.graph_build), on the same data.
+The radix kernels are here, beside the driver that launches them; the prefix-sum kernels are
+gpr_lists', beside the block scan they call (the simulator gives a kernel's own module its
+per-thread ``cuda``, not another module's helpers). There is no cpu form: the cpu target transposes
+on the host (solvers.graph_build), on the same data.
 """
 from __future__ import annotations
 
