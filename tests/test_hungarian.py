@@ -270,8 +270,8 @@ print(json.dumps(out))
 
 def test_cuda_kernels_under_the_simulator(run_cudasim_shards, sweep):
     """Random instances (ties, negative, real, forbidden, rectangular) under every variant and loop:
-    200 under `make test-all`, the first 48 of the same stream under `make test`."""
-    trials = sweep(200, 48)
+    200 under `make test-all`, the first 32 of the same stream under `make test`."""
+    trials = sweep(200, 32)
     rows = []
     for output in run_cudasim_shards(SIM_CODE.replace("TRIALS", str(trials))):
         lines = output.strip().splitlines()
