@@ -32,6 +32,12 @@ settings.register_profile("default", deadline=None, suppress_health_check=[Healt
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
+def gpu_present() -> bool:
+    """Whether an NVIDIA GPU can be used here (for tests marked skipif(not gpu_present()))."""
+    from solvers.targets import cuda_available
+    return cuda_available()
+
+
 def _cudasim_child(code: str) -> subprocess.Popen:
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(ROOT))
     prelude = f"import sys; sys.path.insert(0, {str(ROOT / 'tests')!r}); import cudasim_fix\n"

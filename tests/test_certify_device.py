@@ -17,6 +17,7 @@ from solvers.certify_device import ROWS, scan_columns, slice_length
 from solvers.dual_steps import bits_of, float64_bits
 from solvers.problems import CostMatrix
 from solvers.targets import launcher_for
+from conftest import gpu_present
 
 HOSTILE_FLOATS = [0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, 5e-324, -5e-324, 2.2250738585072014e-308,
                   2.225073858507201e-308, 1.7976931348623157e308, -1.7976931348623157e308, 0.1, 2.0 ** 53 + 2]
@@ -256,12 +257,7 @@ def test_a_cpu_run_certifies_on_the_host():
     assert math.isclose(result.value, costs[rows, cols].sum(), rel_tol=1e-12)
 
 
-def _gpu() -> bool:
-    from solvers.targets import cuda_available
-    return cuda_available()
-
-
-@pytest.mark.skipif(not _gpu(), reason="needs an NVIDIA GPU")
+@pytest.mark.skipif(not gpu_present(), reason="needs an NVIDIA GPU")
 def test_on_a_gpu_the_kernels_match_the_host_and_catch_a_tampered_copy():
     from numba import cuda
     from scipy.optimize import linear_sum_assignment

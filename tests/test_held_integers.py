@@ -16,6 +16,7 @@ from solvers import certify as cm
 from solvers import certify_device
 from solvers.errors import InputError
 from solvers.problems import LARGE_MATRIX_ENTRIES, CostMatrix
+from conftest import gpu_present
 
 SIDE = 520  # 520^2 entries: past LARGE_MATRIX_ENTRIES, where a matrix is checked by the compiled pass
 assert SIDE * SIDE >= LARGE_MATRIX_ENTRIES
@@ -187,12 +188,7 @@ def test_in_memory_detaches_a_problem_from_its_mapped_file(tmp_path, monkeypatch
     assert small.in_memory() is small
 
 
-def _gpu() -> bool:
-    from solvers.targets import cuda_available
-    return cuda_available()
-
-
-@pytest.mark.skipif(not _gpu(), reason="needs an NVIDIA GPU (solvers.targets.cuda_available)")
+@pytest.mark.skipif(not gpu_present(), reason="needs an NVIDIA GPU (solvers.targets.cuda_available)")
 @pytest.mark.parametrize("dtype, shape, high", [(np.int64, (1100, 1100), 11_000), (np.int32, (700, 2100), 21_000),
                                                 (np.int64, (2100, 700), 2 ** 30), (np.int64, (1024, 1024), 2 ** 52)])
 def test_on_a_gpu_held_integers_go_up_as_they_are_and_the_answer_is_certified_there(dtype, shape, high):
@@ -308,7 +304,7 @@ def test_under_the_simulator_hungarian_checks_held_integers_in_its_upload(run_cu
     assert "\n" not in message and got["kept on the device"] == 0
 
 
-@pytest.mark.skipif(not _gpu(), reason="needs an NVIDIA GPU (solvers.targets.cuda_available)")
+@pytest.mark.skipif(not gpu_present(), reason="needs an NVIDIA GPU (solvers.targets.cuda_available)")
 @pytest.mark.parametrize("dtype, shape, high", [(np.int64, (1100, 1300), 11_000), (np.int32, (2100, 700), 21_000),
                                                 (np.int64, (1024, 1100), 2 ** 30)])
 def test_on_a_gpu_solve_checks_numpy_integers_in_the_upload(dtype, shape, high):

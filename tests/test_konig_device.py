@@ -13,6 +13,7 @@ from scipy.sparse.csgraph import maximum_bipartite_matching
 from solvers import konig, konig_device
 from solvers.problems import BipartiteGraph
 from solvers.targets import launcher_for
+from conftest import gpu_present
 
 
 def random_case(seed: int):
@@ -170,12 +171,7 @@ def test_under_the_simulator_the_certificate_runs_on_the_gpus_copy_and_falls_bac
     assert run_cudasim(SIMULATED).strip().endswith("ok")
 
 
-def _gpu() -> bool:
-    from solvers.targets import cuda_available
-    return cuda_available()
-
-
-@pytest.mark.skipif(not _gpu(), reason="needs an NVIDIA GPU")
+@pytest.mark.skipif(not gpu_present(), reason="needs an NVIDIA GPU")
 def test_on_a_gpu_a_large_matching_is_certified_on_the_gpus_copy_as_on_the_host():
     import solvers
     from solvers import certify as cm

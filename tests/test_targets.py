@@ -11,6 +11,7 @@ from numba import njit, prange
 from solvers.errors import BackendUnavailable
 from solvers.targets import LAUNCHERS, Kernel, Launcher, grid_for, launcher_for
 from solvers.targets.kernel import COOPERATIVE, EACH, MATRIX
+from conftest import gpu_present
 
 
 @njit(parallel=True)
@@ -111,15 +112,7 @@ def test_the_cooperative_block_count_is_kept_apart_wherever_numba_would_compile_
     assert _type_key(base) == _type_key(np.ones((9, 2)))  # shapes alone compile nothing new
 
 
-def _gpu() -> bool:
-    try:
-        from numba import cuda
-        return cuda.is_available()
-    except Exception:
-        return False
-
-
-@pytest.mark.skipif(not _gpu(), reason="needs an NVIDIA GPU")
+@pytest.mark.skipif(not gpu_present(), reason="needs an NVIDIA GPU")
 def test_on_a_gpu_full_sets_every_value_on_the_device_as_numpy_would():
     """A memset where the value's bytes are all the same, the fill kernel otherwise (1, inf, a
     sentinel): every element, every type the solvers ask for, and sizes around a block's edge."""

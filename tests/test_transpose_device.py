@@ -11,6 +11,7 @@ import pytest
 
 from solvers import graph_build
 from solvers.problems import BipartiteGraph, _columns_of
+from conftest import gpu_present
 
 SIMULATED = """
     import numpy as np
@@ -103,15 +104,7 @@ def test_the_host_builds_the_column_lists_once_when_asked():
     np.testing.assert_array_equal(graph.row_ind, want_ind)
 
 
-def _gpu() -> bool:
-    try:
-        from numba import cuda
-        return cuda.is_available()
-    except Exception:
-        return False
-
-
-@pytest.mark.skipif(not _gpu(), reason="needs an NVIDIA GPU")
+@pytest.mark.skipif(not gpu_present(), reason="needs an NVIDIA GPU")
 def test_on_a_gpu_a_skewed_graph_transposes_as_on_the_host():
     from solvers.matching import transpose_device as T
     from solvers.targets import launcher_for
