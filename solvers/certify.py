@@ -45,7 +45,7 @@ from .exact_settle import candidate_pairs, cheaper_by
 from .near_ties import CAP as NEAR_CAP, collect_near_tight, cost_step, room_for_another
 from .exact import float_sum, float_sum_up, int_sum
 from .problems import BipartiteGraph, CostMatrix, EuclideanCosts, FlowNetwork, SparseCosts, writeable_alias
-from .result import Certificate, Solution
+from .result import Certificate, Solution, Witness
 
 INT64_MAX = int(np.iinfo(np.int64).max)
 ROUNDING = 16  # float rounding allowances: ROUNDING * epsilon * the magnitudes summed (see below)
@@ -62,7 +62,8 @@ def certify(problem, solution: Solution) -> Certificate:
     if isinstance(problem, BipartiteGraph):
         if solution.row_match is None:
             return Certificate("konig-cover", False, False, details="the solution holds no matching")
-        cert = certify_matching(problem, solution.row_match, solution.col_match, solution.device_graph)
+        cert = certify_matching(problem, solution.row_match, solution.col_match, solution.device_graph,
+                                solution.device_matching)
     elif isinstance(problem, FlowNetwork):
         if solution.flow is None:
             return Certificate("min-cut", False, False, details="the solution holds no per-edge flow")
@@ -155,20 +156,25 @@ def _check_mates(row_match: np.ndarray, col_match, n_cols: int) -> tuple[np.ndar
 # ---------------------------------------------------------------------------------------------
 # matching: König cover
 
-def certify_matching(graph: BipartiteGraph, row_match, col_match=None, device_graph=None) -> Certificate:
+def certify_matching(graph: BipartiteGraph, row_match, col_match=None, device_graph=None,
+                     device_matching=None) -> Certificate:
     """Valid: every pair an edge, each row/col used once, row_match/col_match consistent.
     Maximum: a König vertex cover of size |M| covering every edge.
 
     ``device_graph``: a GPU solver's device copy (row_ptr, col_ind) of the graph's rows' lists
-    (Solution.device_graph): for a large graph the passes then run there (solvers.konig_device),
-    after checking that it still holds the graph; any fault found there is named by the host's.
+    (Solution.device_graph), and ``device_matching`` its copy of the matching handed back (optional:
+    the host's is uploaded without it): for a large graph the passes then run there
+    (solvers.konig_device), after checking that both still hold the graph and the host's answer;
+    any fault found there is named by the host's.
 
-    witness: value = |M|, cover_rows / cover_cols = sorted indices of the cover's rows / columns."""
+    witness: value = |M|, cover_rows / cover_cols = sorted indices of the cover's rows / columns
+    (listed from the reached sets when first read: the check counts them)."""
     kind = "konig-cover"
-    reached, note = _reach_on_gpu(graph, row_match, col_match, device_graph)
+    reached, note = _reach_on_gpu(graph, row_match, col_match, device_graph, device_matching)
     if reached is not None:
-        rows, mates = row_match, col_match
+        rows = row_match
         row_seen, col_seen, free_col = reached.row_seen, reached.col_seen, reached.free_col
+        size, cover_size = reached.matched, reached.cover_size
         # the GPU's pass checked the cover there: only an edge it found uncovered is looked up, to name it
         r, c = konig.first_uncovered_edge(graph, ~row_seen, col_seen) if reached.uncovered_row >= 0 else (-1, -1)
     else:
@@ -189,11 +195,10 @@ def certify_matching(graph: BipartiteGraph, row_match, col_match=None, device_gr
         free_reached_at = np.flatnonzero(col_seen & (mates < 0))
         free_col = int(free_reached_at[0]) if free_reached_at.size else -1
         r, c = konig.first_uncovered_edge(graph, ~row_seen, col_seen)  # the proof checked, not trusted
-    size = int(np.count_nonzero(rows >= 0))
-    cover_rows = konig.indices_where(row_seen, False)
-    cover_cols = konig.indices_where(col_seen, True)
-    cover_size = cover_rows.size + cover_cols.size
-    witness = {"value": size, "cover_rows": cover_rows, "cover_cols": cover_cols}
+        size = int(np.count_nonzero(rows >= 0))
+        cover_size = graph.n_rows - int(np.count_nonzero(row_seen)) + int(np.count_nonzero(col_seen))
+    witness = Witness({"value": size}, {"cover_rows": lambda: konig.indices_where(row_seen, False),
+                                        "cover_cols": lambda: konig.indices_where(col_seen, True)})
     suffix = f"; {note}" if note else ""
     if r >= 0:
         return Certificate(kind, True, False, math.inf, details=f"internal error: cover misses edge ({r}, {c})",
@@ -211,7 +216,7 @@ def certify_matching(graph: BipartiteGraph, row_match, col_match=None, device_gr
 DEVICE_MIN_EDGES = 1 << 20  # from here a matching is checked on its solver's GPU copy of the graph, if it left one
 
 
-def _reach_on_gpu(graph, row_match, col_match, device_graph):
+def _reach_on_gpu(graph, row_match, col_match, device_graph, device_matching=None):
     """(konig_device.Reach, note) from the solver's device copy of the graph, or (None, note): the
     note says where the passes ran and, when not on the GPU though a copy was there, why."""
     if device_graph is None or graph.n_edges < DEVICE_MIN_EDGES:
@@ -224,7 +229,8 @@ def _reach_on_gpu(graph, row_match, col_match, device_graph):
     from .konig_device import reach_on_device
     from .targets import launcher_for
     try:
-        reached, why = reach_on_device(launcher_for(device_backend()), device_graph, graph, row_match, col_match)
+        reached, why = reach_on_device(launcher_for(device_backend()), device_graph, graph, row_match, col_match,
+                                       device_matching)
     except Exception as exc:  # a device fault or a missing toolkit: the host still certifies
         reached, why = None, f"the check on the GPU failed ({type(exc).__name__}: {exc})"
     if reached is None:

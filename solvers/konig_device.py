@@ -1,29 +1,33 @@
-"""The matching certificate's passes (solvers.konig) run where a GPU solver left the graph: on its
-device copy of the rows' lists.
+"""The matching certificate's passes (solvers.konig) run where a GPU solver left the graph and its
+answer: on its device copies of the rows' lists and of the matching.
 
-A matching solved on a GPU leaves the graph in device memory; on the host the certificate's passes
-(the partners, the alternating search, the cover) were most of a large solve's host time (60 ms of
-a 3M-row graph's 160 ms end to end). Here each pass is a launch over the rows or columns:
-  * ROWS: every row's share of the graph's checksum, and whether its partner is in range, names it
-    back and is one of its (sorted) neighbours; the free rows start the search at level 0;
-  * COLUMNS: every column's partner is in range and names it back;
+A matching solved on a GPU leaves the graph and the matching in device memory; on the host the
+certificate's passes (the partners, the alternating search, the cover) were most of a large solve's
+host time (60 ms of a 3M-row graph's 160 ms end to end). Here each pass is a launch over the rows or
+columns, all queued at once (the host computes its checksums while they run):
+  * ROWS: every row's share of the checksum (its lists and its partner), and whether its partner is
+    in range, names it back and is one of its (sorted) neighbours; the free rows start the search at
+    level 0;
+  * COLUMNS: every column's share of the checksum (its partner), and whether that partner is in
+    range and names it back;
   * LEVELS, one cooperative launch: level by level, the rows of the level reach their unreached
     columns, and the columns' mates (unreached rows) join the next level, until a level adds none;
   * COVER_ROWS / COVER_COLUMNS: the first reached row with an edge to an unreached column (the
-    unreached rows and the reached columns, a König cover, must cover every edge), and the first
-    free column reached (the end of an augmenting path).
+    unreached rows and the reached columns, a König cover, must cover every edge), the first free
+    column reached (the end of an augmenting path), the cover's rows and columns counted, and each
+    row's "reached" flag as one byte for the host.
 The reductions are per block (one partial per block: a wrapping sum, a least index), finished on
 the host.
 
-Independent of the solvers: nothing here imports solver code, and the device copy is not trusted. A
-solver ran on the same arrays and could have overwritten them, so ROWS recomputes the graph's
-checksum over them (a wrapping sum of each value mixed with its position by splitmix64's finaliser,
-the row offsets after the column indices: ``mixed_term``) and the caller compares it with the host
-graph's before anything else is read there; every index read on the device is bounds-checked first,
-so a damaged copy ends as a mismatch or a fault, never as a read out of bounds. The matching checked
-is the host's (uploaded), not the solver's device copy. On anything unexpected the caller certifies
-on the host and says why. The cpu loops (the same arguments) let a test run every pass on host
-arrays.
+Independent of the solvers: nothing here imports solver code, and the device copies are not
+trusted. A solver ran on them and could have changed them, so ROWS and COLUMNS recompute their
+checksum (a wrapping sum of each value mixed with its position by splitmix64's finaliser:
+``mixed_term``; the column indices, then the row offsets, then the rows' partners, then the columns'
+partners) and the caller compares it with the same sum over the host's graph and the host's
+matching (the answer handed back) before it trusts anything read there. The later passes run
+before that comparison, so every index they read is bounds-checked first: a damaged copy ends as a
+mismatch, never as a read out of bounds. On anything unexpected the caller certifies on the host and
+says why. The cpu loops (the same arguments) let a test run every pass on host arrays.
 """
 from __future__ import annotations
 
@@ -51,15 +55,25 @@ def row_span_ok(row_ptr, n_edges, r) -> bool:
 
 
 @register_jitable
-def row_share(row_ptr, col_ind, n_edges, r):
-    """Row r's share of the graph's checksum: its column indices at their positions, then its end
-    offset after the n_edges positions of the indices (row 0 also its start)."""
+def row_share(row_ptr, col_ind, row_match, n_edges, r):
+    """Row r's share of the rows' checksum: its column indices at their positions, then its end
+    offset after the n_edges positions of the indices (row 0 also its start), then its partner
+    after the n_rows + 1 offsets. The partner is read as int64 whatever its width, so a solver's
+    int32 copy sums as the host's int64 answer does."""
+    n_rows = row_match.size
     s = mixed_term(row_ptr[r + 1], n_edges + r + 1)
+    s += mixed_term(np.int64(row_match[r]), n_edges + n_rows + 1 + r)
     if r == 0:
         s += mixed_term(row_ptr[0], n_edges)
     for k in range(row_ptr[r], row_ptr[r + 1]):
         s += mixed_term(col_ind[k], k)
     return s
+
+
+@register_jitable
+def column_share(col_match, c):
+    """Column c's share of the columns' checksum (a sum of its own): its partner at position c."""
+    return mixed_term(np.int64(col_match[c]), c)
 
 
 @register_jitable
@@ -82,10 +96,13 @@ def column_fault(row_match, col_match, n_rows, c) -> bool:
 @register_jitable
 def visit_row(row_ptr, col_ind, col_match, row_level, col_seen, n_cols, level, r) -> int:
     """Row r, when it is on ``level``, reaches its unreached columns and puts their unreached mates
-    on the next level; 1 when it put one there, 2 on a column index out of range. Two rows may
-    reach one column at once: both then set the same flags to the same values."""
+    on the next level; 1 when it put one there, 2 on an offset, column or mate out of range (the
+    copies are not yet checked when this runs). Two rows may reach one column at once: both then
+    set the same flags to the same values."""
     if row_level[r] != level:
         return 0
+    if not row_span_ok(row_ptr, col_ind.size, r):
+        return 2
     grew = 0
     for k in range(row_ptr[r], row_ptr[r + 1]):
         c = col_ind[k]
@@ -94,6 +111,8 @@ def visit_row(row_ptr, col_ind, col_match, row_level, col_seen, n_cols, level, r
         if col_seen[c] == 0:
             col_seen[c] = 1
             mate = col_match[c]
+            if mate >= row_level.size:
+                return 2
             if mate >= 0 and row_level[mate] < 0:
                 row_level[mate] = level + 1
                 grew = 1
@@ -102,9 +121,12 @@ def visit_row(row_ptr, col_ind, col_match, row_level, col_seen, n_cols, level, r
 
 @register_jitable
 def uncovered(row_ptr, col_ind, row_level, col_seen, n_cols, r) -> bool:
-    """A reached row (not in the cover) with an edge to an unreached column (not in it either)."""
+    """A reached row (not in the cover) with an edge to an unreached column (not in it either); a
+    row whose offsets are out of range counts as one (its copy fails the checksum anyway)."""
     if row_level[r] < 0:
         return False
+    if not row_span_ok(row_ptr, col_ind.size, r):
+        return True
     for k in range(row_ptr[r], row_ptr[r + 1]):
         c = col_ind[k]
         if c < 0 or c >= n_cols or col_seen[c] == 0:
@@ -153,7 +175,7 @@ def rows_cpu(row_ptr, col_ind, row_match, col_match, row_level, n_cols, sums, le
         if not row_span_ok(row_ptr, n_edges, r):
             least = min(least, r)
         else:
-            total += row_share(row_ptr, col_ind, n_edges, r)
+            total += row_share(row_ptr, col_ind, row_match, n_edges, r)
             if row_fault(row_ptr, col_ind, row_match, col_match, n_cols, r):
                 least = min(least, r)
     sums[0], leasts[0] = total, least
@@ -170,7 +192,7 @@ def rows_cuda(row_ptr, col_ind, row_match, col_match, row_level, n_cols, sums, l
         if not row_span_ok(row_ptr, n_edges, r):
             least = r
         else:
-            total = row_share(row_ptr, col_ind, n_edges, r)
+            total = row_share(row_ptr, col_ind, row_match, n_edges, r)
             if row_fault(row_ptr, col_ind, row_match, col_match, n_cols, r):
                 least = r
     block_out(total, least, sums, leasts)
@@ -181,23 +203,27 @@ ROWS = Kernel("konig_rows", rows_cpu, rows_cuda, EACH)
 
 @njit(cache=True)
 def columns_cpu(row_match, col_match, col_seen, sums, leasts):
+    total = np.uint64(0)
     least = NONE
     for c in range(col_match.size):
         col_seen[c] = 0
+        total += column_share(col_match, c)
         if column_fault(row_match, col_match, row_match.size, c):
             least = min(least, c)
-    leasts[0] = least
+    sums[0], leasts[0] = total, least
 
 
 @cuda_kernel
 def columns_cuda(row_match, col_match, col_seen, sums, leasts):
     c = cuda.grid(1)
+    total = np.uint64(0)
     least = NONE
     if c < col_match.size:
         col_seen[c] = 0
+        total = column_share(col_match, c)
         if column_fault(row_match, col_match, row_match.size, c):
             least = c
-    block_out(np.uint64(0), least, sums, leasts)
+    block_out(total, least, sums, leasts)
 
 
 COLUMNS = Kernel("konig_columns", columns_cpu, columns_cuda, EACH)
@@ -247,21 +273,29 @@ LEVELS = Kernel("konig_levels", levels_cpu, levels_cuda, COOPERATIVE, tiles=THRE
 
 
 @njit(cache=True)
-def cover_rows_cpu(row_ptr, col_ind, row_level, col_seen, sums, leasts):
+def cover_rows_cpu(row_ptr, col_ind, row_level, col_seen, row_seen, sums, leasts):
     least = NONE
+    in_cover = 0
     for r in range(row_level.size):
+        row_seen[r] = row_level[r] >= 0
+        in_cover += row_level[r] < 0
         if uncovered(row_ptr, col_ind, row_level, col_seen, col_seen.size, r):
             least = min(least, r)
-    leasts[0] = least
+    sums[0], leasts[0] = in_cover, least
 
 
 @cuda_kernel
-def cover_rows_cuda(row_ptr, col_ind, row_level, col_seen, sums, leasts):
+def cover_rows_cuda(row_ptr, col_ind, row_level, col_seen, row_seen, sums, leasts):
+    """The first uncovered row, the cover's rows (the unreached) counted, each row's flag as a byte."""
     r = cuda.grid(1)
     least = NONE
-    if r < row_level.size and uncovered(row_ptr, col_ind, row_level, col_seen, col_seen.size, r):
-        least = r
-    block_out(np.uint64(0), least, sums, leasts)
+    in_cover = np.uint64(0)
+    if r < row_level.size:
+        row_seen[r] = row_level[r] >= 0
+        in_cover = np.uint64(row_level[r] < 0)
+        if uncovered(row_ptr, col_ind, row_level, col_seen, col_seen.size, r):
+            least = r
+    block_out(in_cover, least, sums, leasts)
 
 
 COVER_ROWS = Kernel("konig_cover_rows", cover_rows_cpu, cover_rows_cuda, EACH)
@@ -270,31 +304,47 @@ COVER_ROWS = Kernel("konig_cover_rows", cover_rows_cpu, cover_rows_cuda, EACH)
 @njit(cache=True)
 def cover_columns_cpu(col_match, col_seen, sums, leasts):
     least = NONE
+    in_cover = 0
     for c in range(col_seen.size):
+        in_cover += col_seen[c] != 0
         if col_seen[c] != 0 and col_match[c] < 0:
             least = min(least, c)
-    leasts[0] = least
+    sums[0], leasts[0] = in_cover, least
 
 
 @cuda_kernel
 def cover_columns_cuda(col_match, col_seen, sums, leasts):
+    """The first free column reached, the cover's columns (the reached) counted."""
     c = cuda.grid(1)
     least = NONE
-    if c < col_seen.size and col_seen[c] != 0 and col_match[c] < 0:
-        least = c
-    block_out(np.uint64(0), least, sums, leasts)
+    in_cover = np.uint64(0)
+    if c < col_seen.size:
+        in_cover = np.uint64(col_seen[c] != 0)
+        if col_seen[c] != 0 and col_match[c] < 0:
+            least = c
+    block_out(in_cover, least, sums, leasts)
 
 
 COVER_COLUMNS = Kernel("konig_cover_columns", cover_columns_cpu, cover_columns_cuda, EACH)
 
 
 @njit(cache=True, parallel=True)
-def graph_checksum_cpu(row_ptr, col_ind):
-    """The host graph's checksum, as ROWS sums it over a device copy."""
+def rows_checksum_cpu(row_ptr, col_ind, row_match):
+    """(the rows' checksum as ROWS sums it over the device copies, the matched rows counted)."""
     n_edges = col_ind.size
     total = np.uint64(0)
+    matched = 0
     for r in prange(row_ptr.size - 1):
-        total += row_share(row_ptr, col_ind, n_edges, r)
+        total += row_share(row_ptr, col_ind, row_match, n_edges, r)
+        matched += row_match[r] >= 0
+    return total, matched
+
+
+@njit(cache=True, parallel=True)
+def columns_checksum_cpu(col_match):
+    total = np.uint64(0)
+    for c in prange(col_match.size):
+        total += column_share(col_match, c)
     return total
 
 
@@ -304,16 +354,13 @@ def graph_checksum_cpu(row_ptr, col_ind):
 class Reach:
     """What the device passes found: ``row_seen`` / ``col_seen`` (bool, host), ``free_col`` (the
     first free column reached, -1 when none), ``uncovered_row`` (-1 when the cover covers every
-    edge), ``levels`` (the deepest level a row was put on)."""
+    edge), ``levels`` (the deepest level a row was put on), ``cover_size`` (the unreached rows and
+    the reached columns, counted on the device) and ``matched`` (the host matching's pairs)."""
 
-    def __init__(self, row_seen, col_seen, free_col, uncovered_row, levels):
+    def __init__(self, row_seen, col_seen, free_col, uncovered_row, levels, cover_size, matched):
         self.row_seen, self.col_seen = row_seen, col_seen
         self.free_col, self.uncovered_row, self.levels = free_col, uncovered_row, levels
-
-
-def graph_checksum(graph) -> int:
-    """The checksum of the graph's rows' lists as ROWS computes it over a device copy."""
-    return int(graph_checksum_cpu(graph.row_ptr, graph.col_ind))
+        self.cover_size, self.matched = cover_size, matched
 
 
 def _partials(launcher, kernel, size):
@@ -322,53 +369,72 @@ def _partials(launcher, kernel, size):
     return launcher.zeros(blocks, np.uint64), launcher.full(blocks, NONE, np.int64)
 
 
-def _least(launcher, partials) -> int:
-    return int(launcher.read(partials[1]).min())
+def _finish(launcher, partials) -> tuple[int, int]:
+    """(the wrapping sum, the least) of a kernel's per-block partials."""
+    return int(launcher.read(partials[0]).sum(dtype=np.uint64)), int(launcher.read(partials[1]).min())
 
 
-def reach_on_device(launcher, device_graph, graph, row_match, col_match):
+def _matching_copy(launcher, device_matching, row_match, col_match):
+    """The solver's device copy of the matching when it has the right sizes (its checksum is
+    compared with the host's answer's like the graph's), else the host's answer uploaded."""
+    if device_matching is not None:
+        rows, cols = device_matching
+        if tuple(rows.shape) == row_match.shape and tuple(cols.shape) == col_match.shape:
+            return rows, cols
+    return launcher.upload(row_match, np.int64), launcher.upload(col_match, np.int64)
+
+
+def reach_on_device(launcher, device_graph, graph, row_match, col_match, device_matching=None):
     """(Reach, "") from the device copy ``device_graph`` = (row_ptr, col_ind) of ``graph``'s rows'
-    lists and the host's row_match / col_match (int64, uploaded here); or (None, why not): the copy's
-    shape or checksum does not match the graph, a partner check fails (the host then names the
-    fault), or the launch fails."""
+    lists and ``device_matching`` = (row_match, col_match), a device copy of the host's answer
+    ``row_match`` / ``col_match`` (int64; uploaded here when no copy is given); or (None, why not):
+    a copy's shape or checksum does not match the host's, a partner check fails (the host then
+    names the fault), or the launch fails. Every pass is queued before the host sums its side."""
     n_rows, n_cols = graph.shape
     row_ptr, col_ind = device_graph
     if tuple(row_ptr.shape) != (n_rows + 1,) or tuple(col_ind.shape) != (graph.n_edges,):
         return None, "the GPU's copy of the graph has other sizes than the graph"
-    rows_match = launcher.upload(row_match, np.int64)
-    cols_match = launcher.upload(col_match, np.int64)
+    rows_match, cols_match = _matching_copy(launcher, device_matching, row_match, col_match)
     row_level = launcher.empty(max(n_rows, 1), np.int32)
+    row_seen = launcher.empty(max(n_rows, 1), np.uint8)
     col_seen = launcher.empty(max(n_cols, 1), np.uint8)
     row_parts, col_parts = _partials(launcher, ROWS, n_rows), _partials(launcher, COLUMNS, n_cols)
+    stamps = launcher.zeros(2, np.int64)
+    cover_parts, column_parts = _partials(launcher, COVER_ROWS, n_rows), _partials(launcher, COVER_COLUMNS, n_cols)
     launcher.launch(ROWS, n_rows, row_ptr, col_ind, rows_match, cols_match, row_level, n_cols, *row_parts)
     launcher.launch(COLUMNS, n_cols, rows_match, cols_match, col_seen, *col_parts)
-    expected = graph_checksum(graph)  # on the host while the GPU runs the first passes
-    if int(launcher.read(row_parts[0]).sum(dtype=np.uint64)) != expected:
-        return None, "the GPU's copy of the graph no longer matches the graph (checksum)"
-    if _least(launcher, row_parts) != NONE or _least(launcher, col_parts) != NONE:
-        return None, "a partner check failed on the GPU"
-    stamps = launcher.zeros(2, np.int64)
     launcher.launch(LEVELS, n_rows, row_ptr, col_ind, cols_match, row_level, col_seen, n_rows + 1, stamps)
+    launcher.launch(COVER_ROWS, n_rows, row_ptr, col_ind, row_level, col_seen, row_seen, *cover_parts)
+    launcher.launch(COVER_COLUMNS, n_cols, cols_match, col_seen, *column_parts)
+    # on the host while the GPU runs the passes
+    rows_expected, matched = rows_checksum_cpu(graph.row_ptr, graph.col_ind, row_match)
+    cols_expected = columns_checksum_cpu(col_match)
+    (rows_sum, row_fault_at), (cols_sum, col_fault_at) = _finish(launcher, row_parts), _finish(launcher, col_parts)
+    if rows_sum != int(rows_expected) or cols_sum != int(cols_expected):
+        return None, "the GPU's copy of the graph or of the matching no longer matches the host's (checksum)"
+    if row_fault_at != NONE or col_fault_at != NONE:
+        return None, "a partner check failed on the GPU"
     levels, fault = (int(x) for x in launcher.read(stamps))
     if fault:
-        return None, "a column index out of range on the GPU's copy of the graph"
-    cover_parts, column_parts = _partials(launcher, COVER_ROWS, n_rows), _partials(launcher, COVER_COLUMNS, n_cols)
-    launcher.launch(COVER_ROWS, n_rows, row_ptr, col_ind, row_level, col_seen, *cover_parts)
-    launcher.launch(COVER_COLUMNS, n_cols, cols_match, col_seen, *column_parts)
-    uncovered_row, free_col = _least(launcher, cover_parts), _least(launcher, column_parts)
-    row_seen = launcher.read(row_level)[:n_rows] >= 0
-    seen_cols = launcher.read(col_seen)[:n_cols] != 0
-    return Reach(row_seen, seen_cols, -1 if free_col == NONE else free_col,
-                 -1 if uncovered_row == NONE else uncovered_row, levels), ""
+        return None, "an index out of range on the GPU's copy of the graph"
+    (rows_in_cover, uncovered_row), (cols_in_cover, free_col) = _finish(launcher, cover_parts), _finish(launcher, column_parts)
+    reached_rows = launcher.read(row_seen)[:n_rows].view(np.bool_)
+    reached_cols = launcher.read(col_seen)[:n_cols].view(np.bool_)
+    return Reach(reached_rows, reached_cols, -1 if free_col == NONE else free_col,
+                 -1 if uncovered_row == NONE else uncovered_row, levels,
+                 rows_in_cover + cols_in_cover, int(matched)), ""
 
 
 def warm_up(backend: str) -> None:
     """Compile (or load) every pass for the index types a GPU solver keeps (int64 offsets, int32
-    columns); small graphs never reach them."""
+    columns and partners) and for a host answer uploaded (int64 partners); small graphs never reach
+    them."""
     from .problems import BipartiteGraph
     from .targets import launcher_for
     launcher = launcher_for(backend)
     graph = BipartiteGraph.from_edges(np.array([0, 1]), np.array([1, 0]), 2, 2)
     device_graph = (launcher.upload(graph.row_ptr, np.int64), launcher.upload(graph.col_ind, np.int32))
-    reach_on_device(launcher, device_graph, graph, np.array([1, -1]), np.array([-1, 0]))
-    graph_checksum_cpu(graph.row_ptr, graph.col_ind)
+    row_match, col_match = np.array([1, -1]), np.array([-1, 0])
+    reach_on_device(launcher, device_graph, graph, row_match, col_match)
+    solver_copy = (launcher.upload(row_match, np.int32), launcher.upload(col_match, np.int32))
+    reach_on_device(launcher, device_graph, graph, row_match, col_match, solver_copy)

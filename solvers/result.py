@@ -1,6 +1,8 @@
 """What a solve returns: the solution, its value, how it ran, and an independent certificate."""
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -8,6 +10,40 @@ import numpy as np
 
 if TYPE_CHECKING:
     from .problems import PointSeries
+
+
+class Witness(Mapping):
+    """A certificate's witness whose large listings are made when first read: ``fixed`` entries as
+    given, and each ``listed`` entry (a function of nothing) called once, on the first read of its
+    key (a König cover's row and column indices: a pass over each side of a graph that the check
+    itself does not need, 7 ms on a 3M-row graph). Pickled (to another process) with every entry
+    made."""
+
+    def __init__(self, fixed: dict, listed: dict[str, Callable[[], object]]):
+        self._values = dict(fixed)
+        self._pending = {k: v for k, v in listed.items() if k not in self._values}
+        self._lock = threading.Lock()
+
+    def __getitem__(self, key):
+        with self._lock:
+            make = self._pending.pop(key, None)
+            if make is not None:
+                self._values[key] = make()
+        return self._values[key]
+
+    def __iter__(self):
+        with self._lock:
+            return iter([*self._values, *self._pending])
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._values) + len(self._pending)
+
+    def __reduce__(self):
+        return Witness, ({key: self[key] for key in self}, {})
+
+    def __repr__(self) -> str:
+        return f"Witness({sorted(self)})"
 
 
 @dataclass(frozen=True)
@@ -34,7 +70,7 @@ class Certificate:
     gap: float = 0.0
     tolerance: float = 0.0
     details: str = ""
-    witness: dict = field(default_factory=dict)
+    witness: Mapping = field(default_factory=dict)
     bound: float = 0.0
     reason: str = ""
 
@@ -148,6 +184,9 @@ class Solution:
     # a GPU matching solver's device copy (row_ptr, col_ind) of the graph's rows' lists: the
     # certificate's passes run there, after checking that it still holds the graph (solvers.konig_device)
     device_graph: object = None
+    # and its device copy (row_match, col_match) of the matching it handed back: the certificate's
+    # passes read it there, after checking that it still holds the host's answer
+    device_matching: object = None
     # the solve ran on a GPU: checks that can run there do (the point certificate's pair scan
     # uploads its own copy of the points; nothing of the solver's is read there)
     on_gpu: bool = False

@@ -96,6 +96,26 @@ def test_matching_certified_with_cover():
     assert len(cert.witness["cover_rows"]) + len(cert.witness["cover_cols"]) == 3
 
 
+def test_a_matching_cover_is_listed_when_first_read_and_whole_when_pickled():
+    """The cover's indices are listed on first read (the check only counts them), the same every
+    read and from every thread, and a certificate sent to another process carries them."""
+    import pickle
+    from concurrent.futures import ThreadPoolExecutor
+    cert = cm.certify_matching(SMALL, [1, 0, 2], [1, 0, 2])
+    assert sorted(cert.witness) == ["cover_cols", "cover_rows", "value"] and len(cert.witness) == 3
+    with ThreadPoolExecutor(4) as pool:
+        listed = list(pool.map(lambda key: cert.witness[key], ["cover_rows", "cover_cols"] * 8))
+    rows, cols = listed[0], listed[1]
+    assert all(a is rows for a in listed[0::2]) and all(a is cols for a in listed[1::2])
+    assert rows.size + cols.size == 3
+    fresh = cm.certify_matching(SMALL, [1, 0, 2], [1, 0, 2]).witness
+    copied = pickle.loads(pickle.dumps(fresh))
+    assert dict(copied).keys() == {"value", "cover_rows", "cover_cols"} and copied["value"] == 3
+    np.testing.assert_array_equal(copied["cover_rows"], rows)
+    np.testing.assert_array_equal(copied["cover_cols"], cols)
+    assert "cover_rows" in fresh and "u" not in fresh and fresh.get("u") is None
+
+
 def test_non_maximum_matching_is_valid_not_optimal():
     cert = cm.certify_matching(SMALL, [0, -1, 2])  # row 1 -> col 0 -> row 0 -> col 1 augments
     assert cert.valid and not cert.optimal

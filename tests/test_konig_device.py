@@ -39,14 +39,54 @@ def device_copy(launcher, graph, col_ind=None, row_ptr=None):
 def test_the_device_passes_reach_what_the_host_reaches(seed):
     graph, row_match, col_match = random_case(seed)
     launcher = launcher_for("cpu")
-    reach, why = konig_device.reach_on_device(launcher, device_copy(launcher, graph), graph, row_match, col_match)
-    assert reach is not None, why
-    row_seen, col_seen = konig.reach(graph, row_match, col_match)
-    np.testing.assert_array_equal(reach.row_seen, row_seen)
-    np.testing.assert_array_equal(reach.col_seen, col_seen)
-    free = np.flatnonzero(col_seen & (col_match < 0))
-    assert reach.free_col == (int(free[0]) if free.size else -1)
-    assert reach.uncovered_row == -1  # a König cover always covers
+    # the host's answer uploaded, and a solver's own int32 copy of it (G-PR keeps its matching so)
+    for solver_copy in (None, (row_match.astype(np.int32), col_match.astype(np.int32))):
+        reach, why = konig_device.reach_on_device(launcher, device_copy(launcher, graph), graph, row_match,
+                                                  col_match, solver_copy)
+        assert reach is not None, why
+        row_seen, col_seen = konig.reach(graph, row_match, col_match)
+        np.testing.assert_array_equal(reach.row_seen, row_seen)
+        np.testing.assert_array_equal(reach.col_seen, col_seen)
+        free = np.flatnonzero(col_seen & (col_match < 0))
+        assert reach.free_col == (int(free[0]) if free.size else -1)
+        assert reach.uncovered_row == -1  # a König cover always covers
+        assert reach.matched == np.count_nonzero(row_match >= 0)
+        assert reach.cover_size == np.count_nonzero(~row_seen) + np.count_nonzero(col_seen)
+
+
+def test_a_solver_copy_of_the_matching_that_differs_from_the_answer_is_refused_by_its_checksum():
+    """The passes read the solver's device copy of the matching, not the answer handed back: a copy
+    that differs in one partner (a pair dropped, moved, or the two sides swapped) never certifies."""
+    launcher = launcher_for("cpu")
+    tried = 0
+    for seed in range(30):
+        graph, row_match, col_match = random_case(seed)
+        matched = np.flatnonzero(row_match >= 0)
+        if matched.size == 0:
+            continue
+        tried += 1
+        r = int(matched[0])
+        dropped = row_match.astype(np.int32)
+        dropped[r] = -1
+        unmatched_col = col_match.astype(np.int32)
+        unmatched_col[row_match[r]] = -1
+        for copy in ((dropped, col_match.astype(np.int32)), (row_match.astype(np.int32), unmatched_col),
+                     (dropped, unmatched_col)):
+            reach, why = konig_device.reach_on_device(launcher, device_copy(launcher, graph), graph, row_match,
+                                                      col_match, copy)
+            assert reach is None and "checksum" in why, (seed, why)
+    assert tried >= 20
+
+
+def test_a_wild_mate_on_an_unchecked_copy_is_never_followed():
+    """The search runs before the host has compared the checksums: a column whose mate is past the
+    rows stops it with a fault instead of a write out of bounds."""
+    row_ptr, col_ind = np.array([0, 1], np.int64), np.array([0], np.int32)
+    row_level = np.array([0], np.int32)
+    stamps = np.zeros(2, np.int64)
+    launcher_for("cpu").launch(konig_device.LEVELS, 1, row_ptr, col_ind, np.array([10 ** 9], np.int64), row_level,
+                               np.zeros(1, np.uint8), 2, stamps)
+    assert stamps[1] == 1 and row_level[0] == 0
 
 
 def test_a_changed_copy_is_refused_by_its_checksum():
@@ -117,10 +157,13 @@ def test_an_uncovered_edge_is_found():
     col_seen[graph.col_ind[graph.row_ptr[r]]] = 0  # drop one of its columns from the cover
     row_level = np.where(row_seen, 0, -1).astype(np.int32)
     parts = (np.zeros(1, np.uint64), np.full(1, konig_device.NONE, np.int64))
+    flags = np.full(graph.n_rows, 7, np.uint8)
     launcher.launch(konig_device.COVER_ROWS, graph.n_rows, np.asarray(graph.row_ptr, np.int64),
-                    np.asarray(graph.col_ind, np.int32), row_level, col_seen, *parts)
+                    np.asarray(graph.col_ind, np.int32), row_level, col_seen, flags, *parts)
     first, _ = konig.first_uncovered_edge(graph, ~row_seen, col_seen.astype(bool))
     assert parts[1][0] == first and first <= r  # the first uncovered row, as the host's pass finds it
+    np.testing.assert_array_equal(flags, row_seen.astype(np.uint8))  # each row's flag, one byte
+    assert parts[0][0] == np.count_nonzero(~row_seen)  # the cover's rows counted
 
 
 SIMULATED = """

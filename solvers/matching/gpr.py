@@ -153,8 +153,10 @@ def run(graph: BipartiteGraph, backend: str, tel, variant: str = "shrink", gr: s
     # there as an invalid answer, never as a certified one)
     stats.update(loop.stats)
     value = int(np.count_nonzero(row_match >= 0))
+    on_device = launcher.device
     return Solution(float(value), loop.stats["loops"], row_match, col_match, stats=stats,
-                    device_graph=(device.row_ptr, device.col_ind) if launcher.device else None)
+                    device_graph=(device.row_ptr, device.col_ind) if on_device else None,
+                    device_matching=(device.mu_row, device.mu_col) if on_device else None)
 
 
 class _HostLoop:
