@@ -18,22 +18,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
-def median_ms(call, repeat: int) -> float:
-    call()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return 1e3 * statistics.median(times)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", default="uniform-3M-deg4,rmat-21-ef8")
     ap.add_argument("--repeat", type=int, default=9)
     args = ap.parse_args()
     from bench_e2e import rows_table
+    from probe_device_transpose import median_ms
 
     import solvers
     from solvers import certify as cm
