@@ -47,8 +47,7 @@ def main() -> None:
         graph, solution = caught["problem"], caught["solution"]
         rows, cols = solution.row_match, solution.col_match
         whole = median_ms(lambda: cm.certify(graph, solution), args.repeat)
-        sums = median_ms(lambda: (konig_device.rows_checksum_cpu(graph.row_ptr, graph.col_ind, rows),
-                                  konig_device.columns_checksum_cpu(cols)), args.repeat)
+        sums = median_ms(lambda: konig_device.host_checksums(graph, rows, cols), args.repeat)
         passes = median_ms(lambda: konig_device.reach_on_device(launcher, solution.device_graph, graph, rows, cols,
                                                                 solution.device_matching), args.repeat)
         uploaded = median_ms(lambda: konig_device.reach_on_device(launcher, solution.device_graph, graph, rows, cols),

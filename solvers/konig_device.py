@@ -329,23 +329,34 @@ COVER_COLUMNS = Kernel("konig_cover_columns", cover_columns_cpu, cover_columns_c
 
 
 @njit(cache=True, parallel=True)
-def rows_checksum_cpu(row_ptr, col_ind, row_match):
-    """(the rows' checksum as ROWS sums it over the device copies, the matched rows counted)."""
-    n_edges = col_ind.size
+def mixed_sum(values, first_position):
+    """The wrapping sum of mixed_term(values[k], first_position + k): a flat array's share of a
+    checksum as ROWS and COLUMNS sum it row by row (the same terms, reordered). Flat, so the
+    compiler vectorizes it: summed row by row on the host it took 13x longer (37 ms against 2.8
+    for a 3M-row graph and its matching on two cores)."""
     total = np.uint64(0)
-    matched = 0
-    for r in prange(row_ptr.size - 1):
-        total += row_share(row_ptr, col_ind, row_match, n_edges, r)
-        matched += row_match[r] >= 0
-    return total, matched
+    for k in prange(values.size):
+        total += mixed_term(np.int64(values[k]), first_position + k)
+    return total
 
 
 @njit(cache=True, parallel=True)
-def columns_checksum_cpu(col_match):
-    total = np.uint64(0)
-    for c in prange(col_match.size):
-        total += column_share(col_match, c)
-    return total
+def _count_matched(row_match):
+    matched = 0
+    for r in prange(row_match.size):
+        matched += row_match[r] >= 0
+    return matched
+
+
+def host_checksums(graph, row_match, col_match) -> tuple[int, int, int]:
+    """(the rows' checksum, the columns', the matched rows counted) over the host's graph and
+    answer, as ROWS and COLUMNS sum them over the device copies: the column indices at their
+    positions, the row offsets after them, then the rows' partners; the columns' partners at
+    their own positions."""
+    n_edges, n_rows = graph.n_edges, graph.n_rows
+    rows = (int(mixed_sum(graph.col_ind, 0)) + int(mixed_sum(graph.row_ptr, n_edges))
+            + int(mixed_sum(row_match, n_edges + n_rows + 1))) % (1 << 64)
+    return rows, int(mixed_sum(col_match, 0)), int(_count_matched(row_match))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -406,11 +417,9 @@ def reach_on_device(launcher, device_graph, graph, row_match, col_match, device_
     launcher.launch(LEVELS, n_rows, row_ptr, col_ind, cols_match, row_level, col_seen, n_rows + 1, stamps)
     launcher.launch(COVER_ROWS, n_rows, row_ptr, col_ind, row_level, col_seen, row_seen, *cover_parts)
     launcher.launch(COVER_COLUMNS, n_cols, cols_match, col_seen, *column_parts)
-    # on the host while the GPU runs the passes
-    rows_expected, matched = rows_checksum_cpu(graph.row_ptr, graph.col_ind, row_match)
-    cols_expected = columns_checksum_cpu(col_match)
+    rows_expected, cols_expected, matched = host_checksums(graph, row_match, col_match)  # while the GPU runs them
     (rows_sum, row_fault_at), (cols_sum, col_fault_at) = _finish(launcher, row_parts), _finish(launcher, col_parts)
-    if rows_sum != int(rows_expected) or cols_sum != int(cols_expected):
+    if rows_sum != rows_expected or cols_sum != cols_expected:
         return None, "the GPU's copy of the graph or of the matching no longer matches the host's (checksum)"
     if row_fault_at != NONE or col_fault_at != NONE:
         return None, "a partner check failed on the GPU"
@@ -422,7 +431,7 @@ def reach_on_device(launcher, device_graph, graph, row_match, col_match, device_
     reached_cols = launcher.read(col_seen)[:n_cols].view(np.bool_)
     return Reach(reached_rows, reached_cols, -1 if free_col == NONE else free_col,
                  -1 if uncovered_row == NONE else uncovered_row, levels,
-                 rows_in_cover + cols_in_cover, int(matched)), ""
+                 rows_in_cover + cols_in_cover, matched), ""
 
 
 def warm_up(backend: str) -> None:

@@ -13,6 +13,7 @@ from scipy.sparse.csgraph import maximum_bipartite_matching
 from solvers import konig, konig_device
 from solvers.problems import BipartiteGraph
 from solvers.targets import launcher_for
+from checksum_reference import mixed_terms
 from conftest import gpu_present
 
 
@@ -52,6 +53,27 @@ def test_the_device_passes_reach_what_the_host_reaches(seed):
         assert reach.uncovered_row == -1  # a König cover always covers
         assert reach.matched == np.count_nonzero(row_match >= 0)
         assert reach.cover_size == np.count_nonzero(~row_seen) + np.count_nonzero(col_seen)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_hosts_flat_checksums_are_numpys_sums_of_every_term(seed):
+    """host_checksums (flat passes, vectorized) against numpy's terms: the column indices at their
+    positions, the row offsets after them, the rows' partners (-1 included) after those; the
+    columns' partners at their own positions; every type the graph and the answer come in."""
+    graph, row_match, col_match = random_case(seed)
+    n_edges, n_rows = graph.n_edges, graph.n_rows
+
+    def terms(values, first):
+        return mixed_terms(np.asarray(values, np.int64).view(np.uint64), first + np.arange(len(values), dtype=np.uint64))
+
+    rows = np.concatenate([terms(graph.col_ind, 0), terms(graph.row_ptr, n_edges),
+                           terms(row_match, n_edges + n_rows + 1)]).sum(dtype=np.uint64)
+    cols = terms(col_match, 0).sum(dtype=np.uint64)
+    for index in (np.int32, np.int64):
+        copy = BipartiteGraph(n_rows, graph.n_cols, graph.row_ptr.astype(index), graph.col_ind.astype(index))
+        for match in (np.int64, np.int32):
+            got = konig_device.host_checksums(copy, row_match.astype(match), col_match.astype(match))
+            assert got == (int(rows), int(cols), int(np.count_nonzero(row_match >= 0)))
 
 
 def test_a_solver_copy_of_the_matching_that_differs_from_the_answer_is_refused_by_its_checksum():
