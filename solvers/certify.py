@@ -172,7 +172,6 @@ def certify_matching(graph: BipartiteGraph, row_match, col_match=None, device_gr
     kind = "konig-cover"
     reached, note = _reach_on_gpu(graph, row_match, col_match, device_graph, device_matching)
     if reached is not None:
-        rows = row_match
         row_seen, col_seen, free_col = reached.row_seen, reached.col_seen, reached.free_col
         size, cover_size = reached.matched, reached.cover_size
         # the GPU's pass checked the cover there: only an edge it found uncovered is looked up, to name it
@@ -235,7 +234,7 @@ def _reach_on_gpu(graph, row_match, col_match, device_graph, device_matching=Non
         reached, why = None, f"the check on the GPU failed ({type(exc).__name__}: {exc})"
     if reached is None:
         return None, f"{why}: checked on the host"
-    return reached, "checked on the GPU's copy of the graph (its checksum matches)"
+    return reached, "checked on the GPU's copy of the graph and of the matching (their checksums match)"
 
 
 # ---------------------------------------------------------------------------------------------
