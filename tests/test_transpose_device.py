@@ -82,12 +82,38 @@ GPR_SIMULATED = """
         from scipy.sparse.csgraph import maximum_bipartite_matching
         want = int((maximum_bipartite_matching(graph.to_sparse(), perm_type="column") >= 0).sum())
         assert result.value == want, (result.value, want)
+    # a device without room for the transpose: the host's column lists are uploaded instead
+    from solvers.targets.cudasim import SimulatorLauncher
+    SimulatorLauncher.free_bytes = lambda self: 0
+    graph = BipartiteGraph.from_edges(rng.integers(0, 12, 200), rng.integers(0, 15, 200), 12, 15)
+    result = solvers.solve(graph, "gpr", backend="cudasim")
+    assert graph.by_columns is not None, "the host's column lists were not used"
+    assert result.certificate.optimal, result.certificate.details
     print("ok")
 """
 
 
 def test_gpr_on_a_simulated_gpu_never_builds_the_hosts_column_lists(run_cudasim):
     assert run_cudasim(GPR_SIMULATED).strip().endswith("ok")
+
+
+class _Device:
+    def __init__(self, free):
+        self.free = free
+
+    def free_bytes(self):
+        return self.free
+
+
+def test_the_device_transpose_is_taken_only_where_it_and_the_solver_have_room():
+    from solvers.matching import transpose_device as T
+    n_edges, n_cols, after = 5_000_000, 1_000_000, 123_456
+    peak = T.peak_bytes(n_edges, n_cols)
+    assert 16 * n_edges <= peak <= 22 * n_edges  # the expanded rows, keys, values, counts, starts
+    assert T.peak_bytes(n_edges, 200) < peak  # one radix pass: one key buffer fewer
+    assert T.has_room(_Device(peak + after), n_edges, n_cols, after)
+    assert not T.has_room(_Device(peak + after - 1), n_edges, n_cols, after)
+    assert T.has_room(_Device(None), n_edges, n_cols, after)  # cpu and the simulator cannot tell
 
 
 def test_the_host_builds_the_column_lists_once_when_asked():

@@ -27,6 +27,12 @@ def _host_array(a, dtype, device: bool) -> np.ndarray:
     return np.asarray(a) if device else np.require(a, dtype=dtype, requirements=["C", "W"])
 
 
+def _vertex_bytes(m: int, n: int) -> int:
+    """What GprDevice allocates after the graph: int32 labels, partners and worklists, three a row
+    and eight a column at most, and the block sums (a bound, for the device transpose's room)."""
+    return 4 * (3 * m + 8 * n) + 4 * (max(m, n) + 1)
+
+
 class GprDevice:
     """The G-PR steps on one target. ``resident``: batches of loops (and whole BFSs) run on the
     target and stop by themselves at the first idle loop (cuda: cooperative kernels with grid
@@ -41,7 +47,8 @@ class GprDevice:
         self.inf = m + n
         self.row_ptr = launch.upload(_host_array(graph.row_ptr, np.int64, launch.device), np.int64)
         self.col_ind = launch.upload(_host_array(graph.col_ind, np.int32, launch.device), np.int32)
-        if launch.device and graph.by_columns is None and transpose_device.fits(graph.n_edges):
+        if (launch.device and graph.by_columns is None and transpose_device.fits(graph.n_edges)
+                and transpose_device.has_room(launch, graph.n_edges, n, _vertex_bytes(m, n))):
             # the column lists built where the row lists already are: no host transpose, half the upload
             self.col_ptr, self.row_ind = transpose_device.columns_on_device(launch, self.row_ptr, self.col_ind, m, n)
         else:

@@ -131,6 +131,27 @@ def fits(n_edges: int) -> bool:
     return 0 < n_edges < INT32_LIMIT
 
 
+def _passes(n_cols: int) -> int:
+    return max(1, (max(n_cols - 1, 1).bit_length() + DIGIT_BITS - 1) // DIGIT_BITS)
+
+
+def peak_bytes(n_edges: int, n_cols: int) -> int:
+    """Device memory columns_on_device holds at its peak beside the row lists: the expanded rows,
+    one or two key buffers, one value buffer (int32 each), two passes' counts tables (the last
+    one's release may be deferred) and the column starts: about 16 to 22 bytes an edge, where
+    uploading the host's column lists takes 4 and 8 a column."""
+    chunks = (n_edges + CHUNK - 1) // CHUNK
+    return 4 * n_edges * (3 + (_passes(n_cols) > 1)) + 2 * 4 * RADIX * chunks + 8 * (n_cols + 1)
+
+
+def has_room(launch, n_edges: int, n_cols: int, after: int) -> bool:
+    """Whether the device has the memory for columns_on_device and then ``after`` more bytes (what
+    the solver allocates next); always where the launcher cannot tell (cpu, the simulator). A
+    graph near the GPU's memory uploads the host's column lists instead, as before this transpose."""
+    free = launch.free_bytes()
+    return free is None or peak_bytes(n_edges, n_cols) + after <= free
+
+
 def _exclusive_scan(launch, table, length: int, in_one_block: bool) -> None:
     """table[:length] (int32 on the device) becomes its exclusive prefix sum, in place: by one block
     (``in_one_block``), else per block, then the block sums, then the offsets added."""
@@ -153,7 +174,7 @@ def columns_on_device(launch, row_ptr, col_ind, n_rows: int, n_cols: int) -> tup
     chunks = (n_edges + CHUNK - 1) // CHUNK
     rows = launch.empty(n_edges, np.int32)
     launch.launch(EXPAND_ROWS, chunks, row_ptr, int(n_rows), n_edges, CHUNK, rows)
-    passes = max(1, (max(n_cols - 1, 1).bit_length() + DIGIT_BITS - 1) // DIGIT_BITS)
+    passes = _passes(n_cols)
     table = RADIX * chunks
     # pass p writes buffers p % 2; the expanded rows, read only by the first pass, are reused
     key_bufs = [launch.empty(n_edges, np.int32), launch.empty(n_edges, np.int32) if passes > 1 else None]

@@ -182,5 +182,11 @@ class CudaLauncher:
     def write(self, array, host: np.ndarray) -> None:
         array.copy_to_device(np.ascontiguousarray(host))
 
+    def free_bytes(self) -> int | None:
+        if self.simulated:
+            return None
+        free, _ = cuda.current_context().get_memory_info()
+        return int(free)
+
     def synchronize(self) -> None:
         cuda.synchronize()

@@ -74,6 +74,10 @@ class Launcher(Protocol):
     def write(self, array, host: np.ndarray) -> None: ...
     def synchronize(self) -> None: ...
 
+    def free_bytes(self) -> int | None:
+        """Device memory free now, for a solver choosing between a faster and a smaller way (None
+        where arrays live in host memory: the cpu and the simulator)."""
+
 
 # the one table: backend -> "module:class" of its launcher (imported when first asked for)
 LAUNCHERS = {
