@@ -64,7 +64,8 @@ def test_the_hosts_flat_checksums_are_numpys_sums_of_every_term(seed):
     n_edges, n_rows = graph.n_edges, graph.n_rows
 
     def terms(values, first):
-        return mixed_terms(np.asarray(values, np.int64).view(np.uint64), first + np.arange(len(values), dtype=np.uint64))
+        positions = first + np.arange(len(values), dtype=np.uint64)
+        return mixed_terms(np.asarray(values, np.int64).view(np.uint64), positions)
 
     rows = np.concatenate([terms(graph.col_ind, 0), terms(graph.row_ptr, n_edges),
                            terms(row_match, n_edges + n_rows + 1)]).sum(dtype=np.uint64)
