@@ -79,7 +79,8 @@ def test_the_hosts_flat_checksums_are_numpys_sums_of_every_term(seed):
 
 def test_a_solver_copy_of_the_matching_that_differs_from_the_answer_is_refused_by_its_checksum():
     """The passes read the solver's device copy of the matching, not the answer handed back: a copy
-    that differs in one partner (a pair dropped, moved, or the two sides swapped) never certifies."""
+    that lost a pair on the rows' side, on the columns' side, or on both (then still a valid
+    matching, one pair short) never certifies the answer."""
     launcher = launcher_for("cpu")
     tried = 0
     for seed in range(30):
