@@ -99,6 +99,19 @@ class ElidedLabel(QtWidgets.QLabel):
         super().setText(shown)
 
 
+PREFERRED_SIZE = (1440, 900)
+
+
+def first_size(screen) -> tuple[int, int]:
+    """The window's size when no earlier session saved one: PREFERRED_SIZE, within the screen's
+    available area (a 1024 x 700 laptop screen would otherwise hide the right and bottom edges)."""
+    width, height = PREFERRED_SIZE
+    if screen is None:
+        return width, height
+    available = screen.availableGeometry()
+    return min(width, available.width()), min(height, available.height())
+
+
 class MainWindow(QtWidgets.QMainWindow):
     def __init__(self, settings: QtCore.QSettings | None = None, interactive: bool = True, parent=None):
         super().__init__(parent)
@@ -122,7 +135,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.timer.setInterval(REFRESH_MS)
         self.timer.timeout.connect(self.tick)
         self.timer.start()
-        self.resize(1440, 900)
+        self.resize(*first_size(QtGui.QGuiApplication.primaryScreen()))
         self.fit_docks()
         self._restore_layout()
         self._tab_changed()

@@ -371,3 +371,35 @@ def test_the_3d_legend_of_a_one_frame_series_names_one_frame(window, qtbot):
     win.tracks_view.refresh(force=True)
     if win.tracks_view.gl_error is None:  # the line under the view, when GL draws it
         assert "Run to track" not in win.tracks_view.info.text()
+
+
+class _Screen:
+    def __init__(self, width, height):
+        self.area = (width, height)
+
+    def availableGeometry(self):
+        from PySide6 import QtCore
+        return QtCore.QRect(0, 0, *self.area)
+
+
+@pytest.mark.parametrize("screen, size", [((1600, 1000), (1440, 900)), ((1024, 700), (1024, 700)),
+                                          ((1280, 1024), (1280, 900)), (None, (1440, 900))])
+def test_the_first_window_fits_the_screen(screen, size):
+    """A first start (nothing saved) opens at 1440 x 900, or the screen's available area where that
+    is smaller: on a 1024 x 700 screen the window's right and bottom edges were off screen."""
+    from explorer.main_window import first_size
+    assert first_size(_Screen(*screen) if screen else None) == size
+
+
+def test_a_new_window_takes_its_first_size_from_this_screen(qtbot, qapp, tmp_path):
+    from PySide6 import QtCore
+    from explorer.app import dispose
+    from explorer.main_window import MainWindow, first_size
+    settings = QtCore.QSettings(str(tmp_path / "settings.ini"), QtCore.QSettings.Format.IniFormat)
+    win = MainWindow(settings=settings, interactive=True)
+    qtbot.addWidget(win)
+    try:
+        assert (win.width(), win.height()) == first_size(QtWidgets.QApplication.primaryScreen())
+    finally:
+        win.close()
+        dispose(win)
