@@ -64,6 +64,22 @@ def test_first_start_warms_up_in_the_background_without_blocking(window, qtbot, 
     qtbot.waitUntil(lambda: any("kernels for cpu are ready" in m for _, m in win.log_panel.entries), timeout=60_000)
 
 
+def test_the_status_bar_shows_the_warm_up_from_its_first_step(window, qtbot, gated_plan, monkeypatch):  # noqa: F811
+    """The certificates' host passes come before the plan's first run and take a minute or more on
+    an empty cache: the status bar says so from the start (it stayed empty until the first run)."""
+    host_passes = threading.Event()
+    monkeypatch.setattr(warmup, "warm_host_passes", lambda: host_passes.wait(120))
+    win = window
+    try:
+        assert win.start_background_warmup(["cpu"])
+        qtbot.waitUntil(lambda: win.warmup_label.text() == "Preparing cpu kernels: 0 of 2", timeout=60_000)
+        assert win.warmup_bar.isVisible() and win.background_warmup.running
+    finally:
+        host_passes.set()
+        GATE.set()
+    qtbot.waitUntil(lambda: not win.background_warmup.running, timeout=60_000)
+
+
 def test_closing_the_window_stops_the_warm_up_at_the_next_item(window, qtbot, gated_plan):  # noqa: F811
     win = window
     assert win.start_background_warmup(["cpu"])
