@@ -60,6 +60,8 @@ Nothing here imports numba or scipy: `matchscope --help` shows CHOICE_HELP.
 """
 from __future__ import annotations
 
+import os
+
 from dataclasses import dataclass
 
 GPU_MIN_EDGES = 250_000      # matching: gpr on a GPU from this many edges
@@ -89,10 +91,16 @@ class Choice:
     reason: str  # "the fastest on the CPU for a flow network of ...", shown after the algorithm's name
 
 
-def choose(problem, backend: str = "auto") -> Choice:
-    """The algorithm for ``problem`` on ``backend`` ("auto", "cpu", "cuda", "cudasim")."""
+def choose(problem, backend: str = "auto", *, kind: str | None = None) -> Choice:
+    """The algorithm for ``problem`` on ``backend`` ("auto", "cpu", "cuda", "cudasim"): what
+    solvers.solve runs on it unnamed. ``problem``: a Problem, or anything solve takes (a path, an
+    array-like of costs, a scipy.sparse matrix, a networkx graph), read as solve reads it, with
+    ``kind`` ("matching", "flow", "assignment") as solve's ``problem=``."""
     from .targets import cuda_available
 
+    if isinstance(problem, (str, os.PathLike)) or not hasattr(problem, "kind"):
+        from .api_inputs import as_problem
+        problem = as_problem(problem, None, kind)
     backend = (backend or "auto").lower()
     family, size, what = _measure(problem)
     if backend in ("cuda", "cudasim"):

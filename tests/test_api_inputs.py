@@ -341,3 +341,23 @@ def test_optional_libraries_are_not_imported():
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["False", "False"]
+
+
+def test_the_default_algorithm_is_told_for_whatever_solve_takes(tmp_path):
+    """solvers.default_algorithm reads its argument as solve does (it raised AttributeError on a
+    numpy array): it names the algorithm that solve then runs, and refuses what solve refuses."""
+    costs = np.random.default_rng(1).random((6, 6))
+    assert solvers.default_algorithm(costs, "cpu") == solvers.default_algorithm(solvers.CostMatrix.from_array(costs),
+                                                                               "cpu")
+    assert solvers.default_algorithm(costs, "cpu").algorithm == solvers.solve(costs, backend="cpu").algorithm
+    graph = sp.random(30, 30, density=0.1, format="csr", random_state=1)
+    chosen = solvers.default_algorithm(graph, "cpu").algorithm
+    assert chosen == solvers.solve(graph, backend="cpu").algorithm == "pr-seq"
+    capacities = sp.csr_matrix(np.random.default_rng(2).integers(0, 5, (8, 8)))
+    assert solvers.default_algorithm(capacities, "cpu", kind="flow").algorithm == "dinic"
+    sample = ROOT / "sample_graphs" / "rmat_s9.mtx"
+    assert "matching problem" in solvers.default_algorithm(str(sample), "cpu").reason
+    with pytest.raises(InputError, match="no such file"):
+        solvers.default_algorithm(tmp_path / "missing.mtx")
+    with pytest.raises(TypeError):
+        solvers.default_algorithm(object())
