@@ -61,7 +61,6 @@ Nothing here imports numba or scipy: `matchscope --help` shows CHOICE_HELP.
 from __future__ import annotations
 
 import os
-
 from dataclasses import dataclass
 
 GPU_MIN_EDGES = 250_000      # matching: gpr on a GPU from this many edges
