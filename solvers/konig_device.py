@@ -418,9 +418,10 @@ def reach_on_device(launcher, device_graph, graph, row_match, col_match, device_
     if tuple(row_ptr.shape) != (n_rows + 1,) or tuple(col_ind.shape) != (graph.n_edges,):
         return None, "the GPU's copy of the graph has other sizes than the graph"
     rows_match, cols_match = _matching_copy(launcher, device_matching, row_match, col_match)
-    row_level = launcher.empty(max(n_rows, 1), np.int32)
-    flags = launcher.empty(max(n_rows, 1) + max(n_cols, 1), np.uint8)  # reached rows, then reached columns
-    row_seen, col_seen = flags[:max(n_rows, 1)], flags[max(n_rows, 1):]  # slices: the same kernel types
+    first_col = max(n_rows, 1)  # the device arrays hold at least one element
+    row_level = launcher.empty(first_col, np.int32)
+    flags = launcher.empty(first_col + max(n_cols, 1), np.uint8)  # reached rows, then reached columns
+    row_seen, col_seen = flags[:first_col], flags[first_col:]  # slices: the same kernel types
     parts = _Partials(launcher, ((ROWS, n_rows), (COLUMNS, n_cols), (COVER_ROWS, n_rows), (COVER_COLUMNS, n_cols)))
     stamps = launcher.zeros(2, np.int64)
     launcher.launch(ROWS, n_rows, row_ptr, col_ind, rows_match, cols_match, row_level, n_cols, *parts.of(0))
@@ -439,7 +440,6 @@ def reach_on_device(launcher, device_graph, graph, row_match, col_match, device_
     if fault:
         return None, "an index out of range on the GPU's copy of the graph"
     reached = launcher.read(flags).view(np.bool_)
-    first_col = max(n_rows, 1)
     return Reach(reached[:n_rows], reached[first_col:first_col + n_cols], -1 if free_col == NONE else free_col,
                  -1 if uncovered_row == NONE else uncovered_row, levels, rows_in_cover + cols_in_cover, matched), ""
 
