@@ -276,6 +276,8 @@ def warm_host_passes() -> None:
     warm_min_cut()  # a large flow's certificate loops
     from .exact_bins import warm as warm_exact_sums
     warm_exact_sums()  # a large certificate's exact sums
+    from .exact_settle import warm as warm_settle
+    warm_settle()  # a near tie's exact settle
 
 
 def series_algorithms(backend: str) -> list[str]:

@@ -10,6 +10,7 @@ import math
 from fractions import Fraction
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -150,6 +151,41 @@ def test_the_exact_settle_finds_exactly_what_brute_force_finds(case, from_optimu
     ours_value = sum(map(Fraction, costs[np.flatnonzero(ours >= 0), ours[ours >= 0]].tolist()), Fraction(0))
     best = ours_value - min(values)
     assert less is not None and (less > 0) == (best > 0), (costs, ours, less, float(best))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 14), st.integers(2, 14), st.integers(0, 2**32 - 1),
+       st.sampled_from([1e-300, 1e-9, 1.0, 1e15]), st.sampled_from(["ties", "near", "uniform", "huge"]))
+def test_the_int64_settle_answers_as_the_python_integers_do(n, m, seed, scale, kind):
+    """The settle runs in int64 where the scaled values fit (milliseconds; Python's integers took
+    seconds on 250 x 250 beside a cost of 1e18) and in Python's integers otherwise: on the same
+    question both give the same answer, the same cycle found first."""
+    from solvers import exact_settle
+    from solvers.exact_settle import candidate_pairs, cheaper_by
+    costs, rng = instance((n, m, seed, scale, kind))
+    cr = cm._CostRows(CostMatrix.from_array(costs))
+    ours = np.full(n, -1, dtype=np.int64)
+    picked = rng.permutation(max(n, m))[:min(n, m)]
+    if n <= m:
+        ours[:] = picked
+    else:
+        ours[picked] = np.arange(m)
+    feasible = cm._feasible_duals(cr, np.asarray(rng.choice([0.0, 1.0], m) * costs.max() * rng.random(m)))
+    if feasible is None:
+        return
+    u, v = feasible
+    gap = float_above(excess(costs, u, v, ours)) or 5e-324
+    pairs = candidate_pairs(*cr.args(), u, v, ours, gap)
+    taken = []
+    in_int64 = exact_settle._settle_int64
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(exact_settle, "_settle_int64", lambda *a: taken.append(in_int64(*a)) or taken[-1])
+        fast = cheaper_by(*pairs, n, m, ours, u, v, gap)
+        patch.setattr(exact_settle, "_fits_int64", lambda *a: False)
+        slow = cheaper_by(*pairs, n, m, ours, u, v, gap)
+    assert fast == slow, (costs, ours, fast, slow)
+    if kind in ("ties", "uniform") and scale == 1.0 and costs.any():  # these fit: int64 must have answered
+        assert taken and taken[0][0], (kind, scale)
 
 
 def test_the_reviewers_cases_are_not_certified():
