@@ -172,10 +172,11 @@ def certify_matching(graph: BipartiteGraph, row_match, col_match=None, device_gr
     kind = "konig-cover"
     reached, note = _reach_on_gpu(graph, row_match, col_match, device_graph, device_matching)
     if reached is not None:
-        row_seen, col_seen, free_col = reached.row_seen, reached.col_seen, reached.free_col
-        size, cover_size = reached.matched, reached.cover_size
+        free_col, size, cover_size = reached.free_col, reached.matched, reached.cover_size
         # the GPU's pass checked the cover there: only an edge it found uncovered is looked up, to name it
-        r, c = konig.first_uncovered_edge(graph, ~row_seen, col_seen) if reached.uncovered_row >= 0 else (-1, -1)
+        r, c = (konig.first_uncovered_edge(graph, ~reached.row_seen, reached.col_seen) if reached.uncovered_row >= 0
+                else (-1, -1))
+        seen = (lambda: reached.row_seen, lambda: reached.col_seen)  # read from the GPU if the cover is listed
     else:
         agree = graph.n_edges >= konig.PARALLEL_MIN_EDGES and konig.matches_agree(row_match, col_match, *graph.shape)
         rows, why = (row_match, "") if agree else _as_match(row_match, graph.n_rows, graph.n_cols, "row_match")
@@ -196,8 +197,9 @@ def certify_matching(graph: BipartiteGraph, row_match, col_match=None, device_gr
         r, c = konig.first_uncovered_edge(graph, ~row_seen, col_seen)  # the proof checked, not trusted
         size = int(np.count_nonzero(rows >= 0))
         cover_size = graph.n_rows - int(np.count_nonzero(row_seen)) + int(np.count_nonzero(col_seen))
-    witness = Witness({"value": size}, {"cover_rows": lambda: konig.indices_where(row_seen, False),
-                                        "cover_cols": lambda: konig.indices_where(col_seen, True)})
+        seen = (lambda: row_seen, lambda: col_seen)
+    witness = Witness({"value": size}, {"cover_rows": lambda: konig.indices_where(seen[0](), False),
+                                        "cover_cols": lambda: konig.indices_where(seen[1](), True)})
     suffix = f"; {note}" if note else ""
     if r >= 0:
         return Certificate(kind, True, False, math.inf, details=f"internal error: cover misses edge ({r}, {c})",

@@ -50,6 +50,22 @@ def index_bounds(values: np.ndarray) -> tuple[int, int]:
     return int(least), int(greatest)
 
 
+@njit(parallel=True, cache=True)
+def _drops(ptr):
+    count = 0
+    for k in prange(ptr.size - 1):
+        count += ptr[k + 1] < ptr[k]
+    return count
+
+
+def never_decreases(ptr: np.ndarray) -> bool:
+    """Whether a 1-D offsets array never decreases, on all cores (numpy's compare of two shifted
+    views is one thread and a temporary: 0.8 ms on 3M offsets on the GPU machine's host)."""
+    if ptr.ndim != 1 or not ptr.dtype.isnative or ptr.dtype.kind not in "iu":  # what the compiled pass reads
+        return bool(np.all(ptr[1:] >= ptr[:-1]))
+    return ptr.size < 2 or _drops(ptr) == 0
+
+
 def _chunks(edges: int, lines: int) -> int:
     """Threads, fewer when the chunk table (chunks x lines) would outgrow four times the edges."""
     return max(1, min(get_num_threads(), 4 * edges // max(lines, 1), 64))
@@ -271,3 +287,4 @@ def warm() -> None:
             transpose(ptr, ind, 3)
             _transpose_by_buckets(ptr, ind, 3, np.array([0, 1, 2], dtype=np.int64))
             index_bounds(major)
+            never_decreases(ptr)

@@ -15,7 +15,7 @@ columns, all queued at once (the host computes its checksums while they run):
   * COVER_ROWS / COVER_COLUMNS: the first reached row with an edge to an unreached column (the
     unreached rows and the reached columns, a König cover, must cover every edge), the first free
     column reached (the end of an augmenting path), the cover's rows and columns counted, and each
-    row's "reached" flag as one byte for the host.
+    row's "reached" flag as one byte, read by the host only when the cover is listed.
 The reductions are per block (one partial per block: a wrapping sum, a least index), finished on
 the host.
 
@@ -30,6 +30,8 @@ mismatch, never as a read out of bounds. On anything unexpected the caller certi
 says why. The cpu loops (the same arguments) let a test run every pass on host arrays.
 """
 from __future__ import annotations
+
+import threading
 
 import numpy as np
 from numba import int64, njit, prange, uint64
@@ -363,15 +365,36 @@ def host_checksums(graph, row_match, col_match) -> tuple[int, int, int]:
 # the host side
 
 class Reach:
-    """What the device passes found: ``row_seen`` / ``col_seen`` (bool, host), ``free_col`` (the
-    first free column reached, -1 when none), ``uncovered_row`` (-1 when the cover covers every
-    edge), ``levels`` (the deepest level a row was put on), ``cover_size`` (the unreached rows and
-    the reached columns, counted on the device) and ``matched`` (the host matching's pairs)."""
+    """What the device passes found: ``row_seen`` / ``col_seen`` (bool, host: read from the GPU when
+    first asked for, see ``seen``), ``free_col`` (the first free column reached, -1 when none),
+    ``uncovered_row`` (-1 when the cover covers every edge), ``levels`` (the deepest level a row was
+    put on), ``cover_size`` (the unreached rows and the reached columns, counted on the device) and
+    ``matched`` (the host matching's pairs)."""
 
-    def __init__(self, row_seen, col_seen, free_col, uncovered_row, levels, cover_size, matched):
-        self.row_seen, self.col_seen = row_seen, col_seen
+    def __init__(self, seen, n_rows, n_cols, free_col, uncovered_row, levels, cover_size, matched):
+        self._seen, self._n_rows, self._n_cols = seen, n_rows, n_cols
+        self._flags = None
+        self._lock = threading.Lock()
         self.free_col, self.uncovered_row, self.levels = free_col, uncovered_row, levels
         self.cover_size, self.matched = cover_size, matched
+
+    def _read(self) -> np.ndarray:
+        """The reached flags (rows, then columns from position max(n_rows, 1)), read once: nothing
+        in a certified answer needs them until its cover is listed, and the read of one byte per
+        vertex (6 MB on 3M + 3M) cost more than every pass over the graph on the GPU."""
+        with self._lock:
+            if self._flags is None:
+                self._flags, self._seen = self._seen(), None  # the device array is freed after the read
+            return self._flags
+
+    @property
+    def row_seen(self) -> np.ndarray:
+        return self._read()[:self._n_rows]
+
+    @property
+    def col_seen(self) -> np.ndarray:
+        first_col = max(self._n_rows, 1)
+        return self._read()[first_col:first_col + self._n_cols]
 
 
 class _Partials:
@@ -439,8 +462,7 @@ def reach_on_device(launcher, device_graph, graph, row_match, col_match, device_
     levels, fault = (int(x) for x in launcher.read(stamps))
     if fault:
         return None, "an index out of range on the GPU's copy of the graph"
-    reached = launcher.read(flags).view(np.bool_)
-    return Reach(reached[:n_rows], reached[first_col:first_col + n_cols], -1 if free_col == NONE else free_col,
+    return Reach(lambda: launcher.read(flags).view(np.bool_), n_rows, n_cols, -1 if free_col == NONE else free_col,
                  -1 if uncovered_row == NONE else uncovered_row, levels, rows_in_cover + cols_in_cover, matched), ""
 
 

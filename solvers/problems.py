@@ -241,7 +241,7 @@ class BipartiteGraph:
             ind = ind.astype(ind.dtype.newbyteorder("="))
         least, greatest = graph_build.index_bounds(ind) if ind.ndim == 1 and ind.size else (0, 0)
         if (ind.ndim != 1 or ptr.shape != (lines + 1,) or ptr[0] != 0 or ptr[-1] != ind.size
-                or np.any(ptr[1:] < ptr[:-1]) or least < 0 or greatest >= width):
+                or not graph_build.never_decreases(ptr) or least < 0 or greatest >= width):
             raise InputError(f"the sparse matrix's index arrays are inconsistent with its shape {n_rows} x {n_cols}",
                              source)
         idx = index_dtype(n_rows, n_cols, ind.size)

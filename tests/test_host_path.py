@@ -249,6 +249,11 @@ def test_a_corrupt_compressed_matrix_is_refused_in_one_line(monkeypatch):
     swapped = sp.csr_matrix(np.eye(4))  # big-endian indices (the compiled range pass reads native order)
     swapped.indices = swapped.indices.astype(">i4")
     assert np.array_equal(BipartiteGraph.from_sparse(swapped).col_ind, [0, 1, 2, 3])
+    swapped.indptr = swapped.indptr.astype(">i4")  # its pointers too: checked all the same
+    assert np.array_equal(BipartiteGraph.from_sparse(swapped).row_ptr, [0, 1, 2, 3, 4])
+    swapped.indptr = np.array([0, 2, 1, 3, 4], ">i4")
+    with pytest.raises(InputError, match="inconsistent with its shape 4 x 4"):
+        BipartiteGraph.from_sparse(swapped)
     roomy = sp.csr_matrix((4, 4))  # spare room after the last entry is legal in scipy
     roomy.indices, roomy.indptr, roomy.data = np.array([0, 1, 2, 3, 9, 9], np.int32), good.indptr, np.ones(6)
     assert np.array_equal(BipartiteGraph.from_sparse(roomy).col_ind, [0, 1, 2, 3])

@@ -55,6 +55,20 @@ def test_the_device_passes_reach_what_the_host_reaches(seed):
         assert reach.cover_size == np.count_nonzero(~row_seen) + np.count_nonzero(col_seen)
 
 
+def test_the_reached_flags_are_read_once_and_only_when_asked_for():
+    """The check counts the cover on the device; one byte a vertex comes back only when someone
+    lists the cover (on 3M + 3M vertices that read cost more than every pass over the graph)."""
+    graph, row_match, col_match = random_case(3)
+    launcher = launcher_for("cpu")
+    reach, why = konig_device.reach_on_device(launcher, device_copy(launcher, graph), graph, row_match, col_match)
+    assert reach is not None, why
+    before = launcher.readbacks
+    row_seen, col_seen = konig.reach(graph, row_match, col_match)
+    np.testing.assert_array_equal(reach.col_seen, col_seen)
+    np.testing.assert_array_equal(reach.row_seen, row_seen)
+    assert launcher.readbacks == before + 1
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_the_hosts_flat_checksums_are_numpys_sums_of_every_term(seed):
     """host_checksums (flat passes, vectorized) against numpy's terms: the column indices at their
