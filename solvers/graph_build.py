@@ -19,6 +19,8 @@ import numpy as np
 from numba import get_num_threads, njit, prange
 from numba.extending import register_jitable
 
+from .dual_steps import mixed_term
+
 
 @register_jitable
 def position_in_row(row_ptr, col_ind, i, j) -> int:
@@ -51,19 +53,46 @@ def index_bounds(values: np.ndarray) -> tuple[int, int]:
 
 
 @njit(parallel=True, cache=True)
-def _drops(ptr):
-    count = 0
-    for k in prange(ptr.size - 1):
-        count += ptr[k + 1] < ptr[k]
-    return count
+def _bounds_and_checksum(values, first_position):
+    least = values[0]
+    greatest = values[0]
+    total = np.uint64(0)
+    for k in prange(values.size):
+        least = min(least, values[k])
+        greatest = max(greatest, values[k])
+        total += mixed_term(np.int64(values[k]), first_position + k)
+    return least, greatest, total
 
 
-def never_decreases(ptr: np.ndarray) -> bool:
-    """Whether a 1-D offsets array never decreases, on all cores (numpy's compare of two shifted
-    views is one thread and a temporary: 0.8 ms on 3M offsets on the GPU machine's host)."""
-    if ptr.ndim != 1 or not ptr.dtype.isnative or ptr.dtype.kind not in "iu":  # what the compiled pass reads
-        return bool(np.all(ptr[1:] >= ptr[:-1]))
-    return ptr.size < 2 or _drops(ptr) == 0
+def bounds_and_checksum(values: np.ndarray, first_position: int) -> tuple[int, int, int]:
+    """index_bounds, and in the same pass the wrapping sum of mixed_term(values[k], first_position
+    + k): a graph's share of the checksum that solvers.konig_device compares with a GPU's copy,
+    made while the validating pass reads the indices anyway (summed again in the certificate, it
+    was a third of a 3M-row matching's certificate on the GPU machine)."""
+    least, greatest, total = _bounds_and_checksum(values, first_position)
+    return int(least), int(greatest), int(total)
+
+
+@njit(parallel=True, cache=True)
+def _drops_and_checksum(ptr, first_position):
+    drops = 0
+    total = np.uint64(0)
+    for k in prange(ptr.size):
+        if k + 1 < ptr.size:
+            drops += ptr[k + 1] < ptr[k]
+        total += mixed_term(np.int64(ptr[k]), first_position + k)
+    return drops, total
+
+
+def offsets_checked(ptr: np.ndarray, first_position: int) -> tuple[bool, int | None]:
+    """(whether a 1-D offsets array never decreases, its checksum share as bounds_and_checksum's),
+    in one pass on all cores (numpy's compare of two shifted views is one thread and a temporary:
+    0.8 ms on 3M offsets on the GPU machine's host). The checksum is None for an array the
+    compiled pass does not read (another byte order or type): it is summed later if needed."""
+    if ptr.ndim != 1 or not ptr.dtype.isnative or ptr.dtype.kind not in "iu":
+        return bool(np.all(ptr[1:] >= ptr[:-1])), None
+    drops, total = _drops_and_checksum(ptr, first_position)
+    return drops == 0, int(total)
 
 
 def _chunks(edges: int, lines: int) -> int:
@@ -287,4 +316,5 @@ def warm() -> None:
             transpose(ptr, ind, 3)
             _transpose_by_buckets(ptr, ind, 3, np.array([0, 1, 2], dtype=np.int64))
             index_bounds(major)
-            never_decreases(ptr)
+            bounds_and_checksum(ind, 0)
+            offsets_checked(ptr, ind.size)

@@ -356,8 +356,10 @@ def host_checksums(graph, row_match, col_match) -> tuple[int, int, int]:
     positions, the row offsets after them, then the rows' partners; the columns' partners at
     their own positions."""
     n_edges, n_rows = graph.n_edges, graph.n_rows
-    rows = (int(mixed_sum(graph.col_ind, 0)) + int(mixed_sum(graph.row_ptr, n_edges))
-            + int(mixed_sum(row_match, n_edges + n_rows + 1))) % (1 << 64)
+    lists = graph.rows_checksum  # summed by the pass that validated a large csr, else here
+    if lists is None:
+        lists = int(mixed_sum(graph.col_ind, 0)) + int(mixed_sum(graph.row_ptr, n_edges))
+    rows = (lists + int(mixed_sum(row_match, n_edges + n_rows + 1))) % (1 << 64)
     return rows, int(mixed_sum(col_match, 0)), int(_count_matched(row_match))
 
 

@@ -189,6 +189,8 @@ class BipartiteGraph:
     source: str | None = None
     # (col_ptr, row_ind), frozen; None until first asked (or given by a constructor that had them)
     by_columns: tuple | None = field(default=None, repr=False)
+    # the rows' lists' share of solvers.konig_device's checksum, when the validating pass summed it
+    rows_checksum: int | None = field(default=None, init=False, repr=False)
 
     @classmethod
     def from_edges(cls, rows, cols, n_rows: int | None = None, n_cols: int | None = None,
@@ -239,9 +241,11 @@ class BipartiteGraph:
             ind = ind[:int(ptr[-1])]  # scipy allows spare room after the last entry
         if ind.ndim == 1 and ind.dtype.kind in "iu" and not ind.dtype.isnative:  # the compiled pass reads native order
             ind = ind.astype(ind.dtype.newbyteorder("="))
-        least, greatest = graph_build.index_bounds(ind) if ind.ndim == 1 and ind.size else (0, 0)
+        # the validating passes also sum the graph's share of the checksum a GPU certificate compares
+        least, greatest, indices_sum = graph_build.bounds_and_checksum(ind, 0) if ind.ndim == 1 and ind.size else (0, 0, 0)
+        ascending, offsets_sum = graph_build.offsets_checked(ptr, ind.size)
         if (ind.ndim != 1 or ptr.shape != (lines + 1,) or ptr[0] != 0 or ptr[-1] != ind.size
-                or not graph_build.never_decreases(ptr) or least < 0 or greatest >= width):
+                or not ascending or least < 0 or greatest >= width):
             raise InputError(f"the sparse matrix's index arrays are inconsistent with its shape {n_rows} x {n_cols}",
                              source)
         idx = index_dtype(n_rows, n_cols, ind.size)
@@ -252,7 +256,10 @@ class BipartiteGraph:
             owners = np.repeat(np.arange(lines, dtype=idx), np.diff(ptr))
             ptr, ind = graph_build.compress(owners, ind, lines, idx)
         if by_rows:
-            return cls(n_rows, n_cols, _frozen(ptr), _frozen(ind), source)
+            graph = cls(n_rows, n_cols, _frozen(ptr), _frozen(ind), source)
+            if matrix.has_canonical_format and offsets_sum is not None:  # the summed arrays are the graph's
+                object.__setattr__(graph, "rows_checksum", (indices_sum + offsets_sum) % (1 << 64))
+            return graph
         row_ptr, col_ind = graph_build.transpose(ptr, ind, width)
         return cls(n_rows, n_cols, _frozen(row_ptr), _frozen(col_ind), source, (_frozen(ptr), _frozen(ind)))
 

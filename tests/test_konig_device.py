@@ -91,6 +91,32 @@ def test_the_hosts_flat_checksums_are_numpys_sums_of_every_term(seed):
             assert got == (int(rows), int(cols), int(np.count_nonzero(row_match >= 0)))
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_the_checksum_summed_by_the_validating_pass_is_the_certificates(seed, monkeypatch):
+    """A large canonical csr's validating pass sums the graph's share of the checksum on the way
+    (BipartiteGraph.rows_checksum); the certificate then sums only the answer. That share must be
+    the one it would have summed itself, whatever the index types; a matrix that is rebuilt (not
+    canonical) or transposed (csc) has none and is summed in the certificate as before."""
+    import scipy.sparse as sp
+    from solvers import problems
+    monkeypatch.setattr(problems, "LARGE_GRAPH_EDGES", 0)
+    graph, row_match, col_match = random_case(seed)
+    expected = konig_device.host_checksums(graph, row_match, col_match)
+    matrix = graph.to_sparse()
+    for index in (np.int32, np.int64):
+        matrix.indices, matrix.indptr = matrix.indices.astype(index), matrix.indptr.astype(index)
+        held = BipartiteGraph.from_sparse(matrix, copy=False)
+        assert held.rows_checksum is not None
+        assert konig_device.host_checksums(held, row_match, col_match) == expected
+    ptr = matrix.indptr
+    unsorted = np.concatenate([matrix.indices[a:b][::-1] for a, b in zip(ptr[:-1], ptr[1:])])
+    for other in (sp.csc_matrix(matrix), sp.csr_matrix((np.ones(matrix.nnz), unsorted, ptr), shape=matrix.shape)):
+        rebuilt = BipartiteGraph.from_sparse(other)
+        assert konig_device.host_checksums(rebuilt, row_match, col_match) == expected
+        if other.format == "csc" or not other.has_canonical_format:  # (rows of one entry stay sorted)
+            assert rebuilt.rows_checksum is None
+
+
 def test_a_solver_copy_of_the_matching_that_differs_from_the_answer_is_refused_by_its_checksum():
     """The passes read the solver's device copy of the matching, not the answer handed back: a copy
     that lost a pair on the rows' side, on the columns' side, or on both (then still a valid
