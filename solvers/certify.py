@@ -54,7 +54,9 @@ REFERENCE_CELLS = 10_000_000  # assignment gaps are tightened by a reference opt
 TIE_NOTE = ("the rounding allowance leaves room for a cheaper assignment, and the problem is too large to rule "
             "it out in exact arithmetic here")
 DEVICE_MIN_ENTRIES = 1 << 20  # from here a solver's duals are checked on its GPU copy of the costs, if it left one
-SPOT_ROWS = 8  # rows of a GPU check recomputed on the host
+SPOT_ROWS = 8  # rows of a GPU check recomputed on the host besides its worst and lowest (at most)
+SPOT_ENTRIES = 1 << 16  # entries those spread rows hold at most (two rows at least): 8 rows of 20000
+# columns were a third of a 1000 x 20000 certificate, most of its time off the GPU
 
 
 def certify(problem, solution: Solution) -> Certificate:
@@ -962,8 +964,9 @@ def _scan_on_device(problem: CostMatrix, cr: _CostRows, u, v, v_floor, device_co
         return None, why
     floor, worst, at = scanned
     n = cr.n_rows
+    spread = max(2, min(SPOT_ROWS, SPOT_ENTRIES // max(cr.n_cols, 1)))  # the first and last rows at least
     spot = np.unique(np.concatenate([[np.argmax(worst), np.argmin(floor)],
-                                     np.linspace(0, n - 1, SPOT_ROWS).astype(np.int64)]))
+                                     np.linspace(0, n - 1, spread).astype(np.int64)]))
     # the spot rows in one compiled call on one core (a call per row cost more than reading the
     # rows; waking every core's thread for ten rows, more again)
     host = _dual_rows(*cr.rows_args(spot), u[spot], v, v_floor, True, serial=True)

@@ -245,6 +245,15 @@ def test_the_spot_rows_catch_a_device_result_that_differs_from_the_host(monkeypa
         scanned[output][checked_row] = changed
         got, why = cm._scan_on_device(problem, cr, u, v, v_floor, object())
         assert got is None and why == f"the GPU's results differ from the host's on row {checked_row}"
+    # long rows: the spread holds at most SPOT_ENTRIES entries (the worst, the lowest and the first
+    # and last rows always), so the host's share stays small beside the GPU's scan
+    scanned, rechecked = honest, []
+    monkeypatch.setattr(cm, "SPOT_ENTRIES", 70)
+    real_rows_args = cm._CostRows.rows_args
+    monkeypatch.setattr(cm._CostRows, "rows_args", lambda self, rows: rechecked.append(rows) or real_rows_args(self, rows))
+    got, why = cm._scan_on_device(problem, cr, u, v, v_floor, object())
+    assert why == "" and set(rechecked[0]) <= {0, 39, int(np.argmax(honest[1])), int(np.argmin(honest[0]))}
+    assert {0, 39} <= set(rechecked[0])
 
 
 def test_a_cpu_run_certifies_on_the_host():
