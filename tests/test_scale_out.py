@@ -274,9 +274,23 @@ def test_workers_sharing_a_gpu_each_see_that_gpu_only(monkeypatch):
     single-GPU measurement of issue 16); no GPU is needed to start them."""
     import distributed
 
-    from solvers.scale_out.cluster import gpu_cluster
+    import socket
+    import warnings
+
+    from solvers.scale_out.cluster import DASHBOARD_PORT, gpu_cluster
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3")
-    cluster = gpu_cluster(1, 1, per_gpu=2)
+    # with Dask's usual dashboard port taken (another run, a notebook's cluster) it starts silently
+    taken = socket.socket()
+    try:
+        taken.bind(("", DASHBOARD_PORT))
+        taken.listen()
+    except OSError:
+        pass  # something else holds it already: the same case
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        cluster = gpu_cluster(1, 1, per_gpu=2)
+    taken.close()
+    assert not [w for w in said if "already in use" in str(w.message)], [str(w.message) for w in said]
     try:
         with distributed.Client(cluster) as client:
             client.wait_for_workers(2)

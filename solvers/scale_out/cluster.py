@@ -11,12 +11,26 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 
 from ..errors import InputError
 
 MISSING = "scale-out needs dask: pip install 'matchscope[dask]'"
 CONNECT_TIMEOUT = "20s"  # how long to keep trying a scheduler's address before saying it cannot be reached
+DASHBOARD_PORT = 8787  # Dask's usual dashboard port, used when it is free
+
+
+def dashboard_address() -> str:
+    """Dask's usual dashboard port when it is free here, else any free one: Dask itself would warn
+    that the port is in use (with a traceback-like warning) before moving to another, and a second
+    run beside a first one, or a notebook's cluster, must not print that."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind(("", DASHBOARD_PORT))
+        except OSError:
+            return ":0"
+    return f":{DASHBOARD_PORT}"
 
 
 def require_dask() -> None:
@@ -62,7 +76,7 @@ def cpu_cluster(workers: int | None = None):
     from distributed import LocalCluster
     cores = os.cpu_count() or 1
     workers = workers or cores
-    return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+    return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=dashboard_address(),
                         env={"NUMBA_NUM_THREADS": str(max(1, cores // workers))})
 
 
@@ -77,14 +91,15 @@ def gpu_cluster(gpus: int, workers: int | None = None, per_gpu: int = 1):
     except ImportError:
         LocalCUDACluster = None
     if LocalCUDACluster is not None and per_gpu == 1:
-        return LocalCUDACluster(n_workers=count, threads_per_worker=1, env={"NUMBA_NUM_THREADS": cores_each})
+        return LocalCUDACluster(n_workers=count, threads_per_worker=1, dashboard_address=dashboard_address(),
+                                env={"NUMBA_NUM_THREADS": cores_each})
     from distributed import Nanny, Scheduler, SpecCluster
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     devices = [d.strip() for d in visible.split(",")] if visible else [str(i) for i in range(gpus)]
     spec = {f"gpu-{devices[i // per_gpu]}-{i % per_gpu}": {"cls": Nanny, "options": {
         "nthreads": 1, "env": {"CUDA_VISIBLE_DEVICES": devices[i // per_gpu], "NUMBA_NUM_THREADS": cores_each}}}
         for i in range(count * per_gpu)}
-    return SpecCluster(workers=spec, scheduler={"cls": Scheduler, "options": {"dashboard_address": ":8787"}})
+    return SpecCluster(workers=spec, scheduler={"cls": Scheduler, "options": {"dashboard_address": dashboard_address()}})
 
 
 def dashboard_link(client) -> str | None:
