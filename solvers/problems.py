@@ -411,16 +411,14 @@ def _validate_costs(values: np.ndarray, source: str | None, shape: tuple[int, in
             (values > EXACT_INTEGER) | (values < -EXACT_INTEGER)
         if too_big.any():
             bad = np.argwhere(too_big)[0]
-            where = tuple(int(i) for i in bad) if bad.size > 1 else int(bad[0])
-            raise InputError(f"integer cost {int(values[tuple(bad)])} at {where} cannot be represented exactly: "
-                             f"integer costs must stay within +-2^53 ({EXACT_INTEGER})", source)
+            raise InputError(f"integer cost {int(values[tuple(bad)])} at {_entry_words(bad)} cannot be represented "
+                             f"exactly: integer costs must stay within +-2^53 ({EXACT_INTEGER})", source)
     values = values.astype(np.float64, copy=False)
     if np.isnan(values).any():
-        bad = np.argwhere(np.isnan(values))[0]
-        raise InputError(f"cost at {tuple(int(i) for i in bad)} is NaN", source)
+        raise InputError(f"the cost at {_entry_words(np.argwhere(np.isnan(values))[0])} is NaN", source)
     if np.isneginf(values).any():
-        bad = np.argwhere(np.isneginf(values))[0]
-        raise InputError(f"cost at {tuple(int(i) for i in bad)} is -inf", source)
+        raise InputError(f"the cost at {_entry_words(np.argwhere(np.isneginf(values))[0])} is -inf "
+                         "(use inf to forbid a pair)", source)
     if values.size:
         finite = np.abs(values[np.isfinite(values)])
         biggest = float(finite.max()) if finite.size else 0.0
@@ -452,6 +450,15 @@ def _validate_large(values: np.ndarray, source: str | None, copy: bool):
     summary, extremes = scan_costs(values, out)
     _refuse_unless_valid(values, source, summary, extremes)
     return (out if convert else values), summary
+
+
+def _entry_words(index) -> str:
+    """An array entry's place in words, counted from 0 as numpy counts (a text file's messages
+    count its lines and columns from 1, as editors do, and say "line")."""
+    index = [int(i) for i in index]
+    if len(index) == 2:
+        return f"row {index[0]}, column {index[1]} (0-based)"
+    return f"position {', '.join(map(str, index))} (0-based)"
 
 
 def _refuse_unless_valid(values: np.ndarray, source: str | None, summary, extremes) -> None:

@@ -69,7 +69,7 @@ def test_integers_past_2_to_the_53_are_refused_in_one_line_naming_the_entry(bad)
     with pytest.raises(InputError) as caught:
         CostMatrix.from_array(values, copy=False, source="costs.npy")
     message = str(caught.value)
-    assert "cannot be represented exactly" in message and f"({SIDE - 1}, 7)" in message and "\n" not in message
+    assert "cannot be represented exactly" in message and f"row {SIDE - 1}, column 7 (0-based)" in message and "\n" not in message
 
 
 def test_cpu_solvers_read_the_float64_copy_and_agree_with_scipy():
@@ -244,8 +244,8 @@ def test_a_deferred_check_runs_before_any_solver_that_does_not_check_while_uploa
         with pytest.raises(InputError) as caught:
             solvers.solve(bad, algorithm, backend=backend)
         message = str(caught.value)
-        assert "costs.npy" in message and "(3, 5)" in message and "\n" not in message, algorithm
-    with pytest.raises(InputError, match=r"\(3, 5\)"):  # from numpy through solve: the same line
+        assert "costs.npy" in message and "row 3, column 5 (0-based)" in message and "\n" not in message, algorithm
+    with pytest.raises(InputError, match=r"row 3, column 5 \(0-based\)"):  # from numpy through solve: the same line
         solvers.solve(values, "hungarian", backend="cpu")
 
 
@@ -300,7 +300,7 @@ def test_under_the_simulator_hungarian_checks_held_integers_in_its_upload(run_cu
             (label, case)
         assert case["optimal"] and case["value"] == case["best"], (label, case)
     message = got["refused"]
-    assert "costs.npy" in message and "(4, 6)" in message and "cannot be represented exactly" in message
+    assert "costs.npy" in message and "row 4, column 6 (0-based)" in message and "cannot be represented exactly" in message
     assert "\n" not in message and got["kept on the device"] == 0
 
 
