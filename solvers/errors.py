@@ -67,5 +67,16 @@ class BackendUnavailable(RuntimeError):
     """The requested backend cannot run in this process (no GPU, simulator not enabled...)."""
 
 
+class DeviceOutOfMemory(BackendUnavailable):
+    """The GPU's memory cannot hold this problem for this algorithm (said in one line, with what
+    to do instead, where the driver's error would have been a traceback)."""
+
+
+def is_device_out_of_memory(exc: BaseException) -> bool:
+    """Whether ``exc`` is the CUDA driver's out-of-memory error (numba's CudaAPIError), told by its
+    name and text so that a cpu run never imports numba.cuda to ask."""
+    return type(exc).__name__ == "CudaAPIError" and "OUT_OF_MEMORY" in str(exc)
+
+
 class Cancelled(RuntimeError):
     """The observer asked the solver to stop."""

@@ -7,7 +7,7 @@ import time
 import numpy as np
 
 from . import registry
-from .errors import InputError
+from .errors import DeviceOutOfMemory, InputError, is_device_out_of_memory
 from .problems import CostMatrix, EuclideanCosts, PointSeries, SparseCosts
 from .result import Result
 from .targets import resolve_backend
@@ -34,6 +34,14 @@ def convert(problem, algo: registry.Algorithm):
     raise InputError(f"{algo.name} solves {kinds} problems, not {problem.kind}", problem.source)
 
 
+def _out_of_memory_words(problem, algorithm: str) -> str:
+    """The one line for a GPU that could not hold the problem: what, and what to do instead."""
+    size = " x ".join(str(int(x)) for x in getattr(problem, "shape", ()))
+    what = f"this {size} {problem.kind} problem" if size else f"this {problem.kind} problem"
+    return (f"the GPU's memory cannot hold {what} for {algorithm}: solve it with backend cpu "
+            "(--backend cpu), or free the memory other programs hold on the GPU")
+
+
 def run_algorithm(problem, algo: registry.Algorithm, backend: str, observer: Observer | None,
                   options: dict) -> Result:
     """Run ``algo`` (options already parsed) on a Problem and certify the answer independently.
@@ -49,7 +57,12 @@ def run_algorithm(problem, algo: registry.Algorithm, backend: str, observer: Obs
     tel = Telemetry.attach(observer, RunInfo(algo.name, chosen, problem.kind, described, options, algo.label))
     run = algo.run_function()
     start = time.perf_counter()
-    solution = run(prepared, chosen, tel, **options)
+    try:
+        solution = run(prepared, chosen, tel, **options)
+    except Exception as exc:
+        if chosen != "cpu" and is_device_out_of_memory(exc):
+            raise DeviceOutOfMemory(_out_of_memory_words(problem, algo.name)) from None
+        raise
     seconds = time.perf_counter() - start
     # distances materialised for a dense solver are certified as they are, not computed again
     certificate = certify(prepared if isinstance(problem, EuclideanCosts) else problem, solution)
