@@ -128,25 +128,36 @@ def test_too_many_near_tight_pairs_in_a_row_is_room_without_a_search():
     assert cm._room_for_another(cr, u, v, np.array([0, 1]), 1e-3)
 
 
+def settle_question(costs, cr, rng, ours):
+    """(u, v, gap, candidate pairs) of the settle's question about ``ours`` with a random exactly
+    feasible dual (the certificate's own construction), or None when that dual is not finite."""
+    from solvers.exact_settle import candidate_pairs
+    m = costs.shape[1]
+    feasible = cm._feasible_duals(cr, np.asarray(rng.choice([0.0, 1.0], m) * costs.max() * rng.random(m)))
+    if feasible is None:
+        return None
+    u, v = feasible
+    gap = float_above(excess(costs, u, v, ours)) or 5e-324
+    return u, v, gap, candidate_pairs(*cr.args(), u, v, ours, gap)
+
+
 @settings(max_examples=120, deadline=None)
 @given(costs_strategy, st.booleans())
 def test_the_exact_settle_finds_exactly_what_brute_force_finds(case, from_optimum):
     """solvers.exact_settle answers "how much cheaper can an assignment be" in integers: equal to
     brute force over every assignment in rational arithmetic, square, wide and tall, ties, one-step
     near ties, subnormals, 1e300 and a row near 1e18 alike (scipy, which it replaced there, rounds)."""
-    from solvers.exact_settle import candidate_pairs, cheaper_by
+    from solvers.exact_settle import cheaper_by
     costs, rng = instance(case)
     n, m = costs.shape
     cr = cm._CostRows(CostMatrix.from_array(costs))
     every = list(assignments(n, m))
     values = [sum(map(Fraction, costs[np.flatnonzero(a >= 0), a[a >= 0]].tolist()), Fraction(0)) for a in every]
     ours = every[int(np.argmin(values))] if from_optimum else every[int(rng.integers(len(every)))]
-    feasible = cm._feasible_duals(cr, np.asarray(rng.choice([0.0, 1.0], m) * costs.max() * rng.random(m)))
-    if feasible is None:
+    question = settle_question(costs, cr, rng, ours)
+    if question is None:
         return
-    u, v = feasible
-    gap = float_above(excess(costs, u, v, ours)) or 5e-324
-    pairs = candidate_pairs(*cr.args(), u, v, ours, gap)
+    u, v, gap, pairs = question
     less = cheaper_by(*pairs, n, m, ours, u, v, gap)
     ours_value = sum(map(Fraction, costs[np.flatnonzero(ours >= 0), ours[ours >= 0]].tolist()), Fraction(0))
     best = ours_value - min(values)
@@ -161,7 +172,7 @@ def test_the_int64_settle_answers_as_the_python_integers_do(n, m, seed, scale, k
     seconds on 250 x 250 beside a cost of 1e18) and in Python's integers otherwise: on the same
     question both give the same answer, the same cycle found first."""
     from solvers import exact_settle
-    from solvers.exact_settle import candidate_pairs, cheaper_by
+    from solvers.exact_settle import cheaper_by
     costs, rng = instance((n, m, seed, scale, kind))
     cr = cm._CostRows(CostMatrix.from_array(costs))
     ours = np.full(n, -1, dtype=np.int64)
@@ -170,12 +181,10 @@ def test_the_int64_settle_answers_as_the_python_integers_do(n, m, seed, scale, k
         ours[:] = picked
     else:
         ours[picked] = np.arange(m)
-    feasible = cm._feasible_duals(cr, np.asarray(rng.choice([0.0, 1.0], m) * costs.max() * rng.random(m)))
-    if feasible is None:
+    question = settle_question(costs, cr, rng, ours)
+    if question is None:
         return
-    u, v = feasible
-    gap = float_above(excess(costs, u, v, ours)) or 5e-324
-    pairs = candidate_pairs(*cr.args(), u, v, ours, gap)
+    u, v, gap, pairs = question
     taken = []
     in_int64 = exact_settle._settle_int64
     with pytest.MonkeyPatch.context() as patch:
