@@ -367,8 +367,8 @@ def host_checksums(graph, row_match, col_match) -> tuple[int, int, int]:
 # the host side
 
 class Reach:
-    """What the device passes found: ``row_seen`` / ``col_seen`` (bool, host: read from the GPU when
-    first asked for, see ``seen``), ``free_col`` (the first free column reached, -1 when none),
+    """What the device passes found: ``row_seen`` / ``col_seen`` (bool, host: read from the GPU by
+    the callable ``seen`` when first asked for), ``free_col`` (the first free column reached, -1 when none),
     ``uncovered_row`` (-1 when the cover covers every edge), ``levels`` (the deepest level a row was
     put on), ``cover_size`` (the unreached rows and the reached columns, counted on the device) and
     ``matched`` (the host matching's pairs)."""

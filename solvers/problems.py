@@ -242,7 +242,8 @@ class BipartiteGraph:
         if ind.ndim == 1 and ind.dtype.kind in "iu" and not ind.dtype.isnative:  # the compiled pass reads native order
             ind = ind.astype(ind.dtype.newbyteorder("="))
         # the validating passes also sum the graph's share of the checksum a GPU certificate compares
-        least, greatest, indices_sum = graph_build.bounds_and_checksum(ind, 0) if ind.ndim == 1 and ind.size else (0, 0, 0)
+        least, greatest, indices_sum = (graph_build.bounds_and_checksum(ind, 0) if ind.ndim == 1 and ind.size
+                                        else (0, 0, 0))
         ascending, offsets_sum = graph_build.offsets_checked(ptr, ind.size)
         if (ind.ndim != 1 or ptr.shape != (lines + 1,) or ptr[0] != 0 or ptr[-1] != ind.size
                 or not ascending or least < 0 or greatest >= width):

@@ -99,7 +99,8 @@ def gpu_cluster(gpus: int, workers: int | None = None, per_gpu: int = 1):
     spec = {f"gpu-{devices[i // per_gpu]}-{i % per_gpu}": {"cls": Nanny, "options": {
         "nthreads": 1, "env": {"CUDA_VISIBLE_DEVICES": devices[i // per_gpu], "NUMBA_NUM_THREADS": cores_each}}}
         for i in range(count * per_gpu)}
-    return SpecCluster(workers=spec, scheduler={"cls": Scheduler, "options": {"dashboard_address": dashboard_address()}})
+    scheduler = {"cls": Scheduler, "options": {"dashboard_address": dashboard_address()}}
+    return SpecCluster(workers=spec, scheduler=scheduler)
 
 
 def dashboard_link(client) -> str | None:
