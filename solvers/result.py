@@ -46,6 +46,17 @@ class Witness(Mapping):
         return f"Witness({sorted(self)})"
 
 
+def _number(value) -> str:
+    """A value as people write it: 942, not 942.0; 1.5e+300 as is."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds * 1e3:.3g} ms" if seconds < 1 else f"{seconds:.3g} s"
+
+
 @dataclass(frozen=True)
 class Certificate:
     """Proof (or refutation) of a result, computed by solvers.certify independently of the solver.
@@ -108,6 +119,9 @@ class Certificate:
         why = self.reason or self.details
         return f"{self.kind}: {state}" + (f" ({why})" if why else "")
 
+    def __str__(self) -> str:
+        return self.summary()
+
 
 @dataclass(frozen=True)
 class Result:
@@ -152,6 +166,11 @@ class Result:
             raise ValueError("this result has no matching")
         rows = np.flatnonzero(self.row_match >= 0)
         return np.column_stack([rows, self.row_match[rows]]).astype(np.int64)
+
+    def __str__(self) -> str:
+        """One plain line (``print(result)``): what was solved and how, the value, the proof."""
+        return (f"{self.problem_kind} solved by {self.algorithm} on {self.backend} in {_duration(self.seconds)}: "
+                f"value {_number(self.exact_value)}; {self.certificate.summary()}")
 
     def summary(self) -> dict:
         """The JSON-able record the CLI prints and the compare table shows."""
@@ -222,6 +241,19 @@ class TrackResult:
     @property
     def certified(self) -> bool:
         return all(s["certified"] for s in self.frame_stats)
+
+    def __str__(self) -> str:
+        """One plain line (``print(tracks)``): frames, links, tracks, the proof of every pair."""
+        pairs = len(self.frame_stats)
+        proven = sum(bool(s["certified"]) for s in self.frame_stats)
+        algorithms = sorted({str(s.get("algorithm")) for s in self.frame_stats if s.get("algorithm")})
+        text = (f"{self.summary.get('frames', pairs + 1)} frames, {self.summary.get('links', 0)} links in "
+                f"{self.summary.get('tracks', len(self.tracks))} tracks; {proven} of {pairs} frame pairs certified")
+        if algorithms:
+            text += f" ({', '.join(algorithms)})"
+        if self.accuracy is not None:
+            text += f"; accuracy {self.accuracy:.4g}"
+        return text
 
     def track_through(self, frame: int, index: int) -> list:
         """The track through point ``index`` of ``frame``: (frame, index) in frame order."""
