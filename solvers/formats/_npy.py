@@ -34,9 +34,23 @@ def shape_text(shape: tuple[int, ...]) -> str:
 MAP_MIN_BYTES = 64 << 20  # a plain .npy file from this size is memory-mapped (smaller ones read with progress)
 
 
+def _empty_from_start(fh) -> bool:
+    """Whether a stream at its start holds nothing at all (it is left at its start)."""
+    try:
+        if fh.tell() != 0:
+            return False
+        empty = not fh.read(1)
+        fh.seek(0)
+        return empty
+    except (OSError, AttributeError, ValueError):  # a stream that cannot tell or seek: read_magic decides
+        return False
+
+
 def read_header(fh, path, what: str = "array") -> tuple[tuple[int, ...], bool, np.dtype]:
     """(shape, fortran order, dtype) of an open .npy stream, checked; the stream is left at the data."""
     name = str(path)
+    if _empty_from_start(fh):
+        raise InputError("file is empty", name)  # as the text formats say it
     try:
         version = np.lib.format.read_magic(fh)
     except zipfile.BadZipFile:
