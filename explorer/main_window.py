@@ -1076,13 +1076,17 @@ class MainWindow(QtWidgets.QMainWindow):
         self.background_warmup = BackgroundWarmup(backends, self)
         self.background_warmup.progress.connect(self._warmup_progress)
         self.background_warmup.finished.connect(self._warmup_finished)
-        self.log_message("info", "first start here: compiling the solvers' kernels in the background "
-                                 f"({', '.join(backends)}); runs do not wait for it")
+        self.log_message("info", "first start on this machine: the solvers' kernels are being compiled in the "
+                                 f"background ({', '.join(backends)}); you can run solvers meanwhile")
         self.background_warmup.start()
         return True
 
     def _warmup_progress(self, backend: str, done: int, total: int, label: str) -> None:
-        self.warmup_label.setText(f"Preparing {backend} kernels: {done} of {total}")
+        # what is being prepared now: the first step alone can take a minute on an empty cache, and
+        # "0 of 119" with an empty bar looked stuck (a newcomer pass); the whole label as a tooltip
+        now = label.split(" on ")[0].split(" (")[0]
+        self.warmup_label.setText(f"Preparing {backend} kernels: {done} of {total}" + (f" ({now})" if now else ""))
+        self.warmup_label.setToolTip(label)
         self.warmup_bar.setRange(0, max(total, 1))
         self.warmup_bar.setValue(done)
         for w in (self.warmup_label, self.warmup_bar):
