@@ -549,7 +549,7 @@ def test_runs_are_named_by_dataset_and_a_new_dataset_clears_the_views(window, qt
     win.refresh_all()
     assert win.session.current_run is None and first in win.session.runs
     assert not win.labels_view.has_content() and not win.activity_view.has_content()
-    assert win.solver_panel.live_text() == "" and win.solver_panel.elapsed.text() == "—"
+    assert win.solver_panel.live_text() == "" and win.solver_panel.elapsed.text() == "no run yet"
     assert win.solver_panel.progress.value() == 0
     # the header says what was generated
     assert win.dataset_panel.source_label.text() == "<b>generated: random-bipartite</b>"

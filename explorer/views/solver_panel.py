@@ -21,6 +21,7 @@ from ..forms import editor_changed, option_widget, set_widget_value, widget_text
 from ..theme import icon
 from ..wording import certificate_short, duration, plain_text, plural, problem_words, settings_words
 
+IDLE = "no run yet"  # the status line before any run (a lone dash read as a stray mark)
 BACKEND_NOTES = {"cuda": "needs an NVIDIA GPU and driver (none usable in this process)",
                  "cudasim": "the CUDA simulator must be chosen before numba loads: start with NUMBA_ENABLE_CUDASIM=1"}
 
@@ -118,7 +119,7 @@ class SolverPanel(QtWidgets.QWidget):
         self.progress.setMaximumHeight(10)
         layout.addWidget(self.progress)
         self.rows: list[tuple[str, str, str]] = []
-        self.elapsed = QtWidgets.QLabel("—")  # the status line: running · 1.20 s, finished · certified optimal
+        self.elapsed = QtWidgets.QLabel(IDLE)  # the status line: running · 1.20 s, finished · certified optimal
         self.elapsed.setWordWrap(True)
         bold = self.elapsed.font()
         bold.setBold(True)
@@ -393,7 +394,7 @@ class SolverPanel(QtWidgets.QWidget):
     def show_live(self, run) -> None:
         if run is None:
             self.rows = []
-            self.elapsed.setText("—")
+            self.elapsed.setText(IDLE)
             self.live.setText("")
             self.certificate.setText("")
             if not any(r.is_active for r in self.session.runs):
