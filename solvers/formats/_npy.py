@@ -35,8 +35,10 @@ MAP_MIN_BYTES = 64 << 20  # a plain .npy file from this size is memory-mapped (s
 
 
 def _empty_from_start(fh) -> bool:
-    """Whether a stream at its start holds nothing at all (it is left at its start)."""
+    """Whether a file's stream at its start holds nothing at all (it is left at its start); an
+    archive's member (no file descriptor of its own) is left to read_magic and load_npz's words."""
     try:
+        fh.fileno()
         if fh.tell() != 0:
             return False
         empty = not fh.read(1)
