@@ -36,23 +36,6 @@ def position_in_row(row_ptr, col_ind, i, j) -> int:
 
 
 @njit(parallel=True, cache=True)
-def _bounds(values):
-    least = values[0]
-    greatest = values[0]
-    for k in prange(values.size):
-        least = min(least, values[k])
-        greatest = max(greatest, values[k])
-    return least, greatest
-
-
-def index_bounds(values: np.ndarray) -> tuple[int, int]:
-    """(least, greatest) of a non-empty 1-D index array in one pass on all cores (numpy's min and
-    max are two single-threaded passes: 25 ms on 32M edges)."""
-    least, greatest = _bounds(values)
-    return int(least), int(greatest)
-
-
-@njit(parallel=True, cache=True)
 def _bounds_and_checksum(values, first_position):
     least = values[0]
     greatest = values[0]
@@ -65,10 +48,12 @@ def _bounds_and_checksum(values, first_position):
 
 
 def bounds_and_checksum(values: np.ndarray, first_position: int) -> tuple[int, int, int]:
-    """index_bounds, and in the same pass the wrapping sum of mixed_term(values[k], first_position
-    + k): a graph's share of the checksum that solvers.konig_device compares with a GPU's copy,
-    made while the validating pass reads the indices anyway (summed again in the certificate, it
-    was a third of a 3M-row matching's certificate on the GPU machine)."""
+    """(least, greatest) of a non-empty 1-D index array in one pass on all cores (numpy's min and
+    max are two single-threaded passes: 25 ms on 32M edges), and in the same pass the wrapping sum
+    of mixed_term(values[k], first_position + k): a graph's share of the checksum that
+    solvers.konig_device compares with a GPU's copy, made while the validating pass reads the
+    indices anyway (summed again in the certificate, it was a third of a 3M-row matching's
+    certificate on the GPU machine)."""
     least, greatest, total = _bounds_and_checksum(values, first_position)
     return int(least), int(greatest), int(total)
 
@@ -315,6 +300,5 @@ def warm() -> None:
             ptr, ind = compress(major, minor, 2, dtype)
             transpose(ptr, ind, 3)
             _transpose_by_buckets(ptr, ind, 3, np.array([0, 1, 2], dtype=np.int64))
-            index_bounds(major)
             bounds_and_checksum(ind, 0)
             offsets_checked(ptr, ind.size)

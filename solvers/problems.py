@@ -250,7 +250,8 @@ class BipartiteGraph:
             raise InputError(f"the sparse matrix's index arrays are inconsistent with its shape {n_rows} x {n_cols}",
                              source)
         idx = index_dtype(n_rows, n_cols, ind.size)
-        if matrix.has_canonical_format:  # each line sorted, no repeats (scipy checks it in one scan)
+        canonical = matrix.has_canonical_format  # each line sorted, no repeats (scipy checks it in one scan)
+        if canonical:
             ptr, ind = ptr.astype(idx, copy=copy).view(), ind.astype(idx, copy=copy).view()  # views: frozen
             # below without touching the caller's own flags
         else:
@@ -258,7 +259,7 @@ class BipartiteGraph:
             ptr, ind = graph_build.compress(owners, ind, lines, idx)
         if by_rows:
             graph = cls(n_rows, n_cols, _frozen(ptr), _frozen(ind), source)
-            if matrix.has_canonical_format and offsets_sum is not None:  # the summed arrays are the graph's
+            if canonical and offsets_sum is not None:  # the summed arrays are the graph's
                 object.__setattr__(graph, "rows_checksum", (indices_sum + offsets_sum) % (1 << 64))
             return graph
         row_ptr, col_ind = graph_build.transpose(ptr, ind, width)
