@@ -30,6 +30,7 @@ import dataclasses
 import functools
 import math
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 from numba import njit, prange, types
@@ -178,7 +179,7 @@ def certify_matching(graph: BipartiteGraph, row_match, col_match=None, device_gr
         # the GPU's pass checked the cover there: only an edge it found uncovered is looked up, to name it
         r, c = (konig.first_uncovered_edge(graph, ~reached.row_seen, reached.col_seen) if reached.uncovered_row >= 0
                 else (-1, -1))
-        seen = (lambda: reached.row_seen, lambda: reached.col_seen)  # read from the GPU if the cover is listed
+        seen = reached  # its reached sets are read from the GPU if the cover is listed
     else:
         agree = graph.n_edges >= konig.PARALLEL_MIN_EDGES and konig.matches_agree(row_match, col_match, *graph.shape)
         rows, why = (row_match, "") if agree else _as_match(row_match, graph.n_rows, graph.n_cols, "row_match")
@@ -199,9 +200,9 @@ def certify_matching(graph: BipartiteGraph, row_match, col_match=None, device_gr
         r, c = konig.first_uncovered_edge(graph, ~row_seen, col_seen)  # the proof checked, not trusted
         size = int(np.count_nonzero(rows >= 0))
         cover_size = graph.n_rows - int(np.count_nonzero(row_seen)) + int(np.count_nonzero(col_seen))
-        seen = (lambda: row_seen, lambda: col_seen)
-    witness = Witness({"value": size}, {"cover_rows": lambda: konig.indices_where(seen[0](), False),
-                                        "cover_cols": lambda: konig.indices_where(seen[1](), True)})
+        seen = SimpleNamespace(row_seen=row_seen, col_seen=col_seen)
+    witness = Witness({"value": size}, {"cover_rows": lambda: konig.indices_where(seen.row_seen, False),
+                                        "cover_cols": lambda: konig.indices_where(seen.col_seen, True)})
     suffix = f"; {note}" if note else ""
     if r >= 0:
         return Certificate(kind, True, False, math.inf, details=f"internal error: cover misses edge ({r}, {c})",
