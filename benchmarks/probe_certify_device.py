@@ -47,15 +47,15 @@ def main() -> None:
                 scanned, why = D.dual_rows_on_device(device, problem.shape, problem.checksum, u, v, v)
                 whole.append(time.perf_counter() - start)
                 assert scanned is not None, why
-                out = [launcher.empty(rows, t) for t in (np.float64, np.float64, np.int64, np.uint64)]
-                ins = [launcher.upload(a, np.float64) for a in (u, v, v)]
+                out = launcher.empty(D.RESULT_PARTS * rows, np.float64)
+                duals = launcher.upload(np.concatenate([u, v, v]))
                 launcher.synchronize()
                 begin, end = cuda.event(), cuda.event()
                 begin.record()
                 if layout == "rows":
-                    launcher.launch(D.ROWS, rows, device, *ins, *out)
+                    launcher.launch(D.ROWS, rows, device, duals, out)
                 else:
-                    D.scan_columns(launcher, device, ins, out, D.slice_length(rows, cols))
+                    D.scan_columns(launcher, device, duals, out, D.slice_length(rows, cols))
                 end.record()
                 end.synchronize()
                 kernel.append(cuda.event_elapsed_time(begin, end) / 1e3)

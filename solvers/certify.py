@@ -938,43 +938,63 @@ def rounding_tolerance(pairs: int, magnitude: float) -> float:
     return ROUNDING * (pairs + 1) * EPS * magnitude
 
 
-def _scan_solver_duals(problem, cr: _CostRows, u, v, device_costs, notes: list):
+def _launch_device_scan(problem, cr: _CostRows, u, v, device_costs):
+    """The solver's duals' scan launched on the GPU's copy of a large dense problem, when the solver
+    left one (solvers.certify_device), to be read once the certificate's host steps have run
+    beside it: (v_floor: the feasible dual's columns or None when v is not finite, the pending
+    scan or None, why not on the GPU: "" when no copy was there to use)."""
+    v_floor = _floor_columns(cr, v)
+    if device_costs is None or not cr.dense or cr.size < DEVICE_MIN_ENTRIES:
+        return v_floor, None, ""
+    from .certify_device import start_dual_rows
+    pending, why = start_dual_rows(device_costs, problem.shape, problem.checksum, u, v,
+                                   v_floor if v_floor is not None else v)
+    return v_floor, pending, why
+
+
+def _scan_solver_duals(cr: _CostRows, u, v, launched, notes: list):
     """One read of the costs for the solver's duals: (the feasible dual's u from v, or None when its
     columns are not finite; the worst violation of u_i + v_j <= c_ij and its pair). On the GPU's
-    copy of a large dense problem when the solver left one (solvers.certify_device), else on the
-    host; ``notes`` says which, and why not the GPU."""
-    v_floor = _floor_columns(cr, v)
+    copy when _launch_device_scan ``launched`` a scan there, else on the host; ``notes`` says
+    which, and why not the GPU."""
+    v_floor, pending, why = launched
     columns = v_floor if v_floor is not None else v
     scanned = None
-    if device_costs is not None and cr.dense and cr.size >= DEVICE_MIN_ENTRIES:
-        scanned, why = _scan_on_device(problem, cr, u, v, columns, device_costs)
-        notes.append("dual feasibility checked on the GPU's copy of the costs (its checksum matches)"
-                     if scanned is not None else f"{why}: checked on the host")
-    if scanned is None:
+    if pending is not None:
+        scanned, why = _scan_on_device(cr, u, v, columns, pending)
+    if scanned is not None:
+        notes.append("dual feasibility checked on the GPU's copy of the costs (its checksum matches)")
+    else:
+        if why:
+            notes.append(f"{why}: checked on the host")
         scanned = _dual_rows(*cr.args(), u, v, columns, True)
     floor, worst, at = scanned
     return (floor if v_floor is not None else None), _worst_pair(worst, at)
 
 
-def _scan_on_device(problem: CostMatrix, cr: _CostRows, u, v, v_floor, device_costs):
-    """The device scan's (floor, worst, at), or (None, why not); a few of its rows (the worst, the
-    lowest u and a spread of others) are recomputed on the host and must agree bit for bit."""
-    from .certify_device import dual_rows_on_device
-    scanned, why = dual_rows_on_device(device_costs, problem.shape, problem.checksum, u, v, v_floor)
+def _scan_on_device(cr: _CostRows, u, v, v_floor, pending):
+    """The device scan's (floor, worst, at), or (None, why not); a few of its rows (a spread of rows,
+    recomputed on the host while the GPU scans, then its worst and lowest u) must agree with the
+    host's bit for bit."""
+    n = cr.n_rows
+    spread = max(2, min(SPOT_ROWS, SPOT_ENTRIES // max(cr.n_cols, 1)))  # the first and last rows at least
+    rows = np.unique(np.linspace(0, n - 1, spread).astype(np.int64))
+    # in one compiled call on one core (a call per row cost more than reading the rows; waking
+    # every core's thread for ten rows, more again)
+    host = _dual_rows(*cr.rows_args(rows), u[rows], v, v_floor, True, serial=True)
+    scanned, why = pending.result()
     if scanned is None:
         return None, why
     floor, worst, at = scanned
-    n = cr.n_rows
-    spread = max(2, min(SPOT_ROWS, SPOT_ENTRIES // max(cr.n_cols, 1)))  # the first and last rows at least
-    spot = np.unique(np.concatenate([[np.argmax(worst), np.argmin(floor)],
-                                     np.linspace(0, n - 1, spread).astype(np.int64)]))
-    # the spot rows in one compiled call on one core (a call per row cost more than reading the
-    # rows; waking every core's thread for ten rows, more again)
-    host = _dual_rows(*cr.rows_args(spot), u[spot], v, v_floor, True, serial=True)
-    for got, want in zip((floor, worst, at), host):
-        differs = np.flatnonzero(got[spot] != want)
+    extremes = np.setdiff1d(np.array([np.argmax(worst), np.argmin(floor)], dtype=np.int64), rows)
+    if extremes.size:
+        more = _dual_rows(*cr.rows_args(extremes), u[extremes], v, v_floor, True, serial=True)
+        rows = np.concatenate([rows, extremes])
+        host = tuple(np.concatenate(pair) for pair in zip(host, more))
+    for got, want in zip(scanned, host):
+        differs = np.flatnonzero(got[rows] != want)
         if differs.size:
-            return None, f"the GPU's results differ from the host's on row {int(spot[differs[0]])}"
+            return None, f"the GPU's results differ from the host's on row {int(rows[differs[0]])}"
     return scanned, ""
 
 
@@ -1003,10 +1023,14 @@ def certify_assignment(problem: CostMatrix | SparseCosts, row_match, col_match=N
     witness: value (total cost), u, v, dual_objective (of the feasible dual)."""
     kind = "dual-potentials"
     n, m = problem.shape
+    cr = _CostRows(problem)
+    solver_duals = _parse_duals(duals, n, m) if duals is not None else None
+    if solver_duals is not None and solver_duals[0] is not None:
+        # first, so that the GPU scans while the host checks the answer below
+        launched = _launch_device_scan(problem, cr, *solver_duals[:2], device_costs)
     rows, why = _as_match(row_match, n, m, "row_match")
     if rows is None:
         return Certificate(kind, False, False, details=why)
-    cr = _CostRows(problem)
     pair_cost = cr.pair_costs(rows)
     forbidden = np.flatnonzero(np.isinf(pair_cost))
     if forbidden.size:
@@ -1100,13 +1124,13 @@ def certify_assignment(problem: CostMatrix | SparseCosts, row_match, col_match=N
         return less
 
     solver_note = ""
-    if duals is not None:
-        u, v, why = _parse_duals(duals, n, m)
+    if solver_duals is not None:
+        u, v, why = solver_duals
         if u is None:
             notes.append(f"solver duals rejected: {why}")
             solver_note = "the solver's own duals were unusable"
         else:
-            floor, violation = _scan_solver_duals(problem, cr, u, v, device_costs, notes)
+            floor, violation = _scan_solver_duals(cr, u, v, launched, notes)
             slack_ok, why = _check_duals(cr, u, v, rows, mates, pair_cost, primal, strict_tol, violation)
             if not slack_ok:
                 notes.append(f"solver duals break complementary slackness: {why}")

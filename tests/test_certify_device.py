@@ -13,7 +13,7 @@ from numba import njit
 
 from checksum_reference import cost_checksum, linear_checksum
 from solvers import certify as cm
-from solvers.certify_device import ROWS, scan_columns, slice_length
+from solvers.certify_device import RESULT_PARTS, ROWS, scan_columns, slice_length
 from solvers.dual_steps import bits_of, float64_bits
 from solvers.problems import CostMatrix
 from solvers.targets import launcher_for
@@ -78,14 +78,16 @@ def test_the_device_loops_agree_with_the_host_scan_bit_for_bit(seed):
     # the problem's layout, then its transpose cut into slices of every length (1 entry, a few, whole)
     duals = np.concatenate([u, v, v_floor])  # as they travel to the device: one array
     for slice_len in (None,) + tuple(range(1, m + 2)):
-        reals, ints = np.full((2, n), np.nan), np.full((2, n), 7, np.uint64)
+        flat = np.full(RESULT_PARTS * n, np.nan)
         if slice_len is None:
-            launcher.launch(ROWS, n, problem.costs, duals, reals, ints)
+            launcher.launch(ROWS, n, problem.costs, duals, flat)
         else:
-            scan_columns(launcher, transposed, duals, reals, ints, slice_len)
-        for a, b in zip(host, (reals[0], reals[1], ints[0].astype(np.int64) - 1)):
+            scan_columns(launcher, transposed, duals, flat, slice_len)
+        results = flat.reshape(RESULT_PARTS, n)
+        for a, b in zip(host, (results[0], results[1], results[2].astype(np.int64))):
             np.testing.assert_array_equal(a, b)
-        assert int(ints[1].sum(dtype=np.uint64)) == problem.checksum
+        shares = results[3].astype(np.uint64) + (results[4].astype(np.uint64) << np.uint64(32))
+        assert int(shares.sum(dtype=np.uint64)) == problem.checksum
 
 
 @pytest.mark.parametrize("rows, cols", [(1, 1), (3000, 9000), (9000, 3000), (1000, 20000), (5, 10**6), (10**6, 5)])
@@ -221,7 +223,6 @@ def test_the_cuda_kernels_under_the_simulator_match_the_host_and_catch_a_tampere
 def test_the_spot_rows_catch_a_device_result_that_differs_from_the_host(monkeypatch, dtype):
     """The device scan's rows are spot-checked on the host (the worst, the lowest floor, a spread):
     one result off in any of the three outputs on a checked row sends the check to the host."""
-    from solvers import certify_device
     rng = np.random.default_rng(6)
     costs = rng.integers(0, 50, (40, 70)).astype(dtype)
     problem = CostMatrix.from_array(costs)
@@ -229,31 +230,40 @@ def test_the_spot_rows_catch_a_device_result_that_differs_from_the_host(monkeypa
     u, v = rng.normal(size=40), rng.normal(size=70)
     v_floor = cm._floor_columns(cr, v)
     honest = cm._dual_rows(*cr.args(), u, v, v_floor, True)
-    scanned = None
 
-    def device_scan(*args, **kwargs):
-        return tuple(a.copy() for a in scanned), ""
+    class Scanned:  # a launched scan whose read gives these results
+        def __init__(self, results):
+            self.results = results
 
-    monkeypatch.setattr(certify_device, "dual_rows_on_device", device_scan)
-    scanned = honest
-    got, why = cm._scan_on_device(problem, cr, u, v, v_floor, object())
+        def result(self):
+            return tuple(a.copy() for a in self.results), ""
+
+    got, why = cm._scan_on_device(cr, u, v, v_floor, Scanned(honest))
     assert why == "" and all(np.array_equal(a, b) for a, b in zip(got, honest))
     checked_row = 39  # the last row is always in the spread
     for output, changed in ((0, np.nextafter(honest[0][checked_row], -np.inf)),
                             (1, np.nextafter(honest[1][checked_row], np.inf)), (2, honest[2][checked_row] + 1)):
         scanned = [a.copy() for a in honest]
         scanned[output][checked_row] = changed
-        got, why = cm._scan_on_device(problem, cr, u, v, v_floor, object())
+        got, why = cm._scan_on_device(cr, u, v, v_floor, Scanned(scanned))
         assert got is None and why == f"the GPU's results differ from the host's on row {checked_row}"
-    # long rows: the spread holds at most SPOT_ENTRIES entries (the worst, the lowest and the first
-    # and last rows always), so the host's share stays small beside the GPU's scan
-    scanned, rechecked = honest, []
+    # a row outside the spread that the GPU says is the worst, or has the lowest floor, is rechecked
+    outside = 17
+    for output, changed in ((1, honest[1].max() + 1.0), (0, honest[0].min() - 1.0)):
+        scanned = [a.copy() for a in honest]
+        scanned[output][outside] = changed
+        got, why = cm._scan_on_device(cr, u, v, v_floor, Scanned(scanned))
+        assert got is None and why == f"the GPU's results differ from the host's on row {outside}"
+    # long rows: the spread holds at most SPOT_ENTRIES entries (the first and last rows always), and
+    # the worst and the lowest are rechecked after it, so the host's share stays small beside the GPU's scan
+    rechecked = []
     monkeypatch.setattr(cm, "SPOT_ENTRIES", 70)
     real_rows_args = cm._CostRows.rows_args
     monkeypatch.setattr(cm._CostRows, "rows_args", lambda self, rows: rechecked.append(rows) or real_rows_args(self, rows))
-    got, why = cm._scan_on_device(problem, cr, u, v, v_floor, object())
-    assert why == "" and set(rechecked[0]) <= {0, 39, int(np.argmax(honest[1])), int(np.argmin(honest[0]))}
-    assert {0, 39} <= set(rechecked[0])
+    got, why = cm._scan_on_device(cr, u, v, v_floor, Scanned(honest))
+    assert why == "" and list(rechecked[0]) == [0, 39]
+    extremes = {int(np.argmax(honest[1])), int(np.argmin(honest[0]))} - {0, 39}
+    assert set(np.concatenate(rechecked[1:]).tolist() if rechecked[1:] else []) == extremes
 
 
 def test_a_cpu_run_certifies_on_the_host():

@@ -93,6 +93,45 @@ def test_a_gpu_scratch_buffer_is_kept_per_thread_and_context_never_shared_across
     assert cuda_target.CudaLauncher().scratch(8, np.int64) is not first
 
 
+def test_a_kept_device_array_is_shared_within_its_capacity_per_thread_and_context(monkeypatch):
+    """The certificate's small device arrays are kept between calls (an allocation costs tens of
+    microseconds): sizes of one power-of-two capacity share one; another capacity, dtype, thread
+    or context gets its own."""
+    import threading
+    from solvers.targets import cuda as cuda_target
+    from solvers.targets.launcher import kept_capacity
+
+    class Context:
+        pass
+
+    contexts = [Context()]
+
+    class FakeCuda:
+        @staticmethod
+        def current_context():
+            return contexts[-1]
+
+        @staticmethod
+        def device_array(n, dtype):
+            return np.empty(n, dtype)
+
+    monkeypatch.setattr(cuda_target, "cuda", FakeCuda)
+    monkeypatch.setattr(cuda_target, "_KEPT", threading.local())
+    assert [kept_capacity(n) for n in (0, 1, 1024, 1025, 41000)] == [1024, 1024, 1024, 2048, 65536]
+    first = cuda_target.CudaLauncher().kept(41000, np.float64)
+    assert first.size == 65536 and first.dtype == np.float64
+    assert cuda_target.CudaLauncher().kept(33000, np.float64) is first  # the same capacity, another call
+    assert cuda_target.CudaLauncher().kept(70000, np.float64) is not first
+    assert cuda_target.CudaLauncher().kept(41000, np.int64) is not first
+    elsewhere = []
+    worker = threading.Thread(target=lambda: elsewhere.append(cuda_target.CudaLauncher().kept(41000, np.float64)))
+    worker.start()
+    worker.join()
+    assert elsewhere[0] is not first
+    contexts.append(Context())
+    assert cuda_target.CudaLauncher().kept(41000, np.float64) is not first
+
+
 def test_the_cooperative_block_count_is_kept_apart_wherever_numba_would_compile_apart():
     """A cooperative kernel's resident blocks depend on the compiled code, so the count kept for the
     process is keyed by whatever numba types an argument by (cheaply): never shared across types."""

@@ -6,6 +6,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from .kernel import Kernel
+from .launcher import kept_capacity
 
 # Below this many elements a solve runs its parallel loops on one thread: waking a thread team
 # costs more than such a problem's work (on 2 cores, OpenMP's team takes milliseconds per region).
@@ -81,6 +82,9 @@ class CpuLauncher:
 
     def scratch(self, n: int, dtype) -> np.ndarray:
         return np.empty(n, dtype=dtype)
+
+    def kept(self, n: int, dtype) -> np.ndarray:
+        return np.empty(kept_capacity(n), dtype=dtype)  # the loops run at once: nothing to share
 
     def write(self, array, host: np.ndarray) -> None:
         array[...] = host

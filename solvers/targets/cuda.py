@@ -27,6 +27,20 @@ def _type_key(arg):
 
 
 _SCRATCH = threading.local()  # per thread: (context, {(size, dtype): pinned buffer})
+_KEPT = threading.local()  # per thread: (context, {(capacity, dtype): device array})
+
+
+def _held(store: threading.local, key, make):
+    """The array ``store`` holds under ``key`` for this thread on the current context, made by
+    ``make`` the first time (and again after a new context: memory belongs to the one it was made in)."""
+    context = cuda.current_context()
+    held = getattr(store, "held", None)
+    if held is None or held[0] is not context:
+        held = store.held = (context, {})
+    arrays = held[1]
+    if key not in arrays:
+        arrays[key] = make()
+    return arrays[key]
 
 
 class CudaLauncher:
@@ -169,15 +183,13 @@ class CudaLauncher:
     def scratch(self, n: int, dtype) -> np.ndarray:
         """A pinned buffer shared by this thread's solves on the current context (a thread: two
         solves at once never share one; the context: pinned memory belongs to it)."""
-        context = cuda.current_context()
-        key = (int(n), np.dtype(dtype).str)
-        kept = getattr(_SCRATCH, "kept", None)
-        if kept is None or kept[0] is not context:
-            kept = _SCRATCH.kept = (context, {})  # the first use, or a new context: start afresh
-        buffers = kept[1]
-        if key not in buffers:
-            buffers[key] = self.host_buffer(n, dtype)
-        return buffers[key]
+        return _held(_SCRATCH, (int(n), np.dtype(dtype).str), lambda: self.host_buffer(n, dtype))
+
+    def kept(self, n: int, dtype):
+        """A device array shared by this thread's calls on the current context (as scratch)."""
+        from .launcher import kept_capacity
+        size = kept_capacity(n)
+        return _held(_KEPT, (size, np.dtype(dtype).str), lambda: cuda.device_array(size, dtype=dtype))
 
     def write(self, array, host: np.ndarray) -> None:
         array.copy_to_device(np.ascontiguousarray(host))

@@ -71,12 +71,24 @@ class Launcher(Protocol):
         into it: as host_buffer, but shared by the solves of a thread (pinning memory costs about
         a millisecond, more than a small solve's readbacks save with it)."""
 
+    def kept(self, n: int, dtype):
+        """A 1-D target array of at least n elements (a power of two, 1024 or more), shared by this
+        thread's calls: for a small array set up again and again, which on a GPU costs an
+        allocation of tens of microseconds each time. Kernels and copies reach it in stream order,
+        so a later call may write it while an earlier launch still reads it."""
+
     def write(self, array, host: np.ndarray) -> None: ...
     def synchronize(self) -> None: ...
 
     def free_bytes(self) -> int | None:
         """Device memory free now, for a solver choosing between a faster and a smaller way (None
         where arrays live in host memory: the cpu and the simulator)."""
+
+
+def kept_capacity(n: int) -> int:
+    """The size of a kept array holding n elements: a power of two, 1024 or more (few sizes, each
+    kept once a thread)."""
+    return max(1024, 1 << (max(int(n), 1) - 1).bit_length())
 
 
 # the one table: backend -> "module:class" of its launcher (imported when first asked for)
