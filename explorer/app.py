@@ -207,7 +207,7 @@ class Script(QtCore.QObject):
         for view in (w.labels_view, w.activity_view):
             if view.has_content():
                 return view
-        return w.activity_view
+        return w.labels_view  # nothing drawn yet: the first tab, as a window opens
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -70,7 +70,8 @@ class Timeline(QtWidgets.QWidget):
         layout = QtWidgets.QHBoxLayout(self)
         layout.setContentsMargins(6, 2, 6, 2)
         self.run_combo = shrinkable_combo(10)
-        self.run_combo.setToolTip("Run shown in the views")
+        self.run_combo.setToolTip("The run shown in the views: the newest, or one picked to replay")
+        self.run_combo.setPlaceholderText("none yet")
         self.play_button = QtWidgets.QToolButton()
         self.play_button.setIcon(icon("play"))
         self.play_button.setToolTip("Play back the run")
@@ -95,7 +96,7 @@ class Timeline(QtWidgets.QWidget):
             self.speed_combo.setItemData(self.speed_combo.count() - 1, SPEED_TIPS.get(value, text),
                                          QtCore.Qt.ItemDataRole.ToolTipRole)
         self.position_label = ElidedLabel("no run")
-        layout.addWidget(QtWidgets.QLabel("Run"))
+        layout.addWidget(QtWidgets.QLabel("Replay"))  # "Run" is the toolbar's action
         layout.addWidget(self.run_combo, 2)
         layout.addWidget(self.play_button)
         layout.addWidget(self.live_button)

@@ -18,7 +18,7 @@ race keeps one path per tree) and an augmentation pass flipping all those paths 
 BFS reaches no free column the duals are updated and the BFS resumes. The host reads back one
 small counter array per BFS level or dual update, nothing else.
 
-On the GPU the tree variant by default (option device_loop=on) runs that same loop inside one
+On the GPU the tree variant by default (option device_loop=auto or on) runs that same loop inside one
 cooperative kernel (``hungarian_fused.solve_tree_cuda``): grid-wide barriers replace the launches and
 readbacks, so thousands of BFS levels cost microseconds each instead of a host round trip. There
 each BFS level and each dual update is a single grid-wide pass: the next frontier is an atomic
@@ -79,9 +79,10 @@ ALGORITHMS = [
         runner="solvers.assignment.hungarian:run",
         options=(Option("variant", "tree", ("classical", "tree"),
                         "classical: zero-slack CSR + O(n^2) dual update; tree: alternating tree, O(n) dual update"),
-                 Option("device_loop", "on", ("on", "off"),
+                 Option("device_loop", "auto", ("auto", "on", "off"),
                         "GPU, tree variant: run the whole loop in one cooperative kernel (grid-wide barriers "
-                        "instead of a launch and a readback per BFS level); off = the paper's host loop")),
+                        "instead of a launch and a readback per BFS level); off = the paper's host loop; "
+                        "auto = on where it applies (the cpu always runs the host loop)")),
         label="dual",
         summary="Hungarian method with a parallel multi-path augmenting search (exact; integer or real costs).",
         reference="Date & Nagi, GPU-accelerated Hungarian algorithms for the linear assignment problem, "
@@ -302,7 +303,7 @@ def original_solution(view: CostView, row_to_col: np.ndarray, u: np.ndarray, v: 
 
 
 def run(problem: CostMatrix | EuclideanCosts, backend: str, tel, variant: str = "tree",
-        device_loop: str = "on") -> Solution:
+        device_loop: str = "auto") -> Solution:
     if min(problem.shape) == 0:
         return empty_solution(problem)
     from ..targets import launcher_for
@@ -333,7 +334,7 @@ def run(problem: CostMatrix | EuclideanCosts, backend: str, tel, variant: str = 
         preparation = {"upload_seconds": checked_seconds + upload_seconds}
         if checked_seconds:
             preparation["checked_while_uploading"] = True
-    fused = launcher.device and variant == "tree" and device_loop == "on"
+    fused = launcher.device and variant == "tree" and device_loop in ("auto", "on")
     loop_note = "cooperative kernel" if fused else "host"
     with launcher.session(view.n_cols):
         solver = HungarianDevice(launcher, C, view, variant, zero_tolerance(view), tel)
