@@ -360,3 +360,16 @@ def test_a_running_solve_counts_reports_as_the_charts_do_not_solver_iterations(q
     qtbot.addWidget(panel)
     rows = {name: (value, note) for name, value, note in panel._rows(run)}
     assert rows["report"][0] == "3" and "iteration" not in rows and "iterations" not in rows
+
+
+def test_the_replay_bar_names_itself_and_says_when_there_is_no_run_yet(qtbot):
+    """The toolbar's Run starts a solve; the bar below picks a run to replay, so it is labelled
+    Replay, and before any run its list says so instead of showing an empty box."""
+    from PySide6 import QtWidgets
+    from explorer.session import Session
+    from explorer.views import Timeline
+    timeline = Timeline(Session())
+    qtbot.addWidget(timeline)
+    labels = [w.text() for w in timeline.findChildren(QtWidgets.QLabel) if w is not timeline.position_label]
+    assert "Replay" in labels and "Run" not in labels
+    assert timeline.run_combo.count() == 0 and timeline.run_combo.placeholderText() == "none yet"

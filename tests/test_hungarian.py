@@ -451,3 +451,13 @@ def test_benchmark_script_runs_small(tmp_path):
         for label, out in row["solvers"].items():
             assert out["certified"] and out["matches_scipy"], (row["n"], row["param"], label)
     assert len(report["goals"]) == 3 and "| goal | met |" in md.read_text()
+
+
+def test_the_device_loop_option_defaults_to_auto_and_a_cpu_run_says_it_ran_the_host_loop():
+    """device_loop applies to a GPU's tree variant only: by default it is auto, and a cpu run,
+    asked for it or not, reports the host loop it ran (never 'on' beside 'host' unasked)."""
+    costs = np.random.default_rng(3).integers(0, 20, (12, 15)).astype(np.float64)
+    result = solvers.solve(costs, "hungarian", backend="cpu")
+    assert result.options["device_loop"] == "auto" and result.stats["loop"] == "host"
+    assert solvers.solve(costs, "hungarian", backend="cpu", device_loop="on").stats["loop"] == "host"
+    assert result.certificate.optimal
