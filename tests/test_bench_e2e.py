@@ -56,6 +56,26 @@ def test_a_peer_past_the_limit_is_stopped_and_reported_as_a_lower_bound():
     assert "> 150 (stopped) / > 150 (stopped)" in line and "> 75x" in line
 
 
+def test_the_host_overhead_pairs_each_solve_with_its_own_end_to_end_time(monkeypatch):
+    """Each call's solve against its own end to end: medians taken apart set one call's solve
+    against another's end to end (82% below, an overhead that most calls did not have)."""
+    import types
+    bench = _bench_module()
+    solves = iter([1.0, 9.0, 1.0, 1.8])  # the untimed call, then three timed ones
+
+    def fake_solve():
+        return types.SimpleNamespace(seconds=next(solves))
+
+    clock = iter([0.0, 10.0, 10.0, 20.0, 20.0, 22.0])  # the timed calls' end to end: 10, 10, 2
+    monkeypatch.setattr(bench.time, "perf_counter", lambda: next(clock))
+    e2e, solve, share, _ = bench.timed_api(fake_solve, 3)
+    monkeypatch.undo()
+    assert (e2e, solve) == (10.0, 1.8)  # medians apart would say 1 - 1.8 / 10 = 82%
+    assert abs(share - 0.1) < 1e-12  # the calls' own shares: 10%, 90%, 10%
+    assert bench.host_overhead({"e2e": 10.0, "solve": 9.0, "overhead": 0.1}) == 0.1
+    assert bench.host_overhead({"e2e": 8.0, "solve": 6.0}) == 0.25  # results written before the shares
+
+
 def test_merge_combines_runs_in_table_order_and_refuses_other_devices(tmp_path):
     def run_file(name, rows, device="GPU A"):
         path = tmp_path / name
