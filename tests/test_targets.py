@@ -61,50 +61,16 @@ def test_launch_geometry_is_shared():
         Kernel("bad", shape="diagonal")
 
 
-def test_a_gpu_scratch_buffer_is_kept_per_thread_and_context_never_shared_across_them(monkeypatch):
-    """Pinning host memory costs about a millisecond a solve, so the counters' readback buffer is
-    kept; two threads solving at once, or a context made after another was closed, never share one."""
-    import threading
+class _Context:
+    pass
+
+
+@pytest.fixture
+def fake_contexts(monkeypatch):
+    """The cuda launcher's numba.cuda replaced: current_context() is the list's last (append one to
+    stand for a new context), device arrays are host arrays."""
     from solvers.targets import cuda as cuda_target
-
-    class Context:
-        pass
-
-    contexts = [Context()]
-
-    class FakeCuda:
-        @staticmethod
-        def current_context():
-            return contexts[-1]
-
-    monkeypatch.setattr(cuda_target, "cuda", FakeCuda)
-    monkeypatch.setattr(cuda_target.CudaLauncher, "host_buffer", lambda self, n, dtype: np.empty(n, dtype))
-    monkeypatch.setattr(cuda_target, "_SCRATCH", threading.local())
-    first = cuda_target.CudaLauncher().scratch(8, np.int64)
-    assert cuda_target.CudaLauncher().scratch(8, np.int64) is first  # another solve, same thread
-    assert cuda_target.CudaLauncher().scratch(8, np.int32) is not first
-    assert cuda_target.CudaLauncher().scratch(3, np.int64) is not first
-    elsewhere = []
-    worker = threading.Thread(target=lambda: elsewhere.append(cuda_target.CudaLauncher().scratch(8, np.int64)))
-    worker.start()
-    worker.join()
-    assert elsewhere[0] is not first
-    contexts.append(Context())  # the old context closed, a new one made
-    assert cuda_target.CudaLauncher().scratch(8, np.int64) is not first
-
-
-def test_a_kept_device_array_is_shared_within_its_capacity_per_thread_and_context(monkeypatch):
-    """The certificate's small device arrays are kept between calls (an allocation costs tens of
-    microseconds): sizes of one power-of-two capacity share one; another capacity, dtype, thread
-    or context gets its own."""
-    import threading
-    from solvers.targets import cuda as cuda_target
-    from solvers.targets.launcher import kept_capacity
-
-    class Context:
-        pass
-
-    contexts = [Context()]
+    contexts = [_Context()]
 
     class FakeCuda:
         @staticmethod
@@ -116,6 +82,36 @@ def test_a_kept_device_array_is_shared_within_its_capacity_per_thread_and_contex
             return np.empty(n, dtype)
 
     monkeypatch.setattr(cuda_target, "cuda", FakeCuda)
+    return contexts
+
+
+def test_a_gpu_scratch_buffer_is_kept_per_thread_and_context_never_shared_across_them(monkeypatch, fake_contexts):
+    """Pinning host memory costs about a millisecond a solve, so the counters' readback buffer is
+    kept; two threads solving at once, or a context made after another was closed, never share one."""
+    import threading
+    from solvers.targets import cuda as cuda_target
+    monkeypatch.setattr(cuda_target.CudaLauncher, "host_buffer", lambda self, n, dtype: np.empty(n, dtype))
+    monkeypatch.setattr(cuda_target, "_SCRATCH", threading.local())
+    first = cuda_target.CudaLauncher().scratch(8, np.int64)
+    assert cuda_target.CudaLauncher().scratch(8, np.int64) is first  # another solve, same thread
+    assert cuda_target.CudaLauncher().scratch(8, np.int32) is not first
+    assert cuda_target.CudaLauncher().scratch(3, np.int64) is not first
+    elsewhere = []
+    worker = threading.Thread(target=lambda: elsewhere.append(cuda_target.CudaLauncher().scratch(8, np.int64)))
+    worker.start()
+    worker.join()
+    assert elsewhere[0] is not first
+    fake_contexts.append(_Context())  # the old context closed, a new one made
+    assert cuda_target.CudaLauncher().scratch(8, np.int64) is not first
+
+
+def test_a_kept_device_array_is_shared_within_its_capacity_per_thread_and_context(monkeypatch, fake_contexts):
+    """The certificate's small device arrays are kept between calls (an allocation costs tens of
+    microseconds): sizes of one power-of-two capacity share one; another capacity, dtype, thread
+    or context gets its own."""
+    import threading
+    from solvers.targets import cuda as cuda_target
+    from solvers.targets.launcher import kept_capacity
     monkeypatch.setattr(cuda_target, "_KEPT", threading.local())
     assert [kept_capacity(n) for n in (0, 1, 1024, 1025, 41000)] == [1024, 1024, 1024, 2048, 65536]
     first = cuda_target.CudaLauncher().kept(41000, np.float64)
@@ -128,7 +124,7 @@ def test_a_kept_device_array_is_shared_within_its_capacity_per_thread_and_contex
     worker.start()
     worker.join()
     assert elsewhere[0] is not first
-    contexts.append(Context())
+    fake_contexts.append(_Context())
     assert cuda_target.CudaLauncher().kept(41000, np.float64) is not first
 
 
