@@ -232,7 +232,8 @@ def dataset(problem, path) -> Path:
     name = Path(path).name.lower().removesuffix(".gz")
     if not any(name.endswith(e) or any(name.startswith(p) for p in f.prefixes) for f in usable for e in f.extensions):
         choices = ", ".join(dict.fromkeys(p for f in usable for p in f.patterns))
-        raise InputError(f"a {problem.kind} problem cannot be written as {Path(path).name}; choose one of {choices}",
+        article = "an" if problem.kind[:1] in "aeiou" else "a"
+        raise InputError(f"{article} {problem.kind} problem cannot be written as {Path(path).name}; choose one of {choices}",
                          str(path))
     solvers.save(problem, str(path))
     return Path(path)

@@ -29,6 +29,7 @@ log = logging.getLogger("matchscope.explorer")
 
 REFRESH_MS = 33  # views redraw at most ~30 times a second, whatever the solver emits
 MAX_RECENT = 10
+FAILED_VERBS = {"saved": "save", "exported": "export"}  # an export's words when it could not be written
 CENTRAL_MIN_WIDTH = 744  # the views and the timeline (see where the central widget is made)
 RUN_RECORD_FILTER = "Run records (*.npz)"
 
@@ -507,6 +508,7 @@ class MainWindow(QtWidgets.QMainWindow):
         return self.host.submit(Job("generate", {"kind": kind, "params": dict(params)}))
 
     def _add_recent(self, path: str) -> None:
+        path = str(Path(path).resolve())  # the list is read from other working folders too
         recent = [p for p in self.recent_files() if p != path]
         recent.insert(0, path)
         self.settings.setValue("recent", recent[:MAX_RECENT])
@@ -805,7 +807,8 @@ class MainWindow(QtWidgets.QMainWindow):
         run = self.session.current_run
         # a batch run sends no telemetry to record: its answers go out through Export ▸ Solution
         self.act_save_run.setEnabled(run is not None and not run.is_active and run.batch is None)
-        self.act_save_dataset.setEnabled(have_problem)
+        # a kind no format writes (a batch: its .npy is the file it came from) has nothing to save as
+        self.act_save_dataset.setEnabled(have_problem and bool(export.dataset_filters(self.session.problem)))
         self._update_export_actions()
         self.solver_panel.update_buttons()
 
@@ -880,7 +883,8 @@ class MainWindow(QtWidgets.QMainWindow):
             else:  # a bug of ours: said plainly, the traceback goes to the log
                 log.exception("%s failed", what)
                 reason = f"internal error: {exc} (the log has the details)"
-            self.report_error(f"{what}: {reason}", title="Export failed")
+            verb, _, rest = what.partition(" ")  # "saved the dataset" -> "could not save the dataset"
+            self.report_error(f"could not {FAILED_VERBS.get(verb, verb)} {rest}: {reason}", title="Export failed")
             return None
         files = out if isinstance(out, (list, tuple)) else [out]
         where = ", ".join(str(f) for f in files)

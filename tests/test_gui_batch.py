@@ -47,6 +47,7 @@ def test_a_batch_opens_runs_lists_its_problems_and_solves_one_alone(window, qtbo
     facts = {form.itemAt(i, form.ItemRole.LabelRole).widget().text().rstrip(":"):
              form.itemAt(i, form.ItemRole.FieldRole).widget().text() for i in range(form.rowCount())}
     assert facts["problems"] == "40" and "rows" in facts["sizes"] and "columns" in facts["sizes"]
+    assert not win.act_save_dataset.isEnabled()  # no format writes a batch dataset: nothing to offer
 
     run = win.start_run()
     wait_run(qtbot, run)

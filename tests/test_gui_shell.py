@@ -107,7 +107,7 @@ def test_3d_export_is_disabled_and_refused_without_a_point_series(window, qtbot,
     target = tmp_path / "view3d.png"
     assert win._guarded("exported the 3D view", win.export_3d, target) is None
     assert not target.exists(), "a blank picture must not be written"
-    assert win.errors[-1] == "exported the 3D view: the 3D view shows a point series; this dataset has none"
+    assert win.errors[-1] == "could not export the 3D view: the 3D view shows a point series; this dataset has none"
     win.error_box.close()
     # Export Current View follows what the current tab holds
     win.show_view(win.tracks_view)
@@ -572,7 +572,7 @@ def test_save_dataset_as_writes_the_format_its_extension_names(window, qtbot, tm
         assert sorted(zip(*again.edges())) == sorted(zip(*graph.edges()))
     assert win._guarded("saved the dataset", win.save_dataset, tmp_path / "copy.npy") is None
     assert not (tmp_path / "copy.npy").exists()
-    assert win.errors[-1].startswith(f"saved the dataset: {tmp_path / 'copy.npy'}: a matching problem cannot be "
+    assert win.errors[-1].startswith(f"could not save the dataset: {tmp_path / 'copy.npy'}: a matching problem cannot be "
                                      "written as copy.npy; choose one of *.mtx")
     assert not list(tmp_path.glob(".*.tmp"))
 

@@ -373,3 +373,20 @@ def test_the_replay_bar_names_itself_and_says_when_there_is_no_run_yet(qtbot):
     labels = [w.text() for w in timeline.findChildren(QtWidgets.QLabel) if w is not timeline.position_label]
     assert "Replay" in labels and "Run" not in labels
     assert timeline.run_combo.count() == 0 and timeline.run_combo.placeholderText() == "none yet"
+
+
+def test_the_solver_panel_starts_on_the_algorithm_solve_picks_unnamed(qtbot):
+    """The explorer offers first what `matchscope solve` and solvers.solve run on the same problem
+    when no algorithm is named, not the list's first name; a user's own pick is kept."""
+    import solvers
+    from explorer.views import SolverPanel
+    panel = SolverPanel(Session())
+    qtbot.addWidget(panel)
+    costs = solvers.CostMatrix.from_array(np.random.default_rng(0).random((20, 20)))
+    panel.set_problem(costs)
+    assert panel.algo_combo.currentData() == solvers.default_algorithm(costs, "auto").algorithm
+    other = next(panel.algo_combo.itemData(i) for i in range(panel.algo_combo.count())
+                 if panel.algo_combo.itemData(i) != panel.algo_combo.currentData())
+    panel.select_algorithm(other)
+    panel.set_problem(solvers.CostMatrix.from_array(np.ones((5, 5))))
+    assert panel.algo_combo.currentData() == other

@@ -329,6 +329,16 @@ def test_recent_files_layout_and_shortcuts_persist(window, qtbot, tmp_path):
     again.close()
 
 
+def test_a_recent_file_opened_by_a_relative_path_is_listed_by_its_full_path(window, qtbot, tmp_path, monkeypatch):
+    """Open Recent works from any working folder: the list holds full paths."""
+    win = window
+    _, path = open_graph(qtbot, win, tmp_path)
+    monkeypatch.chdir(path.parent)
+    win._add_recent(path.name)
+    assert win.recent_files()[0] == str(path.resolve())
+    assert win.recent_files().count(str(path.resolve())) == 1
+
+
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")  # Qt 6 keeps only the QPoint drag-enter constructor
 def test_drop_a_file_opens_it(window, qtbot, tmp_path):
     graph = small_graph(3, 50)

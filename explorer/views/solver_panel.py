@@ -56,6 +56,14 @@ def uninterruptible(algo: registry.Algorithm) -> bool:
 INVALID_STYLE = "border: 1px solid #d64541; border-radius: 2px;"
 
 
+def default_for(problem) -> str | None:
+    """The algorithm solvers.solve picks for ``problem`` unnamed, or None where it picks none here."""
+    try:
+        return solvers.default_algorithm(problem, "auto").algorithm
+    except Exception:  # a kind with no automatic choice (a batch): the list's first
+        return None
+
+
 class SolverPanel(QtWidgets.QWidget):
     runRequested = QtCore.Signal()
     stopRequested = QtCore.Signal()
@@ -179,10 +187,10 @@ class SolverPanel(QtWidgets.QWidget):
             self.algo_combo.setItemData(self.algo_combo.count() - 1, algo.summary or algo.name,
                                         QtCore.Qt.ItemDataRole.ToolTipRole)
         index = self.algo_combo.findData(previous)
-        if problem is not None and problem.kind == "points" and (index < 0 or previous != self.picked):
-            # what `matchscope solve` and solvers.track run on this series when no algorithm is named
-            # (it depends on the frames' sizes), unless the user picked one from the list
-            index = self.algo_combo.findData(solvers.default_algorithm(problem, "auto").algorithm)
+        if problem is not None and algos and (index < 0 or previous != self.picked):
+            # what `matchscope solve` (solvers.solve, solvers.track) runs on this problem when no
+            # algorithm is named (it depends on its kind and size), unless the user picked one
+            index = self.algo_combo.findData(default_for(problem))
         self.algo_combo.setCurrentIndex(index if index >= 0 else (0 if algos else -1))
         self.algo_combo.blockSignals(False)
         if problem is None:
