@@ -19,7 +19,7 @@ from .choice import CHOICE_HELP
 from .errors import BackendUnavailable, Cancelled, InfeasibleError, InputError
 from .io_util import jsonable
 from .telemetry import Observer, Throttle
-from .text import duration, plural
+from .text import duration, number, plural
 
 PROG = "matchscope"
 EXIT_OK, EXIT_NOT_CERTIFIED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -128,17 +128,6 @@ def _parse_opts(pairs: list[str]) -> dict[str, str]:
             raise InputError(f"--opt {text} must look like KEY=VALUE")
         options[key] = value
     return options
-
-
-def _number(value: float | int) -> str:
-    """A whole number as one (an exact Python int in full); any other float in full (repr: the
-    shortest text that reads back as the same float), so the summary shows the value the JSON holds."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    value = float(value)
-    if math.isfinite(value) and value == int(value) and abs(value) < 2**53:
-        return str(int(value))
-    return repr(value)
 
 
 def _describe(problem) -> str:
@@ -301,7 +290,7 @@ def _cmd_solve_batch(args) -> int:
     rows = [("file", path), ("problem", f"a batch of {what}"), ("loaded", duration(load_seconds)),
             ("algorithm", f"hungarian (batch) on {result.backend}"),
             ("prepared", f"{duration(compile_seconds)} (not counted in the solve time)"),
-            ("value", f"{_number(summary['total_cost'])} (the sum over the items)"),
+            ("value", f"{number(summary['total_cost'])} (the sum over the items)"),
             ("certified", certified),
             ("solve time", duration(result.seconds["solve"])),
             ("certify", duration(result.seconds["certify"])),
@@ -427,8 +416,8 @@ def _certified_text(certificate) -> str:
     if status == "optimal":
         return "yes (optimal)"
     if status == "within-gap":
-        return (f"yes, within gap {_number(certificate.gap)} of optimal "
-                f"(an epsilon-run: it claims at most {_number(certificate.bound)})")
+        return (f"yes, within gap {number(certificate.gap)} of optimal "
+                f"(an epsilon-run: it claims at most {number(certificate.bound)})")
     return "NO"
 
 
@@ -444,7 +433,7 @@ def _solve(solvers, problem, run: _Run, progress, out):
         solvers.save(result, out, problem=problem)  # flow exports need the edge ends
     record = result.summary()
     rows = [("algorithm", _algorithm_text(run)),
-            ("value", _number(result.exact_value)),
+            ("value", number(result.exact_value)),
             ("certified", _certified_text(result.certificate)),
             ("certificate", result.certificate.summary()),
             ("solve time", duration(result.seconds)),
@@ -478,7 +467,7 @@ def _track(solvers, series, run: _Run, progress, out=None):
     bound = float(sum(s.get("bound", 0.0) for s in stats))
     certificate = (f"dual-potentials per frame pair: {len(stats) - len(failed)} of {len(stats)} certified "
                    f"({optimal} optimal" + (f", {within} within their epsilon gap" if within else "") + ")"
-                   + (f", total gap {_number(gap)}" if gap else "")
+                   + (f", total gap {number(gap)}" if gap else "")
                    + (f"; NOT certified: frame pairs {', '.join(failed)}" if failed else ""))
     record = {"problem": "points", "algorithm": run.algorithm, "backend": used, "value": cost,
               "certified": not failed, "optimal": optimal == len(stats),
@@ -498,7 +487,7 @@ def _track(solvers, series, run: _Run, progress, out=None):
     accuracy = ("no ground truth" if tracked.accuracy is None else
                 f"{tracked.accuracy:.4f} (correct / links made; recall {summary['recall']:.4f})")
     rows = [("algorithm", _algorithm_text(run, f", {plural(len(stats), 'frame pair')}")),
-            ("value", f"{_number(cost)} (total link distance)"),
+            ("value", f"{number(cost)} (total link distance)"),
             ("links", f"{summary['links']:,} in {plural(summary['tracks'], 'track')}, "
                       f"{plural(summary['unmatched'], 'point')} unmatched"),
             ("gating", _gating_text(tracked)),
@@ -520,7 +509,7 @@ def _gating_text(tracked) -> str:
         return "off (plain rectangular assignment: min(n_t, n_t+1) links per frame pair)"
     pairs = f"{summary['gated_pairs']:,} of {plural(len(tracked.frame_stats), 'frame pair')} gated"
     if tracked.gating == "fixed":
-        return f"max_distance {_number(tracked.max_distance)} ({pairs})"
+        return f"max_distance {number(tracked.max_distance)} ({pairs})"
     if tracked.max_distance is None:
         return "auto: too few links to estimate a gate, none applied"
     return f"auto: max_distance {tracked.max_distance:.6g} from the link lengths ({pairs})"

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .text import duration, number  # the command line's words for the same values
+
 if TYPE_CHECKING:
     from .problems import PointSeries
 
@@ -44,17 +46,6 @@ class Witness(Mapping):
 
     def __repr__(self) -> str:
         return f"Witness({sorted(self)})"
-
-
-def _number(value) -> str:
-    """A value as people write it: 942, not 942.0; 1.5e+300 as is."""
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
-        return str(int(value))
-    return f"{value:g}" if isinstance(value, float) else str(value)
-
-
-def _duration(seconds: float) -> str:
-    return f"{seconds * 1e3:.3g} ms" if seconds < 1 else f"{seconds:.3g} s"
 
 
 @dataclass(frozen=True)
@@ -169,8 +160,8 @@ class Result:
 
     def __str__(self) -> str:
         """One plain line (``print(result)``): what was solved and how, the value, the proof."""
-        return (f"{self.problem_kind} solved by {self.algorithm} on {self.backend} in {_duration(self.seconds)}: "
-                f"value {_number(self.exact_value)}; {self.certificate.summary()}")
+        return (f"{self.problem_kind} solved by {self.algorithm} on {self.backend} in {duration(self.seconds)}: "
+                f"value {number(self.exact_value)}; {self.certificate.summary()}")
 
     def summary(self) -> dict:
         """The JSON-able record the CLI prints and the compare table shows."""

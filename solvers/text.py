@@ -33,6 +33,17 @@ def duration(seconds: float) -> str:
     return f"{hours} h {rest // 60:02d} min"
 
 
+def number(value: float | int) -> str:
+    """A whole number as one (an exact Python int in full); any other float in full (repr: the
+    shortest text that reads back as the same float), so a summary shows the value the JSON holds."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    value = float(value)
+    if math.isfinite(value) and value == int(value) and abs(value) < 2**53:
+        return str(int(value))
+    return repr(value)
+
+
 def dtype_words(dtype) -> str:
     """An array's element type in words (never numpy's name for it): complex numbers, text, dates..."""
     kinds = {"c": "complex numbers", "U": "text", "S": "bytes", "O": "Python objects", "M": "dates",
