@@ -57,11 +57,11 @@ INVALID_STYLE = "border: 1px solid #d64541; border-radius: 2px;"
 
 
 def default_for(problem) -> str | None:
-    """The algorithm solvers.solve picks for ``problem`` unnamed, or None where it picks none here."""
-    try:
-        return solvers.default_algorithm(problem, "auto").algorithm
-    except Exception:  # a kind with no automatic choice (a batch): the list's first
+    """The algorithm solvers.solve picks for ``problem`` unnamed; None for a batch, which
+    solvers.solve does not take (solve_batch: the list's first)."""
+    if problem.kind == "batch":
         return None
+    return solvers.default_algorithm(problem, "auto").algorithm
 
 
 class SolverPanel(QtWidgets.QWidget):
