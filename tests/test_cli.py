@@ -1263,6 +1263,25 @@ def test_numba_cuda_performance_hints_are_off_for_cli_runs(tmp_path):
     assert proc.stdout.splitlines()[-1] == "0 0 0"
 
 
+@pytest.mark.parametrize("asked", [None, "1"])
+def test_numba_cuda_performance_hints_are_off_for_api_users_unless_asked(asked):
+    """The Python API has no front end to set numba's variables first: a user who imported numba.cuda
+    before solvers saw a 'grid size ... under-utilization' warning per small launch (the headline
+    benchmark printed dozens). Loading our cuda target turns them off, unless the variable asks."""
+    code = ("from numba import cuda; from numba.cuda.core import config; "
+            "import solvers.targets.cuda; "
+            "print(config.CUDA_LOW_OCCUPANCY_WARNINGS, config.CUDA_WARN_ON_IMPLICIT_COPY)")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    for name in ("NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS", "NUMBA_CUDA_WARN_ON_IMPLICIT_COPY", "NUMBA_ENABLE_CUDASIM"):
+        env.pop(name, None)
+    if asked:
+        env["NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS"] = asked
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == (["1", "0"] if asked else ["0", "0"])
+
+
 @pytest.mark.parametrize("argv, expected", [
     (["gen", "random-bipartite", "--rows", "ten", "--cols", "3", "--degree", "1", "--out", "x.mtx"],
      "ten is not a whole number"),

@@ -41,12 +41,29 @@ def enable_simulator() -> None:
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
 
 
+# numba-cuda's performance hints (a small grid, an implicit host copy) speak to kernel writers, not
+# to users of our solvers: each variable's hint is off unless the variable itself asks for it
+_KERNEL_HINTS = {"NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS": "CUDA_LOW_OCCUPANCY_WARNINGS",
+                 "NUMBA_CUDA_WARN_ON_IMPLICIT_COPY": "CUDA_WARN_ON_IMPLICIT_COPY"}
+
+
+def quiet_kernel_hints() -> None:
+    """Turn numba-cuda's performance hints off for this process unless its variables are set. Numba
+    reads them once, at import: a process that imported it first (the Python API) gets them set in
+    numba's configuration as well."""
+    config = sys.modules.get("numba.cuda.core.config")
+    for variable, name in _KERNEL_HINTS.items():
+        if variable in os.environ:
+            continue
+        os.environ[variable] = "0"
+        if config is not None:
+            setattr(config, name, 0)
+
+
 def configure_numba(backend: str | None = None) -> None:
-    """What a front end (CLI, explorer) sets before numba is imported: numba-cuda's performance hints
-    (a small grid, an implicit host copy) speak to kernel writers, not users, so they are off unless
-    asked for; ``backend`` "cudasim" switches the simulator on."""
-    os.environ.setdefault("NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS", "0")
-    os.environ.setdefault("NUMBA_CUDA_WARN_ON_IMPLICIT_COPY", "0")
+    """What a front end (CLI, explorer) sets before numba is imported: no performance hints (see
+    ``quiet_kernel_hints``) and the kernel cache; ``backend`` "cudasim" switches the simulator on."""
+    quiet_kernel_hints()
     from .cache import configure
     configure()
     if backend == "cudasim":
@@ -111,5 +128,5 @@ def resolve_backend(requested: str, supported: tuple[str, ...], algorithm: str =
 
 
 __all__ = ["BACKENDS", "Kernel", "LAUNCHERS", "Launcher", "THREADS_PER_BLOCK", "WARP_SIZE",
-           "available_backends", "configure_numba", "cuda_available", "enable_simulator", "gpu_present", "grid_for",
+           "available_backends", "configure_numba", "quiet_kernel_hints", "cuda_available", "enable_simulator", "gpu_present", "grid_for",
            "launcher_for", "resolve_backend", "simulator_enabled"]

@@ -7,8 +7,12 @@ from contextlib import contextmanager
 import numpy as np
 from numba import cuda
 
+from . import quiet_kernel_hints
 from .geometry import SIM_THREADS_PER_BLOCK, THREADS_PER_BLOCK, WARP_SIZE, grid_for
 from .kernel import BLOCK_PER_ITEM, COOPERATIVE, EACH, MATRIX, ONE_BLOCK, Kernel
+
+
+quiet_kernel_hints()  # the API's users never asked for numba's hints to kernel writers
 
 
 def _type_key(arg):

@@ -23,6 +23,9 @@ def bind_cuda(namespace: dict):
     import sys
 
     from numba import cuda
+
+    from . import quiet_kernel_hints
+    quiet_kernel_hints()  # every kernel of ours is built here: its launches never hint to users
     # every kernel module loaded so far, not only this one: a kernel may call another module's helpers
     spaces = [namespace] + [vars(m) for name, m in list(sys.modules.items())
                             if name.startswith("solvers.") and m is not None
