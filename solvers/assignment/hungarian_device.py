@@ -12,7 +12,7 @@ import numpy as np
 from ..errors import InfeasibleError
 from . import hungarian_kernels as K
 from .hungarian_fused import SOLVE_TREE
-from .hungarian_kernels import (DUALS, FOUND, FRONT, INFEAS, ITERS, KEEP_FLAGGED, KEEP_ZERO, LEVELS, N_COUNTERS,
+from .hungarian_kernels import (DUALS, FOUND, FRONT, INFEAS, ITERS, KEEP_FLAGGED, KEEP_ZERO, KEPT, LEVELS, N_COUNTERS,
                                 N_SCALARS, NNZ, OVERFLOW, TREE)
 
 
@@ -164,11 +164,15 @@ class HungarianDevice:
 
     def device_loop_args(self, log, start: int, per_launch: int) -> tuple:
         """Arguments of the cooperative ``solve_tree`` kernel."""
-        if self.F2 is None:  # the second frontier buffer (the loop alternates F and F2)
-            self.F2 = self.L.full(self.n_rows, 0, np.int32)
+        if self.F2 is None:  # the second frontier buffer (the loop alternates F and F2), each vertex's
+            # root row in the forest the loop keeps between augmentations, and the iteration that
+            # augmented from each root (0: none yet)
+            L, i32, nr = self.L, np.int32, self.n_rows
+            self.F2 = L.full(nr, 0, i32)
+            self.Rr, self.Rc, self.done = L.full(nr, 0, i32), L.full(self.n_cols, 0, i32), L.full(nr, 0, i32)
         return (self.n_rows, self.n_cols, self.C, self.u, self.v, self.Ar, self.Ac, self.Vr, self.Vc, self.Pr, self.Pc,
-                self.Sr, self.Sc, self.slack, self.F, self.F2, self.root_aug, self.path_len, self.col_rev,
-                self.counters, self.scal, log, int(start), int(per_launch), self.tol)
+                self.Sr, self.Sc, self.Rr, self.Rc, self.done, self.slack, self.F, self.F2, self.root_aug,
+                self.path_len, self.col_rev, self.counters, self.scal, log, int(start), int(per_launch), self.tol)
 
     def solve_device_loop(self) -> int:
         """Tree variant on the GPU: the loop runs in the cooperative ``solve_tree`` kernel; the host
@@ -193,7 +197,7 @@ class HungarianDevice:
         dual_updates, levels = int(c[DUALS]), int(c[LEVELS])
         matched_log = L.read(log)[:iterations + 1]
         self.paths_per_iteration = np.diff(matched_log).astype(int).tolist()
-        self.stats.update(dual_updates=dual_updates, bfs_levels=levels,
+        self.stats.update(dual_updates=dual_updates, bfs_levels=levels, forests_kept=int(c[KEPT]),
                           initial_assignments=int(matched_log[1]) if iterations else 0)
         return iterations
 

@@ -23,40 +23,51 @@ from numba.extending import register_jitable
 
 from ..targets.cuda_jit import cuda_kernel
 from ..targets.kernel import COOPERATIVE, Kernel
-from .hungarian_kernels import (BLOCK, DELTA, DUALS, FOUND0, FRONT, INFEAS, ITERS, LEVELS, MIN0, QUEUE0,
-                                augment_body, reverse_body)
+from .hungarian_kernels import (AUGMENTED, BLOCK, DELTA, DUALS, FOUND0, FREE, FRONT, INFEAS, ITERS, KEPT, LEVELS,
+                                MIN0, QUEUE0, augment_body, reverse_body)
 
 cuda = None  # numba.cuda, bound when the first kernel here is built (solvers.targets.cuda_jit)
 
 TILE_COLS = 16  # columns per tile on a GPU (an algorithm parameter: see the module docstring)
 TILE_SLICES = BLOCK // TILE_COLS  # slices of the frontier rows per tile on a GPU
+# the forest is kept after an iteration that augmented at most this many paths (the single-path
+# tail of real costs); after more, the trees to prune and the columns to refold are many, and
+# rebuilding from the free rows measured faster (8000 x 8000 integer costs: 93 ms against 73)
+KEEP_FOREST_PATHS = 1
 
 
 @register_jitable
-def queue_column(j, Ac, Vc, Pr, col_rev, counters, queue, qslot, fslot):
-    """Column j became tight (its predecessor is set): a free column ends an augmenting path; an
-    assigned one is covered and its row appended to the next frontier (an atomic queue instead of
-    the flag array + block-0 prefix sum; a row is queued at most once per phase). The row's Vr is
-    cleared when that frontier is expanded, not here: the dual pass reads Vr while it queues."""
+def queue_column(j, Ac, Vc, Pr, Pc, Rr, Rc, col_rev, counters, queue, qslot, fslot):
+    """Column j became tight (its predecessor Pc[j] is set): it joins its predecessor's tree (Rr,
+    Rc: the root row of each forest vertex); a free column ends an augmenting path; an assigned
+    one is covered and its row appended to the next frontier (an atomic queue instead of the flag
+    array + block-0 prefix sum; a row is queued at most once per phase). The row's Vr is cleared
+    when that frontier is expanded, not here: the dual pass reads Vr while it queues. Pc[j] was
+    in the forest before this pass, so its Rr is not being written now."""
     Vc[j] = 1
+    root = Rr[Pc[j]]
+    Rc[j] = root
     i = Ac[j]
     if i < 0:
         col_rev[j] = 1
         counters[fslot] = 1
     else:
         Pr[i] = j
+        Rr[i] = root
         queue[cuda.atomic.add(counters, qslot, 1)] = i
 
 
 @register_jitable
-def forward_tiles(n_cols, C, u, v, Ac, Vc, Pr, Pc, slack, col_rev, counters, scal, cur, fsize, nxt, qnext, fnext,
-                  min_slot, sh_val, sh_row, tol, tile_cols, slices):
+def forward_tiles(n_cols, C, u, v, Ac, Vc, Pr, Pc, Rr, Rc, slack, col_rev, counters, scal, cur, fsize, nxt, qnext,
+                  fnext, min_slot, sh_val, sh_row, tol, tile_cols, slices, refresh):
     """One BFS level of the forward pass, by tiles of ``tile_cols`` columns x ``slices`` slices of
     the frontier rows ``cur[:fsize]`` (this block's tiles, grid-stride): each column folds its
     slice's rows into a minimum slack and predecessor (coalesced loads along a row), the slices'
     minima meet in shared memory; a column that becomes tight is queued, and the block's minimum
-    uncovered slack goes to ``scal[min_slot]`` (one atomic per block). Inlined at each call site,
-    so a constant tile shape folds into the loops."""
+    uncovered slack goes to ``scal[min_slot]`` (one atomic per block). ``refresh``: the frontier
+    is the whole forest after a pruning, and only columns whose slack was cleared (infinite) fold
+    it; every uncovered column's slack still enters the minimum. Inlined at each call site, so a
+    constant tile shape folds into the loops."""
     t = cuda.threadIdx.x
     lane = t % tile_cols
     piece = t // tile_cols
@@ -69,7 +80,10 @@ def forward_tiles(n_cols, C, u, v, Ac, Vc, Pr, Pc, slack, col_rev, counters, sca
             active = Vc[j] == 0
         best = np.inf
         best_row = -1
-        if active:  # this slice's rows, two at a time (two loads in flight), in order
+        fold = active
+        if fold and refresh:
+            fold = slack[j] == np.inf
+        if fold:  # this slice's rows, two at a time (two loads in flight), in order
             vj = v[j]
             k = piece
             while k + slices < fsize:
@@ -104,7 +118,7 @@ def forward_tiles(n_cols, C, u, v, Ac, Vc, Pr, Pc, slack, col_rev, counters, sca
             slack[j] = best
             Pc[j] = best_row
             if best <= tol:
-                queue_column(j, Ac, Vc, Pr, col_rev, counters, nxt, qnext, fnext)
+                queue_column(j, Ac, Vc, Pr, Pc, Rr, Rc, col_rev, counters, nxt, qnext, fnext)
             elif best < low:
                 low = best
         cuda.syncthreads()
@@ -120,8 +134,8 @@ def forward_tiles(n_cols, C, u, v, Ac, Vc, Pr, Pc, slack, col_rev, counters, sca
 
 
 @cuda_kernel
-def solve_tree_cuda(n_rows, n_cols, C, u, v, Ar, Ac, Vr, Vc, Pr, Pc, Sr, Sc, slack, F, F2, root_aug, path_len, col_rev,
-                    counters, scal, matched_log, log_start, max_iters, tol):
+def solve_tree_cuda(n_rows, n_cols, C, u, v, Ar, Ac, Vr, Vc, Pr, Pc, Sr, Sc, Rr, Rc, done, slack, F, F2, root_aug,
+                    path_len, col_rev, counters, scal, matched_log, log_start, max_iters, tol):
     """The steps of the host loop (optimality check, BFS levels, dual updates, reverse and
     augmentation passes), separated by grid-wide barriers; every branch is taken by all threads
     alike, on values read after a barrier. Stops when all rows are assigned, when infeasible, or
@@ -134,7 +148,17 @@ def solve_tree_cuda(n_rows, n_cols, C, u, v, Ar, Ac, Vr, Vc, Pr, Pc, Sr, Sc, sla
     columns x slices of the frontier rows (coalesced loads along a row, the slices' minima merged
     in shared memory) and produces the minimum slack for the dual update, so a dual update is one
     pass: u, v, slacks, and the columns it makes tight. Rows <= columns: a pass over both sides
-    runs over the n_cols columns, element k also doing row k when k < n_rows."""
+    runs over the n_cols columns, element k also doing row k when k < n_rows.
+
+    The forest is kept between augmentations (in the tail of a run on real costs, each phase
+    augments a single path, and rebuilding the whole forest from the free rows took most of its
+    BFS levels). Only the trees that augmented leave it: their rows (``done[root]``: the number of
+    the iteration that augmented from that root, counting from 1 over the whole solve) and
+    columns; an uncovered column whose slack came from one of their rows has it cleared. The next
+    phase's first pass is the rest of the forest as one frontier, which refolds those columns
+    alone: the other columns' minima were reached on rows still in the forest. Every invariant of
+    the restarted search holds for the kept trees: their edges are tight and a dual update moves
+    all of them alike. A launch starts from an empty forest."""
     sh_val = cuda.shared.array(BLOCK, float64)
     sh_row = cuda.shared.array(BLOCK, int32)
     grid = cuda.cg.this_grid()
@@ -146,39 +170,65 @@ def solve_tree_cuda(n_rows, n_cols, C, u, v, Ar, Ac, Vr, Vc, Pr, Pc, Sr, Sc, sla
             counters[QUEUE0 + q] = 0
             counters[FOUND0 + q] = 0
             scal[MIN0 + q] = np.inf
+        counters[FREE] = 0
+        counters[AUGMENTED] = 0
     grid.sync()
     p = 0  # pass number, the same in every thread
     it = 0
+    pruned = 0  # the iteration whose trees leave the forest now: none at a launch's start
+    refresh = False  # the next forward pass refolds the kept forest into the cleared columns
     while True:
-        # optimality check: clear the forest; the free rows are the first frontier
+        # optimality check: count the free rows; clear the forest (at a launch's start) or prune
+        # the trees that augmented; the forest's rows are the next frontier
         qnext = QUEUE0 + (p + 1) % 3
         nxt = F if (p + 1) % 2 == 0 else F2
+        if counters[AUGMENTED] > KEEP_FOREST_PATHS:
+            pruned = 0
         for k in range(g, n_cols, stride):
             if k < n_rows:
-                assigned = Ar[k] >= 0
-                Vr[k] = 1 if assigned else 0
-                Pr[k] = -1
-                Sr[k] = -1
-                root_aug[k] = 0
-                if not assigned:
+                if pruned == 0:
+                    Vr[k] = 1 if Ar[k] >= 0 else 0
+                    Pr[k] = -1
+                    Sr[k] = -1
+                    root_aug[k] = 0
+                    Rr[k] = k
+                elif Vr[k] == 0 and done[Rr[k]] == pruned:
+                    Vr[k] = 1
+                    Pr[k] = -1
+                if Ar[k] < 0:
+                    cuda.atomic.add(counters, FREE, 1)
+                if Vr[k] == 0:
                     nxt[cuda.atomic.add(counters, qnext, 1)] = k
-            Vc[k] = 0
-            Pc[k] = -1
+            if pruned == 0:
+                Vc[k] = 0
+                Pc[k] = -1
+                slack[k] = np.inf
+            elif Vc[k] != 0:
+                if done[Rc[k]] == pruned:
+                    Vc[k] = 0
+                    Pc[k] = -1
+                    slack[k] = np.inf
+            elif Pc[k] >= 0:
+                if done[Rr[Pc[k]]] == pruned:
+                    Pc[k] = -1
+                    slack[k] = np.inf
             Sc[k] = -1
-            slack[k] = np.inf
             col_rev[k] = 0
         if g == 0:
             counters[QUEUE0 + (p + 2) % 3] = 0
             counters[FOUND0 + (p + 2) % 3] = 0
             scal[MIN0 + (p + 2) % 3] = np.inf
+        refresh = pruned != 0
         grid.sync()
         p += 1
-        free = counters[QUEUE0 + p % 3]
+        free = counters[FREE]
         stop = counters[INFEAS] != 0
         if g == 0:
             matched_log[log_start + it] = n_rows - free
         if free == 0 or stop or it >= max_iters:
             break
+        if g == 0 and refresh:
+            counters[KEPT] += 1
         found = False  # a free column was reached in this phase (the same in every thread)
         while True:  # augmenting path search, one pass per barrier
             fsize = counters[QUEUE0 + p % 3]
@@ -212,33 +262,43 @@ def solve_tree_cuda(n_rows, n_cols, C, u, v, Ar, Ac, Vr, Vc, Pr, Pc, Sr, Sc, sla
                         s = slack[k] - delta
                         slack[k] = s
                         if s <= tol:  # the column the minimum came from, and ties
-                            queue_column(k, Ac, Vc, Pr, col_rev, counters, nxt, qnext, fnext)
+                            queue_column(k, Ac, Vc, Pr, Pc, Rr, Rc, col_rev, counters, nxt, qnext, fnext)
             else:  # forward pass, one BFS level
                 if g == 0:
                     counters[LEVELS] += 1
                 for k in range(g, fsize, stride):
                     Vr[cur[k]] = 0  # the frontier's rows are in the forest (uncovered)
                 if nt == BLOCK:  # a GPU: the tile's shape is a compile-time constant
-                    forward_tiles(n_cols, C, u, v, Ac, Vc, Pr, Pc, slack, col_rev, counters, scal, cur, fsize,
-                                  nxt, qnext, fnext, MIN0 + (p + 1) % 3, sh_val, sh_row, tol, TILE_COLS, TILE_SLICES)
+                    forward_tiles(n_cols, C, u, v, Ac, Vc, Pr, Pc, Rr, Rc, slack, col_rev, counters, scal, cur,
+                                  fsize, nxt, qnext, fnext, MIN0 + (p + 1) % 3, sh_val, sh_row, tol, TILE_COLS,
+                                  TILE_SLICES, refresh)
                 else:  # the simulator's small blocks: half the threads are columns, two slices
                     half = max(1, nt // 2)
-                    forward_tiles(n_cols, C, u, v, Ac, Vc, Pr, Pc, slack, col_rev, counters, scal, cur, fsize,
-                                  nxt, qnext, fnext, MIN0 + (p + 1) % 3, sh_val, sh_row, tol, half, nt // half)
+                    forward_tiles(n_cols, C, u, v, Ac, Vc, Pr, Pc, Rr, Rc, slack, col_rev, counters, scal, cur,
+                                  fsize, nxt, qnext, fnext, MIN0 + (p + 1) % 3, sh_val, sh_row, tol, half,
+                                  nt // half, refresh)
+                refresh = False
             grid.sync()
             p += 1
         if stop:
             break
         for j in range(g, n_cols, stride):  # reverse pass
             reverse_body(j, col_rev, Pc, Pr, Sc, Sr, root_aug)
+        if g == 0:  # both read by every thread before the last barrier; counted again next
+            counters[FREE] = 0
+            counters[AUGMENTED] = 0
         grid.sync()
+        pruned = log_start + it + 1  # never 0: done[] starts at 0, and a root augments once
         for i in range(g, n_rows, stride):  # augmentation pass
+            if root_aug[i] != 0:
+                done[i] = pruned
+                cuda.atomic.add(counters, AUGMENTED, 1)
             augment_body(i, root_aug, Sr, Sc, Ar, Ac, path_len)
         grid.sync()
         it += 1
     if g == 0:
         counters[ITERS] = it
-        counters[FRONT] = counters[QUEUE0 + p % 3]
+        counters[FRONT] = free
 
 
 SOLVE_TREE = Kernel("solve_tree", None, solve_tree_cuda, COOPERATIVE, threads=BLOCK, tiles=TILE_COLS)
