@@ -57,9 +57,10 @@ def solve(data, /, algorithm: str | None = None, backend: str = "auto", observer
 
     ``data``: a Problem, a file path, a 2-D array-like of assignment costs (list of lists, numpy
     array, pandas DataFrame), a scipy.sparse matrix (a bipartite graph: stored entries are edges)
-    or a networkx bipartite graph; ``problem`` ("matching", "flow", "assignment") reads a matrix or
-    a file as that kind (see solvers.api_inputs). ``algorithm``: a name from ``algorithms()``; None
-    picks the fastest for the problem on this machine (``solvers.choice.choose``).
+    or a networkx bipartite graph; a batch of problems (or its file) is solvers.solve_batch's.
+    ``problem`` ("matching", "flow", "assignment") reads a matrix or a file as that kind (see
+    solvers.api_inputs). ``algorithm``: a name from ``algorithms()``; None picks the fastest for
+    the problem on this machine (``solvers.choice.choose``).
     ``backend``: "auto" (cuda when a GPU is here, else cpu), "cpu", "cuda" or "cudasim".
     ``observer`` receives live telemetry (see solvers.telemetry); None costs nothing.
     ``options`` are the algorithm's declared options (``solvers.algorithms()[name].options``).
@@ -69,11 +70,7 @@ def solve(data, /, algorithm: str | None = None, backend: str = "auto", observer
     """
     observer = as_observer(observer)
     algo = registry.get(algorithm) if algorithm is not None else None
-    problem_obj = as_problem(data, algo, problem)
-    if getattr(problem_obj, "kind", None) == "batch":  # a 3-D .npy or an .npz of matrices
-        raise InputError(f"this is a batch of {len(problem_obj):,} assignment problems: solve it with "
-                         "solvers.solve_batch (or one of them: solve(batch.item(k)))",
-                         getattr(problem_obj, "source", None))
+    problem_obj = as_problem(data, algo, problem)  # a batch (or its file) is refused there: solve_batch solves it
     if algo is None:
         from .choice import choose
         algo = registry.get(choose(problem_obj, backend).algorithm)

@@ -14,6 +14,9 @@
   graph's node order) or 1 (columns): a bipartite graph, or with ``weight`` on every edge, sparse
   assignment costs.
 
+A batch of assignment problems (``solvers.load`` of a 3-D .npy or an .npz of matrices, or its
+path) is refused in one line that points to ``solvers.solve_batch``, which returns a BatchResult.
+
 The algorithm (when it solves one kind only) or ``problem=`` turns a matrix into another kind: a
 sparse matrix into sparse assignment costs (its stored entries are the allowed pairs, as for
 scipy's ``min_weight_full_bipartite_matching``), any square matrix into a flow network (entries are
@@ -59,11 +62,14 @@ def as_problem(data, algo=None, kind: str | None = None):
                         "itself as the first argument")
     if kind is not None and kind not in SOLVED_KINDS + ("points",):
         raise InputError(f"problem must be one of {', '.join(SOLVED_KINDS)}, not {kind}")
-    if isinstance(data, PROBLEM_TYPES):
-        return data
     if isinstance(data, (str, os.PathLike)):
         from .formats import load, reading_for
-        return load(data, problem=kind or reading_for(data, algo))
+        data = load(data, problem=kind or reading_for(data, algo))
+    if isinstance(data, PROBLEM_TYPES):
+        return data
+    if getattr(data, "kind", None) == "batch":  # an AssignmentBatch, given or loaded: one line either way
+        raise InputError(f"this is a batch of {len(data):,} assignment problems: solve it with "
+                         "solvers.solve_batch (or one of them: solve(batch.item(k)))", getattr(data, "source", None))
     if kind == "points":
         raise InputError("a point series is tracked (solvers.track), not solved")
     if _is_sparse(data):  # without scipy.sparse imported, nothing can be one: no import here

@@ -544,13 +544,13 @@ def _converter(name: str, kind: type):
 
 
 def _gen_parser(kind: str | None, kinds: dict) -> _Parser:
+    """``kinds``: name -> entry with a ``summary``; without ``kind``, every kind `gen` writes
+    (solvers.generators' KINDS and BATCH_KINDS), which the help lists and KIND is checked against."""
     prog = f"{PROG} gen" + (f" {kind}" if kind else "")
     listing = "\n".join(f"  {name:<20} {entry.summary}".rstrip() for name, entry in kinds.items())
     parser = _Parser(prog=prog, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False,
                      description="Write a seeded synthetic problem.",
-                     epilog=None if kind else f"kinds:\n{listing}\n  {BATCH_KIND:<20} a batch of dense "
-                                              f"assignment problems (.npy, or ragged .npz)\n\n"
-                                              f"`{PROG} gen KIND --help` lists its parameters.")
+                     epilog=None if kind else f"kinds:\n{listing}\n\n`{PROG} gen KIND --help` lists its parameters.")
     if kind is None:
         parser.add_argument("kind", metavar="KIND", choices=list(kinds), help="one of the kinds listed below")
         return parser
@@ -567,14 +567,15 @@ def _gen_parser(kind: str | None, kinds: dict) -> _Parser:
     return parser
 
 
-BATCH_KIND = "dense-lap-batch"
+BATCH_KIND = "dense-lap-batch"  # the one kind of solvers.generators.BATCH_KINDS, whose flags are these
 
 
 def _cmd_gen_batch(argv: list[str]) -> int:
     """`gen dense-lap-batch`: a batch of dense assignment problems as .npy (one (B, n, m) array) or,
     ragged (--max-n), as .npz (one matrix per item)."""
     from .formats.batch import save_batch
-    from .generators.batches import dense_lap_batch
+    from .generators import BATCH_KINDS
+    dense_lap_batch = BATCH_KINDS[BATCH_KIND].function
     parser = _Parser(prog=f"{PROG} gen {BATCH_KIND}", allow_abbrev=False,
                      description="Write a seeded batch of dense assignment problems, costs uniform in [0, k*n] "
                                  "(solve it with `matchscope solve FILE`).")
@@ -608,14 +609,14 @@ def _cmd_gen_batch(argv: list[str]) -> int:
 
 
 def _cmd_gen(argv: list[str]) -> int:
-    from .generators import KINDS, generate
+    from .generators import BATCH_KINDS, KINDS, generate
     from .api import save
 
     kind = argv[0] if argv and not argv[0].startswith("-") else None
     if kind == BATCH_KIND:
         return _cmd_gen_batch(argv[1:])
-    if kind not in KINDS:
-        _gen_parser(None, KINDS).parse_args(argv)  # prints help, or raises the usage error naming the kinds
+    if kind not in KINDS:  # prints help, or raises the usage error naming the kinds
+        _gen_parser(None, {**KINDS, **BATCH_KINDS}).parse_args(argv)
         raise UsageError(f"{PROG} gen: give a KIND first (see {PROG} gen --help)")
     params = vars(_gen_parser(kind, KINDS).parse_args(argv[1:]))
     out = params.pop("out")

@@ -20,6 +20,7 @@ import numpy as np
 from .errors import MASKED_COSTS, MASKED_EDGES, MASKED_POINTS, InputError, unmasked_array
 from .exact import INT64_MAX, int_sum
 from .io_util import check_allocation
+from .text import plural
 
 
 def _sparse():
@@ -886,6 +887,16 @@ class PointSeries:
     def describe(self) -> dict:
         return {"kind": self.kind, "frames": self.n_frames, "points": self.sizes,
                 "ground_truth": self.ids is not None}
+
+    def __repr__(self) -> str:
+        """One line (``print(series)``): frames and their points, never the arrays."""
+        sizes = self.sizes
+        low, high = min(sizes, default=0), max(sizes, default=0)
+        points = (plural(low, "point") if low == high
+                  else f"{low:,} to {plural(high, 'point')} ({sum(sizes):,} in all)")
+        return (f"PointSeries({plural(self.n_frames, 'frame')} of {points}, "
+                f"{'with ground-truth ids' if self.ids is not None else 'no ids'}"
+                + (f", from {self.source}" if self.source else "") + ")")
 
 
 Problem = BipartiteGraph | FlowNetwork | CostMatrix | SparseCosts | EuclideanCosts | PointSeries

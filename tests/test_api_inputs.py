@@ -361,3 +361,21 @@ def test_the_default_algorithm_is_told_for_whatever_solve_takes(tmp_path):
         solvers.default_algorithm(tmp_path / "missing.mtx")
     with pytest.raises(TypeError):
         solvers.default_algorithm(object())
+
+
+def test_a_batch_is_refused_in_one_line_whether_given_loaded_or_as_its_file(tmp_path):
+    """solve(batch) was a TypeError that listed what solve takes; the batch's path said to use
+    solve_batch. Both now say the same line."""
+    path = tmp_path / "b.npy"
+    np.save(path, np.random.default_rng(0).random((3, 4, 4)))
+    said = set()
+    for data in (path, str(path), solvers.load(path)):
+        for algorithm in (None, "lsa"):
+            with pytest.raises(InputError) as caught:
+                solvers.solve(data, algorithm, backend="cpu")
+            said.add(str(caught.value))
+    assert said == {f"{path}: this is a batch of 3 assignment problems: solve it with solvers.solve_batch "
+                    "(or one of them: solve(batch.item(k)))"}
+    built = solvers.AssignmentBatch.from_costs(np.zeros((2, 3, 3)))  # no file: no path before the words
+    with pytest.raises(InputError, match=r"^this is a batch of 2 assignment problems: solve it with solvers"):
+        solvers.solve(built)

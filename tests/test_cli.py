@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 import types
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -444,6 +445,20 @@ def test_malformed_file_names_path_and_line_in_a_subprocess(tmp_path):
     assert proc.returncode == 2
     assert_one_error_line(proc.stderr, f"{path}:5")
     assert proc.stdout == ""
+
+
+@pytest.mark.parametrize("name", ["x.csv", "x.mtx", "x.xyz", "x.max"])
+def test_a_binary_file_under_a_text_name_is_one_plain_line(tmp_path, capsys, name):
+    """A .npy renamed to x.csv: exit 2 and the file named in words, no undecodable bytes, no warning."""
+    path = tmp_path / name
+    buf = io.BytesIO()
+    np.save(buf, np.eye(3))
+    path.write_bytes(buf.getvalue())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert main(["solve", str(path)]) == 2
+    out, err = capsys.readouterr()
+    assert err == f"error: {path}:1: binary data, not text (is this the right file?)\n" and out == ""
 
 
 def test_missing_file(tmp_path, capsys):
@@ -1134,6 +1149,21 @@ def test_infeasible_assignment_names_the_path_once(tmp_path, capsys, algo):
 
 # ---------------------------------------------------------------------------------------------
 # gen --help, plain language, human summary = JSON
+
+
+def test_gen_lists_every_kind_it_writes_from_the_generators_registry(capsys):
+    """dense-lap-batch was missing from the unknown-kind error: both tables of solvers.generators
+    are listed, in the help and in the error."""
+    from solvers.cli import BATCH_KIND
+    from solvers.generators import BATCH_KINDS, KINDS
+    assert set(BATCH_KINDS) == {BATCH_KIND}  # a new batch kind needs its own flags in cli._cmd_gen_batch
+    every = [*KINDS, *BATCH_KINDS]
+    assert main(["gen", "--help"]) == 0
+    listing = capsys.readouterr().out.split("kinds:\n", 1)[1]
+    assert [line.split()[0] for line in listing.splitlines() if line.startswith("  ")] == every
+    assert main(["gen", "no-such-kind", "--out", "x.mtx"]) == 2
+    err = capsys.readouterr().err
+    assert_one_error_line(err, "no-such-kind", *(f"'{kind}'" for kind in every))
 
 
 def test_gen_help_lists_the_kinds_where_it_says(capsys):

@@ -140,5 +140,5 @@ def test_reader_rejects_other_files(tmp_path):
     with pytest.raises(InputError, match="track JSON"):
         track_files.read(tmp_path / "b.json")
     (tmp_path / "c.csv").write_text("track,frame,index,x,y,z\n0,0,0,1,2,oops\n")
-    with pytest.raises(InputError, match="malformed"):
+    with pytest.raises(InputError, match="c.csv:2: .oops. is not a number"):
         track_files.read(tmp_path / "c.csv")

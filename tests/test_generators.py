@@ -126,6 +126,13 @@ def test_unknown_kind_names_the_allowed_ones():
     _raises(None, ["None"])
 
 
+def test_a_batch_kind_is_not_made_by_generate_and_says_what_does():
+    from solvers.generators import BATCH_KINDS
+    for kind, entry in BATCH_KINDS.items():
+        _raises(kind, [f"{kind} builds a batch", entry.function.__name__, "solvers.solve_batch",
+                       f"matchscope gen {kind}"])
+
+
 def test_unknown_and_missing_parameters_are_named():
     _raises("delaunay", ["unknown parameter size", "allowed: n, seed"], size=10)
     _raises("random-bipartite", ["missing required parameter cols, degree"], rows=3)

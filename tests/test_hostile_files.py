@@ -332,6 +332,115 @@ def test_bom_lines_are_still_counted_from_one(tmp_path):
     assert refused(path).line == 3
 
 
+# ----------------------------------------------------------------------------- bytes that are not text
+
+NOT_TEXT = "binary data, not text (is this the right file?)"
+
+
+def _binary_files() -> dict[str, bytes]:
+    """What lands under a text name by mistake: a .npy, an .npz (a zip archive), random bytes."""
+    npy, npz = io.BytesIO(), io.BytesIO()
+    np.save(npy, np.eye(3))
+    np.savez(npz, points=np.zeros((2, 3)))
+    noise = np.random.default_rng(0).integers(11, 256, 300, dtype=np.uint8).tobytes()  # no line end
+    return {"npy": npy.getvalue(), "npz": npz.getvalue(), "noise": noise}
+
+
+@pytest.mark.parametrize("kind", ["npy", "npz", "noise"])
+@pytest.mark.parametrize("name", ["x.csv", "m.mtx", "g.txt", "k.tsv", "f.max", "a.asn", "p.xyz", "p.ply",
+                                  "x.csv.gz", "m.mtx.gz"])
+def test_a_binary_file_under_a_text_name_is_refused_in_words(tmp_path, name, kind):
+    """One plain line at line 1, never the undecodable bytes echoed as a cell or a field."""
+    data = _binary_files()[kind]
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+    err = refused(path)
+    assert (err.line, err.message) == (1, NOT_TEXT), str(err)
+    assert str(err).isascii(), str(err)
+
+
+@pytest.mark.parametrize("name, content, shape", [
+    ("c.csv", b"# costs\n1,2\n# co\xfbt\n3,4\n", (2, 2)),
+    ("m.mtx", MM_PATTERN.encode() + b"% \xe9t\xe9\n2 2 1\n1 2\n", (2, 2)),
+    ("f.max", b"c d\xe9bit\np max 2 1\nn 1 s\nn 2 t\na 1 2 3\n", None),
+])
+def test_a_comment_in_another_encoding_is_still_text(tmp_path, name, content, shape):
+    """Old files carry Latin-1 comments (an author's name): they are text, and they load."""
+    path = tmp_path / name
+    path.write_bytes(content)
+    problem = load(path)
+    assert problem.shape == shape if shape else problem.n_vertices == 2
+
+
+@pytest.mark.parametrize("name, content, line", [
+    ("c.csv", b"1,2\n3,4\xb0\n", 2),
+    ("p.csv", b"x,y,z\n1,2,3\n1,2,3\xb5\n", 3),
+    ("g.txt", b"0 1\n1 \xb2\n", 2),
+])
+def test_a_cell_in_another_encoding_is_refused_at_its_line_without_its_bytes(tmp_path, name, content, line):
+    path = tmp_path / name
+    path.write_bytes(content)
+    err = refused(path)
+    assert err.line == line and "\ufffd" in err.message and str(err).isprintable(), str(err)
+    assert not any(ch in err.message for ch in "\xb0\xb5\xb2\u00c2"), str(err)  # never the bytes read one by one
+
+
+def test_utf8_text_is_read_and_shown_as_written(tmp_path):
+    path = tmp_path / "c.csv"
+    path.write_text("# Kosten für Zeilen\n1,2\n3,4\n", encoding="utf-8")
+    assert load(path).shape == (2, 2)
+    path.write_text("1,2\n3,2€\n", encoding="utf-8")  # shown as written, not as its bytes read one by one
+    assert refused(path).message == "non-numeric cell '2€' in column 2"
+    path.write_text("\ufeff1,2\n3,4\n", encoding="utf-16")  # Windows tools' "Unicode text"
+    assert (refused(path).line, refused(path).message) == (1, "the file is UTF-16 text; save it as UTF-8")
+    ply = tmp_path / "p.ply"  # UTF-8 is text, but a PLY header is ASCII
+    ply.write_text("ply\nformat ascii 1.0\ncomment é\nelement vertex 1\n" + PLY_XYZ + "end_header\n1 2 3\n")
+    assert (refused(ply).line, refused(ply).message) == (3, "a PLY header must be ASCII text")
+    ply.write_bytes(b"ply\nformat ascii 1.0\ncomment \xe9\nelement vertex 1\n" + PLY_XYZ.encode() + b"end_header\n1 2 3\n")
+    assert (refused(ply).line, refused(ply).message) == (3, "a PLY header must be ASCII text")
+
+
+def test_non_text_is_named_by_its_line_across_blocks_and_long_lines(tmp_path, monkeypatch):
+    monkeypatch.setattr(_text, "BLOCK_BYTES", 33)  # odd: blocks end inside two-byte characters
+    monkeypatch.setattr(_text, "MAX_LINE_BYTES", 100)
+    path = tmp_path / "g.txt"
+    path.write_bytes(b"# \xc3\xa9\n" + b"0 1\n" * 40 + b"1 \x00\n")
+    assert (refused(path).line, refused(path).message) == (42, NOT_TEXT)
+    path.write_bytes(b"0 1\n" + b"\x00\x93" * 200)  # a binary tail without line ends: binary, not "too long"
+    assert (refused(path).line, refused(path).message) == (2, NOT_TEXT)
+    path.write_bytes(b"0 1\n" + "é".encode() * 200)  # a long line of text, cut inside a character
+    assert refused(path).line == 2 and "longer than" in refused(path).message
+
+
+def test_the_fast_matrix_market_reader_reads_and_refuses_what_the_checking_one_does(tmp_path, monkeypatch):
+    from solvers.formats import matrix_market
+    monkeypatch.setattr(matrix_market, "FAST_MIN_BYTES", 0)
+    path = tmp_path / "m.mtx"
+    path.write_bytes(MM_PATTERN.encode() + b"% \xe9t\xe9\n2 2 1\n1 2\n")
+    assert load(path).shape == (2, 2)
+    path.write_bytes(MM_PATTERN.encode() + b"% \x00\x01\n2 2 1\n1 2\n")
+    assert (refused(path).line, refused(path).message) == (2, NOT_TEXT)
+
+
+def test_track_files_that_are_not_text(tmp_path):
+    from solvers.formats import tracks
+    for name in ("t.csv", "t.json"):
+        path = tmp_path / name
+        path.write_bytes(_binary_files()["npy"])
+        with pytest.raises(InputError) as caught:
+            tracks.read(path)
+        assert (caught.value.line, caught.value.message) == (1, NOT_TEXT)
+    path = tmp_path / "t.csv"
+    path.write_bytes(b"track,frame,index,x,y,z\n0,0,0,1,2,\xb3\n")  # Latin-1 in a cell: the cell's own error
+    with pytest.raises(InputError) as caught:
+        tracks.read(path)
+    assert (caught.value.line, caught.value.message) == (2, "'\ufffd' is not a number")
+    path.write_bytes(b"track,frame,index,x,y,z\n0,0,0,1,2,3\n0,1,0,1,2\n")
+    with pytest.raises(InputError) as caught:
+        tracks.read(path)
+    assert (caught.value.line, caught.value.message) == (3, "expected 6 comma-separated values, found 5")
+
+
 # ----------------------------------------------------------------------------- magnitudes
 
 def test_costs_beyond_float64_are_refused_not_forbidden(tmp_path):

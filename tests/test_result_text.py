@@ -35,3 +35,15 @@ def test_a_tracked_series_prints_as_one_plain_line():
     text = str(tracks)
     assert_plain(text)
     assert text == "3 frames, 60 links in 30 tracks; 2 of 2 frame pairs certified (lsa)"
+
+
+def test_a_point_series_prints_as_one_plain_line():
+    """print(series) says its frames, points and ids; it dumped every frame's array."""
+    series = solvers.PointSeries.from_frames([np.zeros((3, 3)), np.ones((2, 3))], [np.arange(3), np.arange(2)],
+                                             source="x.csv")
+    assert str(series) == repr(series) == ("PointSeries(2 frames of 2 to 3 points (5 in all), with ground-truth ids, "
+                                           "from x.csv)")
+    big = solvers.PointSeries.from_frames([np.zeros((1500, 3))] * 400)
+    assert_plain(str(big))
+    assert str(big) == "PointSeries(400 frames of 1,500 points, no ids)"
+    assert str([solvers.PointSeries.from_frames([np.zeros((1, 3))])]) == "[PointSeries(1 frame of 1 point, no ids)]"

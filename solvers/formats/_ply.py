@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..text import plural
-from ._text import BLANK, UTF8_BOM, iter_blocks, parse_fields, shown
+from ._text import BLANK, UTF8_BOM, iter_blocks, parse_fields, refuse_non_text, shown
 
 HEADER_LIMIT = 1 << 20  # a header longer than this is not a PLY header
 
@@ -89,6 +89,9 @@ def read_layout(path) -> Layout:
     header = head if end < 0 else head[:end + 2 * len(newline) + len(b"end_header")]
     counts, lines = [], header.split(newline)
     for number, raw in enumerate(lines, start=1):
+        if not raw.isascii() or b"\0" in raw:  # plyfile would answer with a codec error
+            refuse_non_text(raw, name, number)  # binary data
+            raise InputError("a PLY header must be ASCII text", name, number)
         fields = raw.split()
         if fields[:1] == [b"element"] and len(fields) == 3:
             if not fields[2].isdigit():

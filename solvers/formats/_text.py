@@ -4,7 +4,10 @@ Files are read in blocks of whole lines (never the whole file as Python objects)
 lines are handed to numpy's C parser (``np.loadtxt``) in one call, so large files load at numpy
 speed; only when numpy rejects a block is it scanned line by line in Python, to name the exact
 1-based line at fault. gzip input is recognised by its magic bytes, and a UTF-8 byte-order mark
-before the first line is skipped (editors on Windows write one).
+before the first line is skipped (editors on Windows write one). A line holding bytes that no text
+holds (a binary file under a text name) is refused at its number in words (refuse_non_text), never
+echoed; text in another 8-bit encoding (a Latin-1 comment) is read, and shown as UTF-8 with
+replacement characters where an error quotes it.
 
 Memory follows what the file holds, never what it claims: blocks are bounded, and a line longer
 than MAX_LINE_BYTES (no format has rows that long) is refused with its number as soon as the
@@ -33,6 +36,8 @@ MAX_LINE_BYTES = 1 << 24  # 16 MiB: a dense CSV row of a million cells; any othe
 UTF8_BOM = b"\xef\xbb\xbf"
 DATA, COMMENT, BLANK = 0, 1, 2
 _NEWLINE, _CR, _SPACE, _TAB = 10, 13, 32, 9
+# bytes no text line holds (tab, line feed, VT, FF and CR may): deleting every other byte leaves them
+_TEXT_BYTES = bytes(b for b in range(256) if b > 31 or b in (9, 10, 11, 12, 13))
 
 # column kinds: "i" = int64, "f" = float64
 _DTYPES = {"i": np.dtype(np.int64), "f": np.dtype(np.float64)}
@@ -111,15 +116,18 @@ def report_bytes(done: int, total: int) -> None:
 
 
 def read_all(path) -> bytes:
-    """The whole (decompressed) file: for formats whose data must fit in memory anyway (read in
-    blocks, so a progress bar moves; a .gz that inflates beyond what memory allows is refused)."""
+    """The whole (decompressed) file, checked to be text (refuse_non_text): for text formats whose
+    data must fit in memory anyway (read in blocks, so a progress bar moves; a .gz that inflates
+    beyond what memory allows is refused)."""
     fh = open_binary(path)
     try:
         chunks, total = [], 0
         while True:
             chunk = read_bytes(fh, BLOCK_BYTES, path)
             if not chunk:
-                return b"".join(chunks)
+                data = b"".join(chunks)
+                refuse_non_text(data, path)
+                return data
             total += len(chunk)
             check_allocation(2 * total, "the file's text", path)
             chunks.append(chunk)
@@ -164,7 +172,8 @@ class Block:
         return int(self.starts.size)
 
     def text(self, i: int) -> str:
-        return self.data[self.starts[i]:self.ends[i]].decode("latin-1")
+        # text in another 8-bit encoding is read; where an error quotes it, its odd bytes show as "\ufffd"
+        return self.data[self.starts[i]:self.ends[i]].decode("utf-8", "replace")
 
     def first_bytes(self) -> np.ndarray:
         """First byte of every line (0 for an empty line)."""
@@ -214,7 +223,8 @@ class Block:
 
 def iter_blocks(path, block_bytes: int | None = None) -> Iterator[Block]:
     """Whole-line blocks of ``path`` (about ``block_bytes`` each, default BLOCK_BYTES) with their
-    first line numbers; an empty file or a line longer than MAX_LINE_BYTES -> InputError."""
+    first line numbers; an empty file, a line of binary data or a line longer than MAX_LINE_BYTES ->
+    InputError."""
     block_bytes = block_bytes or BLOCK_BYTES
     fh = open_binary(path)
     try:
@@ -230,20 +240,37 @@ def iter_blocks(path, block_bytes: int | None = None) -> Iterator[Block]:
             data = carry + chunk
             if data.find(b"\n", 0, MAX_LINE_BYTES + 1) < 0:  # a line longer than a block: read on, to the bound
                 if len(data) > MAX_LINE_BYTES:
+                    refuse_non_text(data, path, line)  # a binary file has no line ends either
                     raise _line_too_long(data, line, path)
                 carry = data
                 continue
             cut = data.rfind(b"\n") + 1
             carry = data[cut:]
+            refuse_non_text(data[:cut], path, line)
             block = Block(data[:cut], line)
             line += block.n_lines
             yield block
         if carry:
+            refuse_non_text(carry, path, line)
             yield Block(carry, line)
         if not seen_any:
             raise InputError("file is empty", str(path))
     finally:
         close_binary(fh)
+
+
+def refuse_non_text(data: bytes, path, first_line: int = 1) -> None:
+    """Refuse, at its line, the first line of ``data`` (whose first line is ``first_line``) holding
+    a NUL or another control byte that no text holds: a binary file under a text name. Said in
+    words, as its bytes would print as garbage. One C pass (bytes.translate) over the block."""
+    name = str(path)
+    if first_line == 1 and data.startswith((b"\xff\xfe", b"\xfe\xff")):  # "Unicode text" from Windows tools
+        raise InputError("the file is UTF-16 text; save it as UTF-8", name, 1)
+    control = data.translate(None, _TEXT_BYTES)
+    if not control:
+        return
+    at = data.find(control[:1])
+    raise InputError("binary data, not text (is this the right file?)", name, first_line + data.count(b"\n", 0, at))
 
 
 def _line_too_long(data: bytes, line: int, path) -> InputError:
@@ -420,7 +447,9 @@ def peek_first_line(path, limit: int = 4096) -> str:
         close_binary(fh)
     if not head:
         raise InputError("file is empty", str(path))
-    return head.split(b"\n", 1)[0].rstrip(b"\r").decode("latin-1")
+    first = head.split(b"\n", 1)[0]
+    refuse_non_text(first, path)
+    return first.rstrip(b"\r").decode("utf-8", "replace")
 
 
 def refuse_repeated_pairs(rows: np.ndarray, cols: np.ndarray, lines: np.ndarray, path,

@@ -34,8 +34,8 @@ from ..errors import InputError
 from ..io_util import check_allocation, check_declared_beyond_data
 from ..problems import BipartiteGraph, CostMatrix, FlowNetwork, SparseCosts
 from ..text import plural
-from ._text import (COMMENT, DATA, Block, first_bad, iter_blocks, parse_fields, refuse_repeated_pairs,
-                    report_bytes, require_integral, shown, token_error, write_file)
+from ._text import (COMMENT, DATA, Block, first_bad, iter_blocks, parse_fields, refuse_non_text,
+                    refuse_repeated_pairs, report_bytes, require_integral, shown, token_error, write_file)
 
 _BANNER = re.compile(r"%%MatrixMarket\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*$", re.I)
 _FLOW_ENDS = re.compile(r"%\s*matchscope flow: source=(\d+) sink=(\d+)")
@@ -194,6 +194,7 @@ def _read_fast(path):
     block = Block(head[:cut], 1)
     header = _Header(name)
     try:
+        refuse_non_text(head[:cut], name)  # binary data: the checking reader names its line
         start = header._read_header(block, block.classify(b"%"))
     except InputError:
         return None  # the checking reader says what is wrong, in its own words

@@ -125,6 +125,14 @@ class TrackTable:
     summary: dict | None = None
 
 
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def read(path) -> TrackTable:
     name = str(path)
     kind = track_kind(path)
@@ -146,17 +154,25 @@ def read(path) -> TrackTable:
             raise InputError("not a track JSON file (its tracks do not hold frames, indices and points)",
                              name) from None
         return TrackTable(tracks, points, ids, record.get("summary"))
-    text = data.decode("utf-8", errors="replace").splitlines()
+    text = data.decode("utf-8", errors="replace").splitlines()  # read_all has refused binary data
     if not text:
         raise InputError("empty file: expected a track,frame,index,x,y,z header", name, 1)
     header = [h.strip() for h in text[0].split(",")]
     if header[:6] != list(CSV_COLUMNS) or header[6:] not in ([], ["id"]):
         raise InputError(f"header must be {','.join(CSV_COLUMNS)}[,id], found {shown(text[0], 60)}", name, 1)
-    rows = [line for line in text[1:] if line.strip()]
-    try:
-        table = np.array([[float(x) for x in line.split(",")] for line in rows]).reshape(-1, len(header))
-    except ValueError as exc:
-        raise InputError(f"malformed row ({shown(str(exc), 80)})", name) from None
+    values = []
+    for number, line in enumerate(text[1:], start=2):
+        if not line.strip():
+            continue
+        cells = line.split(",")
+        if len(cells) != len(header):
+            raise InputError(f"expected {len(header)} comma-separated values, found {len(cells)}", name, number)
+        try:
+            values.append([float(x) for x in cells])
+        except ValueError:
+            bad = next(x for x in cells if not _is_number(x))
+            raise InputError(f"{shown(bad.strip(), 40)} is not a number", name, number) from None
+    table = np.array(values, dtype=np.float64).reshape(-1, len(header))
     track = table[:, 0].astype(np.int64)
     cut = np.flatnonzero(np.diff(track)) + 1
     tracks, points, ids = [], [], ([] if len(header) == 7 else None)

@@ -9,12 +9,16 @@
 type and range; ``default is REQUIRED`` for required ones), ``summary`` and ``family`` (the source
 family, citing the paper or collection). Every generator takes ``seed`` (default 0), draws from
 numpy's Generator (deterministic per seed) and is vectorised.
+
+``BATCH_KINDS`` maps the kinds that build a batch of problems for ``solvers.solve_batch`` (not one
+Problem: ``generate`` refuses them) to a BatchKind: ``function`` and ``summary``. ``matchscope gen``
+offers the kinds of both tables.
 """
 from __future__ import annotations
 
-from . import costs, flows, graphs, particles
+from . import batches, costs, flows, graphs, particles
 from ._common import input_error
-from ._spec import REQUIRED, SEED, GeneratorKind, Param
+from ._spec import REQUIRED, SEED, BatchKind, GeneratorKind, Param
 
 
 def _kind(name, function, problem, summary, family, *params: Param) -> GeneratorKind:
@@ -101,6 +105,11 @@ _KIND_LIST = [
 
 KINDS: dict[str, GeneratorKind] = {k.name: k for k in _KIND_LIST}
 
+BATCH_KINDS: dict[str, BatchKind] = {k.name: k for k in [
+    BatchKind("dense-lap-batch", batches.dense_lap_batch,
+              "a batch of dense assignment problems (.npy, or ragged .npz)"),
+]}
+
 
 def generate(kind: str, **params):
     """Build the ``kind`` problem from ``params`` (declared in ``KINDS[kind].params``; seed default 0).
@@ -108,10 +117,14 @@ def generate(kind: str, **params):
     Raises InputError (no path) for an unknown kind, unknown or missing parameters, or
     values of the wrong type or out of range.
     """
+    if isinstance(kind, str) and kind in BATCH_KINDS:
+        function = BATCH_KINDS[kind].function
+        raise input_error(f"{kind} builds a batch of problems, not one: call {function.__module__}."
+                          f"{function.__name__}(...) and solvers.solve_batch, or run `matchscope gen {kind}`")
     entry = KINDS.get(kind) if isinstance(kind, str) else None
     if entry is None:
         raise input_error(f"unknown generator kind {kind!r}; choose one of: {', '.join(KINDS)}")
     return entry.function(**entry.check(params))
 
 
-__all__ = ["KINDS", "REQUIRED", "GeneratorKind", "Param", "generate"]
+__all__ = ["BATCH_KINDS", "KINDS", "REQUIRED", "BatchKind", "GeneratorKind", "Param", "generate"]

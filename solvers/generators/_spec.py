@@ -125,3 +125,13 @@ class GeneratorKind:
 
 
 SEED = Param("seed", int, 0, "random seed; the same seed gives the same instance", minimum=0)
+
+
+@dataclass(frozen=True)
+class BatchKind:
+    """One entry of BATCH_KINDS: a kind that builds a batch of problems (an array, or a list of
+    them, for solvers.solve_batch) rather than one Problem, so generate() does not make it."""
+
+    name: str
+    function: Callable
+    summary: str

@@ -1,8 +1,8 @@
 """Batches of dense assignment problems (``matchscope gen dense-lap-batch``): many small LAPs, as
 DETR-style set matching and frame-to-frame tracking solve them.
 
-Not a kind of ``solvers.generators.KINDS``: those produce one Problem each; a batch is an array
-(or a list of arrays) for ``solvers.solve_batch``.
+A kind of ``solvers.generators.BATCH_KINDS``, not of ``KINDS``: those produce one Problem each; a
+batch is an array (or a list of arrays) for ``solvers.solve_batch``.
 """
 from __future__ import annotations
 
