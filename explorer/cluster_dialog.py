@@ -375,7 +375,9 @@ def export_dialog(window) -> None:
     from pathlib import Path
 
     from solvers.cli_batch import items_folder
-    path = window._ask_save("Export cluster results", ["CSV (*.csv)"], "cluster-results.csv")
+
+    from .export import view_filters
+    path = window._ask_save("Export cluster results", view_filters(["csv"]), "cluster-results.csv")
     if path:
         if Path(path).suffix.lower() != ".csv":
             path += ".csv"

@@ -1,7 +1,10 @@
 """Exports: charts (PNG/SVG through pyqtgraph's exporters, data as CSV), the 3D view (PNG), tables
 (CSV/Markdown), solutions, tracks and datasets (through solvers.save, in the format the extension
 names, refused in one line when none does) and a Markdown run report. Every write is atomic:
-the bytes are produced in memory and land through solvers.io_util.atomic_write_*."""
+the bytes are produced in memory and land through solvers.io_util.atomic_write_*.
+
+Every file dialog's filters come from here, built from the formats registry (solvers.formats), so a
+dialog offers exactly the names the readers and writers take, ``.gz`` included where they take it."""
 from __future__ import annotations
 
 import csv
@@ -110,12 +113,13 @@ def columns_csv(columns: Mapping[str, Sequence], path) -> Path:
 
 
 def tables_csv(tables: Mapping[str, Mapping[str, Sequence]], path) -> list[Path]:
-    """One CSV per table: PATH itself when there is one table, else PATH-STEM-NAME.csv beside it."""
-    path = Path(path)
+    """A view's tables as one CSV, PATH itself (written atomically, nothing else beside it): one
+    table's columns as they are named; several tables side by side, each column named
+    "TABLE: COLUMN" (a shorter table's column ends in empty cells)."""
     if len(tables) == 1:
         return [columns_csv(next(iter(tables.values())), path)]
-    return [columns_csv(cols, path.with_name(f"{path.stem}-{name}{path.suffix or '.csv'}"))
-            for name, cols in tables.items()]
+    return [columns_csv({f"{name}: {column}": values for name, cols in tables.items()
+                         for column, values in cols.items()}, path)]
 
 
 def rows_csv(headers: Sequence[str], rows: Iterable[Sequence], path) -> Path:
@@ -144,6 +148,35 @@ def rows_markdown(headers: Sequence[str], rows: Iterable[Sequence], path, title:
     text = (f"# {title}\n\n" if title else "") + markdown_table(headers, rows)
     atomic_write_text(path, text)
     return Path(path)
+
+
+# ---- file-dialog filters ------------------------------------------------------------------------
+
+RUN_RECORD_FILTER = "Run records (*.npz)"  # RunRecord.save / load: a plain .npz
+ALL_FILES = "All files (*)"
+
+
+def open_filters() -> list[str]:
+    """File ▸ Open: every format solvers.load reads (its own "All supported files" entry first, with
+    the compressed names it takes, e.g. *.mtx.gz), then run records, then all files."""
+    from solvers.formats import file_filters
+    filters = [f for f in file_filters() if f != ALL_FILES]
+    return filters + [RUN_RECORD_FILTER, ALL_FILES]
+
+
+def run_record_filters() -> list[str]:
+    """File ▸ Open Run Record."""
+    return [RUN_RECORD_FILTER, ALL_FILES]
+
+
+VIEW_FILTERS = {"png": "PNG image (*.png)", "svg": "SVG vector image (*.svg)", "csv": "CSV data (*.csv)",
+                "md": "Markdown table (*.md)"}
+REPORT_FILTER = "Markdown report (*.md)"
+
+
+def view_filters(formats) -> list[str]:
+    """Export ▸ Current View / 3D View / Comparison, cluster results: the explorer's own exports, by extension."""
+    return [VIEW_FILTERS[f] for f in formats]
 
 
 def _formats_saving(table, class_name: str) -> list:
@@ -191,12 +224,16 @@ def tracks(track_result, path) -> Path:
     return Path(path)
 
 
-BATCH_FILTERS = ("CSV, one line per row of every problem (*.csv)", "JSON, per problem (*.json)")
+BATCH_FILTERS = (("CSV, one line per row of every problem", "result-csv"), ("JSON, per problem", "result-json"))
 
 
 def batch_filters() -> list[str]:
-    """Save-dialog filters for a batch run's assignments (as `matchscope solve BATCH --out` writes them)."""
-    return list(BATCH_FILTERS)
+    """Save-dialog filters for a batch run's assignments (as `matchscope solve BATCH --out` writes them).
+    The batch writer picks CSV or JSON by the extension as the result formats do, ``.gz`` compressed
+    alike, so the names come from those formats' patterns (*.csv *.csv.gz)."""
+    from solvers.formats import RESULT_FORMATS
+    patterns = {f.key: f.patterns for f in RESULT_FORMATS}
+    return [f"{name} ({' '.join(patterns[key])})" for name, key in BATCH_FILTERS]
 
 
 def batch_solution(batch_result, path, problem=None) -> Path:

@@ -31,24 +31,6 @@ REFRESH_MS = 33  # views redraw at most ~30 times a second, whatever the solver 
 MAX_RECENT = 10
 FAILED_VERBS = {"saved": "save", "exported": "export"}  # an export's words when it could not be written
 CENTRAL_MIN_WIDTH = 744  # the views and the timeline (see where the central widget is made)
-RUN_RECORD_FILTER = "Run records (*.npz)"
-
-
-def file_filters() -> list[str]:
-    """Open-dialog filters from the formats registry, with an "all supported" entry first."""
-    try:
-        from solvers.formats import file_filters as _filters
-        filters = list(_filters())
-    except Exception as exc:  # the formats layer missing or broken must not break the window
-        log.warning("file filters unavailable: %s", exc)
-        filters = []
-    rest = [f for f in filters if not f.lower().startswith(("all supported", "all files"))]
-    patterns = []
-    for f in rest:
-        if "(" in f and f.endswith(")"):
-            patterns += f[f.index("(") + 1:-1].split()
-    head = [f"All supported ({' '.join(dict.fromkeys(patterns))})"] if patterns else []
-    return head + rest + [RUN_RECORD_FILTER, "All files (*)"]
 
 
 def check_backend(algo, backend: str) -> None:
@@ -444,7 +426,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def open_dialog(self) -> None:
         path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Open problem or run record", self._last_dir("open"),
-                                                        ";;".join(file_filters()))
+                                                        ";;".join(export.open_filters()))
         if not path:
             return
         problem = None
@@ -468,7 +450,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def open_run_dialog(self) -> None:
         path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Open run record", self._last_dir("open"),
-                                                        f"{RUN_RECORD_FILTER};;All files (*)")
+                                                        ";;".join(export.run_record_filters()))
         if path:
             self.open_path(path, as_record=True)
 
@@ -897,9 +879,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def export_view_dialog(self, view=None) -> None:
         view = view or self.current_view()
-        names = {"png": "PNG image (*.png)", "svg": "SVG vector image (*.svg)", "csv": "CSV data (*.csv)",
-                 "md": "Markdown table (*.md)"}
-        path = self._ask_save(f"Export {view.title}", [names[f] for f in view.formats],
+        path = self._ask_save(f"Export {view.title}", export.view_filters(view.formats),
                               f"{view.title.lower()}.{view.formats[0]}")
         if path:
             self._guarded(f"exported the {view.title.lower()} view", self.export_view, view, path)
@@ -949,7 +929,7 @@ class MainWindow(QtWidgets.QMainWindow):
         return export.solution(run.result, path, run.problem)
 
     def export_3d_dialog(self) -> None:
-        path = self._ask_save("Export 3D view", ["PNG image (*.png)"], "view3d.png")
+        path = self._ask_save("Export 3D view", export.view_filters(["png"]), "view3d.png")
         if path:
             self._guarded("exported the 3D view", self.export_3d, path)
 
@@ -980,7 +960,7 @@ class MainWindow(QtWidgets.QMainWindow):
         return export.dataset(self.session.problem, path)
 
     def export_comparison_dialog(self) -> None:
-        path = self._ask_save("Export comparison", ["CSV (*.csv)", "Markdown (*.md)"], "comparison.csv")
+        path = self._ask_save("Export comparison", export.view_filters(["csv", "md"]), "comparison.csv")
         if path:
             self._guarded("exported comparison", self.export_comparison, path)
 
@@ -997,7 +977,7 @@ class MainWindow(QtWidgets.QMainWindow):
         run = self.session.current_run
         if run is None:
             return
-        path = self._ask_save("Save run record", [RUN_RECORD_FILTER], f"{run.algorithm}-run{run.id}.npz")
+        path = self._ask_save("Save run record", [export.RUN_RECORD_FILTER], f"{run.algorithm}-run{run.id}.npz")
         if path:
             self._guarded("saved run record", self.save_run, path)
 
@@ -1015,7 +995,7 @@ class MainWindow(QtWidgets.QMainWindow):
         run = self.session.current_run
         if run is None:
             return
-        path = self._ask_save("Export run report", ["Markdown (*.md)"], f"{run.algorithm}-report.md")
+        path = self._ask_save("Export run report", [export.REPORT_FILTER], f"{run.algorithm}-report.md")
         if path:
             self._guarded("exported report", self.export_report, path)
 

@@ -5,6 +5,7 @@ command line writes them."""
 from __future__ import annotations
 
 import csv
+import re
 
 import numpy as np
 import pytest
@@ -151,3 +152,91 @@ def test_a_small_window_shows_every_column_of_the_batch_table(window, qtbot):
     assert table.horizontalScrollBar().maximum() == 0  # no column cut off
     assert view.split.sizes()[1] >= CHARTS_MIN_WIDTH
     save_shot(win, "batch-1024.png")
+
+
+def test_the_time_column_has_one_unit_named_in_its_header_and_sorts_by_number(window, qtbot, tmp_path):
+    """Problems whose times span microseconds to a quarter second: every cell of the time column is a
+    plain number in the header's one unit (not "3 µs" above "0.25 s"), and sorting orders them by time."""
+    import dataclasses
+    win = window
+    _, path = ragged_batch(tmp_path, count=12, seed=6)
+    win.open_path(path)
+    wait_loaded(qtbot, win)
+    run = win.start_run()
+    wait_run(qtbot, run)
+    assert run.status == "finished", run.error
+    spread = np.array([3e-6, 0.25, 4.5e-5, 0.0012, 7e-6, 0.03, 2e-4, 9e-6, 0.11, 5e-6, 6e-4, 0.002])
+    run.batch = dataclasses.replace(run.batch, item_seconds=spread)  # times a slow machine could report
+    view = win.batch_view
+    view.refresh(force=True)
+    model = view.model
+    column = [model.headerData(c, QtCore.Qt.Orientation.Horizontal) for c in range(model.columnCount())].index(
+        "time (ms)")
+    cells = [model.data(model.index(b, column)) for b in range(12)]
+    assert all(re.fullmatch(r"\d+\.\d+", c) for c in cells), cells  # no unit in a cell: it is in the header
+    assert len({len(c.split(".")[1]) for c in cells}) == 1, cells   # the same decimals down the column
+    for cell, seconds in zip(cells, spread):
+        assert float(cell) == pytest.approx(seconds * 1e3, rel=0.02)  # 3 µs is 0.0030 ms, not 0.00
+    view.table.sortByColumn(column, QtCore.Qt.SortOrder.AscendingOrder)
+    shown = [float(view.proxy.index(r, column).data()) for r in range(12)]
+    assert shown == sorted(shown) and shown[0] == pytest.approx(3e-3) and shown[-1] == pytest.approx(250.0)
+
+
+def test_a_batch_run_exports_compressed_as_its_dialog_offers(window, qtbot, tmp_path, monkeypatch):
+    """The batch writer takes .csv.gz and .json.gz like the result formats: Export ▸ Solution's dialog
+    offers them, and what it writes is gzip-compressed and reads back as the command line's CSV."""
+    import fnmatch
+    import gzip
+    from PySide6 import QtWidgets
+    win = window
+    items, path = ragged_batch(tmp_path, count=12, seed=7)
+    win.open_path(path)
+    wait_loaded(qtbot, win)
+    run = win.start_run()
+    wait_run(qtbot, run)
+    offered = []
+
+    def cancel(parent, title, start, filters):
+        offered.append(filters.split(";;"))
+        return "", ""
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName", staticmethod(cancel))
+    win.export_solution_dialog()
+    filters = offered[-1]
+    for name in ("assignments.csv", "assignments.csv.gz", "assignments.json", "assignments.json.gz"):
+        shown_by = [f for f in filters if any(fnmatch.fnmatchcase(name, p) for p in f[f.index("(") + 1:-1].split())]
+        assert shown_by, f"{name} is in no filter of {filters}"
+    out = win.export_solution(tmp_path / "assignments.csv.gz")
+    with gzip.open(out, "rt", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    first = [r for r in rows if r["item"] == "0"]
+    assert sum(float(r["cost"]) for r in first) == pytest.approx(scipy_value(items[0]))
+
+
+def test_the_replay_bar_says_a_batch_has_no_steps_and_replays_a_problem_solved_alone(window, qtbot, tmp_path):
+    """A batch run records no steps (as Save Run Record says): the Replay bar offers no empty slider
+    or Play for it but says how to watch one problem; that problem's own run replays as any run."""
+    win = window
+    _, path = ragged_batch(tmp_path, count=12, seed=8)
+    win.open_path(path)
+    wait_loaded(qtbot, win)
+    run = win.start_run()
+    wait_run(qtbot, run)
+    bar = win.timeline
+    qtbot.waitUntil(lambda: "Solve alone" in bar.position_label.text())
+    assert not bar.slider.isVisible() and not bar.speed_combo.isVisible()
+    assert not bar.play_button.isEnabled() and not bar.live_button.isEnabled()
+    assert "no steps to replay" in bar.position_label.text() and "Batch tab" in bar.position_label.toolTip()
+    win.act_play.trigger()  # Play / Pause and the step keys do nothing to a batch run
+    win.act_step_back.trigger()
+    assert not bar.playing and win.session.cursor is None
+
+    win.batch_view.select_item(2)
+    alone = win.run_batch_item(2)
+    wait_run(qtbot, alone)
+    qtbot.waitUntil(lambda: bar.position_label.text().startswith("report "))
+    assert bar.slider.isVisible() and bar.play_button.isEnabled() and bar.slider.maximum() == alone.columns.n > 0
+    assert bar.run_combo.currentText() == alone.label and alone.label in bar.run_combo.toolTip()
+    bar.slider.setValue(1)  # a problem's own run scrubs like any run
+    assert win.session.cursor == 1
+    win.session.set_current_run(run)  # back to the batch: the hint again
+    assert not bar.slider.isVisible() and "Solve alone" in bar.position_label.text()

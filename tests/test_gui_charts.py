@@ -133,6 +133,33 @@ def test_compare_table_and_charts_count_the_same_and_name_it(qtbot):
     assert table.item(0, names.index("reports")).text() == f"{hungarian.columns.n:,}"
 
 
+def test_every_time_column_of_the_comparison_has_one_unit_named_in_its_header(qtbot):
+    """Runs whose times are far apart (a wall of 0.5 ms beside one of 1.2 s, a warm-up of 20 ms
+    beside 8 s) are compared by eye: each time column (solver time, wall, warm-up) is in one unit,
+    named in its header, with plain numbers of the same decimals, never "500 µs" above "1.20 s"."""
+    from explorer.views import CompareView
+    session = Session()
+    problem = small_graph()
+    session.set_problem(problem)
+    fast, slow = fake_run(session, problem, steps=5), fake_run(session, problem, steps=5)
+    for run, solver, wall, warmup in ((fast, 3e-6, 5e-4, 8.0), (slow, 0.25, 1.2, 0.02)):
+        run.recorded_summary["seconds"] = solver
+        run.wall_seconds, run.warmup_seconds = wall, warmup
+    session.touch()
+    view = shown(CompareView(session), qtbot)
+    table = view.result_table
+    names = [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())]
+    expected = {"time (ms)": (1e3, "solver"), "wall (s)": (1.0, "wall"), "warm-up (s)": (1.0, "warm-up")}
+    assert set(expected) <= set(names), names
+    for header, (factor, key) in expected.items():
+        cells = [table.item(r, names.index(header)).text() for r in range(table.rowCount())]
+        assert all(re.fullmatch(r"\d+\.\d+", c) for c in cells), cells  # numbers only: the unit is in the header
+        assert len({len(c.split(".")[1]) for c in cells}) == 1, cells  # one number of decimals down the column
+        seconds = {"solver": (3e-6, 0.25), "wall": (5e-4, 1.2), "warm-up": (8.0, 0.02)}[key]
+        for cell, value in zip(cells, seconds):
+            assert float(cell) == pytest.approx(value * factor, rel=0.02), (header, cells)
+        assert all(float(c) > 0 for c in cells), cells  # 3 µs in a column of milliseconds is not rounded to 0
+
 def test_compare_x_axis_puts_runs_of_any_length_side_by_side(qtbot):
     from explorer.views import CompareView
     session = Session()

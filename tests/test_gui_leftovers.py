@@ -150,7 +150,7 @@ def test_wall_time_is_the_workers_and_the_warm_up_is_its_own_figure(window):
     assert table[0][headers.index("wall")] == pytest.approx(0.03) and table[0][headers.index("warm-up")] == 8.0
     shown = win.compare_view.result_table
     texts = {shown.horizontalHeaderItem(c).text(): shown.item(0, c).text() for c in range(shown.columnCount())}
-    assert texts["wall"] == "30 ms" and texts["warm-up"] == "8.00 s"
+    assert texts["wall (ms)"] == "30.00" and texts["warm-up (s)"] == "8.000"  # one unit per column, in its header
     report = win.export_report(Path(win.settings.fileName()).parent / "report.md").read_text()
     assert "wall time (solve, checks and certificate; without the warm-up) | 30 ms" in report
     assert "warm-up (compiling before the run, not counted) | 8.00 s" in report

@@ -5,9 +5,11 @@ across datasets and replays."""
 from __future__ import annotations
 
 import csv
+import fnmatch
 import json
 import math
 import re
+from pathlib import Path
 
 import networkx as nx
 import numpy as np
@@ -129,6 +131,78 @@ def test_export_actions_enable_only_when_they_can_write(window, qtbot, tmp_path,
     run_now(qtbot, win, "fake-pr", steps=5)
     win.export_menu.aboutToShow.emit()
     assert win.act_export_solution.isEnabled() and win.act_export_report.isEnabled()
+
+
+def dialog_filters(monkeypatch, show_dialog) -> list[str]:
+    """The filters of the file dialog that ``show_dialog()`` opens (answered with Cancel, never shown)."""
+    offered = []
+
+    def cancel(parent, title, start, filters, *rest):
+        offered.append(filters.split(";;"))
+        return "", ""
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getOpenFileName", staticmethod(cancel))
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName", staticmethod(cancel))
+    show_dialog()
+    assert offered, "no file dialog opened"
+    return offered[-1]
+
+
+def shown_by(filters: list[str], name: str) -> list[str]:
+    """The filters (other than All files) under which a dialog lists a file called ``name``."""
+    return [f for f in filters if f != "All files (*)"
+            and any(fnmatch.fnmatchcase(name, p) for p in f[f.index("(") + 1:-1].split())]
+
+
+def test_open_offers_every_name_the_loaders_read_compressed_ones_too(window, qtbot, tmp_path, monkeypatch):
+    """Open lists what solvers.load reads, .gz included wherever the format takes it (g.mtx.gz),
+    under "All supported" and under its own format; run records under their own entry and under
+    Open Run Record."""
+    from solvers.formats import FORMATS
+    win = window
+    filters = dialog_filters(monkeypatch, win.open_dialog)
+    assert filters[0].startswith("All supported") and filters[-1] == "All files (*)"
+    for fmt in FORMATS:
+        for ext in fmt.extensions:
+            for name in [f"data{ext}"] + ([f"data{ext}.gz"] if fmt.gzip else []):
+                assert filters[0] in shown_by(filters, name), f"{name} is not under {filters[0]}"
+                assert any(f.startswith(fmt.name) for f in shown_by(filters, name)), f"{name} not under {fmt.name}"
+    assert any(f.startswith("Run records") for f in shown_by(filters, "gpr-run1.npz"))
+    assert shown_by(dialog_filters(monkeypatch, win.open_run_dialog), "gpr-run1.npz")
+    # and what the filter lists, the explorer opens: a compressed Matrix Market file
+    graph = small_graph(2, 40)
+    path = tmp_path / "g.mtx.gz"
+    solvers.save(graph, str(path))
+    win.open_path(path)
+    wait_loaded(qtbot, win)
+    assert win.session.problem.n_edges == graph.n_edges
+    assert Path(win.recent_files()[0]).name == "g.mtx.gz"
+
+
+def test_labels_csv_is_the_one_file_asked_for_with_every_series_as_columns(window, qtbot, tmp_path, fake_algorithms):
+    """Export ▸ Current View as labels.csv writes labels.csv and nothing else (no labels-heatmap.csv
+    beside it), atomically, with the heatmap's and the histogram's series side by side."""
+    win = window
+    open_graph(qtbot, win, tmp_path)
+    run_now(qtbot, win, "fake-pr", steps=12)
+    view = win.labels_view
+    win.show_view(view)
+    view.refresh(force=True)
+    tables = view.tables()
+    assert set(tables) == {"heatmap", "histogram"}
+    out = tmp_path / "export"
+    out.mkdir()
+    written = win.export_view(view, out / "labels.csv")
+    assert written == [out / "labels.csv"] and sorted(p.name for p in out.iterdir()) == ["labels.csv"]
+    with open(out / "labels.csv", newline="") as fh:
+        header, *rows = list(csv.reader(fh))
+    assert header == ["heatmap: report", "heatmap: label", "heatmap: count",
+                      "histogram: bin_low", "histogram: bin_high", "histogram: count"]
+    heat, hist = tables["heatmap"], tables["histogram"]
+    assert len(rows) == max(heat["report"].size, hist["count"].size)
+    columns = list(zip(*rows))
+    np.testing.assert_allclose([float(v) for v in columns[2] if v != ""], heat["count"])
+    np.testing.assert_allclose([float(v) for v in columns[5] if v != ""], hist["count"])
+    assert all(v == "" for v in columns[5][hist["count"].size:])  # the shorter series ends in empty cells
 
 
 def test_tracks_export_as_track_csv_and_track_json_by_extension(window, qtbot, tmp_path):
@@ -268,6 +342,70 @@ def assert_footer_in_sight(win) -> None:
             assert box.height() >= widget.heightForWidth(box.width()), widget.text()
         elif isinstance(widget, QtWidgets.QPushButton):
             assert box.height() >= widget.minimumSizeHint().height()
+
+
+def assert_axis_names_whole(plot) -> None:
+    """Each axis' name lies along its axis, whole (the axis cuts off a name longer than itself:
+    "blems" for "problems" on a chart 130 pixels high)."""
+    left, bottom = plot.getAxis("left"), plot.getAxis("bottom")
+    margin = left.label.document().documentMargin()  # blank around the letters
+    name, along = left.label.sceneBoundingRect().adjusted(0, margin, 0, -margin), left.mapRectToScene(left.rect())
+    assert along.top() <= name.top() and name.bottom() <= along.bottom(), (left.labelText, name, along)
+    name, chart = bottom.label.sceneBoundingRect(), plot.scene().sceneRect()
+    assert chart.top() <= name.top() and name.bottom() <= chart.bottom(), (bottom.labelText, name, chart)
+
+
+@pytest.mark.parametrize("size", [(1024, 700), (1600, 1000)])
+def test_no_text_is_cut_in_the_dataset_chart_the_replay_bar_or_the_comparison(window, qtbot, tmp_path,
+                                                                              fake_algorithms, size):
+    win = window
+    win.resize(*size)
+    win.fit_docks()
+    samples = Path(__file__).resolve().parents[1] / "sample_graphs"
+    win.open_path(samples / "dense-lap-batch_100x16x24.npy")
+    qtbot.waitUntil(lambda: win.session.problem is not None and win.session.problem.kind == "batch"
+                    and not win.host.busy, timeout=30_000)
+    QtWidgets.QApplication.processEvents()
+    assert win.dataset_panel.plot.getAxis("left").labelText == "problems"
+    assert_axis_names_whole(win.dataset_panel.plot)
+    open_graph(qtbot, win, tmp_path, name="a-graph-with-a-rather-long-file-name.mtx")
+    QtWidgets.QApplication.processEvents()
+    assert_axis_names_whole(win.dataset_panel.plot)
+
+    # the comparison: the configurations' columns fit their box, and the results get the room to show
+    # each run's name and times (the other columns scroll at 1024 pixels; all are in sight at 1600)
+    compare = win.compare_view
+    compare.add_config("fake-pr", "cpu", {"steps": 5})
+    compare.add_config("hopcroft-karp", "cpu", {})
+    runs = win.run_comparison([dict(c) for c in compare.configs])
+    for run in runs:
+        wait_run(qtbot, run)
+    win.show_view(compare)
+    compare.refresh(force=True)
+    QtWidgets.QApplication.processEvents()
+    assert compare.config_table.horizontalScrollBar().maximum() == 0
+    table = compare.result_table
+    names = [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())]
+    viewport = table.viewport().width()
+    whole = [n for c, n in enumerate(names) if table.columnViewportPosition(c) + table.columnWidth(c) <= viewport]
+    assert whole[:6] == names[:6] and names[5].startswith("warm-up"), (whole, names)
+    if size[0] >= 1600:
+        assert whole == names and table.horizontalScrollBar().maximum() == 0
+    save_shot(win, f"shell-compare-{size[0]}x{size[1]}.png")
+
+    # the replay bar: a run's name too long for its box ends in "…", and the tooltip has all of it
+    bar = win.timeline
+    label = win.session.current_run.label
+    assert bar.run_combo.currentText() == label and label in bar.run_combo.toolTip()
+    shown = bar.run_combo.shown_text()
+    if size[0] <= 1024:
+        assert shown.endswith("…") and label.startswith(shown[:-1]) and len(shown) > 8, shown
+    else:
+        assert shown == label
+    position = bar.position_label  # "report 5 of 5 · 1.2 ms", whole
+    assert position.text().startswith("report ")
+    assert position.fontMetrics().elidedText(position.text(), QtCore.Qt.TextElideMode.ElideRight,
+                                             position.contentsRect().width()) == position.text()
 
 
 def test_the_footer_survives_shrinking_the_window(window, qtbot, tmp_path):

@@ -198,6 +198,18 @@ def time_unit(largest_seconds: float) -> tuple[float, str]:
     return 1e6, "µs"
 
 
+def time_decimals(factor: float, seconds=()) -> int:
+    """Decimals of the times of one column, shown in the unit ``time_unit`` chose for it (``factor``
+    per second): 1.234 s, 12.34 ms, 123.4 µs; more (up to 4) where the smallest of ``seconds`` would
+    otherwise read 0 (3 µs in a column of milliseconds: 0.0030)."""
+    decimals = {1.0: 3, 1e3: 2, 1e6: 1}.get(factor, 3)
+    shown = np.asarray(seconds, dtype=np.float64) * factor
+    shown = shown[np.isfinite(shown) & (shown > 0)]
+    if shown.size:
+        decimals = max(decimals, min(4, int(np.ceil(-np.log10(shown.min()))) + 1))
+    return decimals
+
+
 def log_scale_wanted(values, spread: float = 100.0) -> bool:
     """A log axis reads better when the positive values spread widely: max / median > ``spread``
     (power-law degrees, counts that fall from 10^5 to 1). Non-positive and non-finite values are ignored."""

@@ -12,10 +12,10 @@ from PySide6 import QtCore, QtWidgets
 
 from ..wording import duration
 from .base import (SORT_ROLE, NamedColumnsTable, View, add_plot, new_layout_widget, set_axis_label, sortable_table,
-                   time_unit)
+                   time_decimals, time_unit)
 
 COLUMNS = ("problem", "size", "value", "search steps", "time", "certificate")
-CHARTS_MIN_WIDTH = 230  # pixels the distribution charts keep beside the table
+CHARTS_MIN_WIDTH = 220  # pixels the distribution charts keep beside the table
 BINS = 40
 
 
@@ -28,11 +28,26 @@ class BatchTable(NamedColumnsTable):
         super().__init__(parent)
         self.result = None
         self.shapes = np.zeros((0, 2), dtype=np.int64)
+        self.time_factor, self.time_unit = time_unit(0.0)
+        self.time_digits = time_decimals(self.time_factor)
 
     def set_result(self, result, shapes: np.ndarray) -> None:
         self.beginResetModel()
         self.result, self.shapes = result, shapes
+        # one unit for the whole time column, by its largest entry, named in the header
+        times = np.zeros(0) if result is None else np.asarray(result.item_seconds, dtype=np.float64)
+        times = times[np.isfinite(times)]
+        self.time_factor, self.time_unit = time_unit(float(times.max()) if times.size else 0.0)
+        self.time_digits = time_decimals(self.time_factor, times)
         self.endResetModel()
+
+    def headerData(self, section, orientation, role=QtCore.Qt.ItemDataRole.DisplayRole):  # noqa: N802
+        if orientation == QtCore.Qt.Orientation.Horizontal and COLUMNS[section] == "time":
+            if role == QtCore.Qt.ItemDataRole.DisplayRole:
+                return f"time ({self.time_unit})"
+            if role == QtCore.Qt.ItemDataRole.ToolTipRole:
+                return "each problem's own solve time, in one unit for the whole column"
+        return super().headerData(section, orientation, role)
 
     def row_count(self) -> int:
         return 0 if self.result is None else len(self.result)
@@ -56,10 +71,14 @@ class BatchTable(NamedColumnsTable):
             if key == "search steps":
                 return f"{int(r.iterations[b]):,}"
             if key == "time":
-                return "—" if not math.isfinite(r.item_seconds[b]) else duration(float(r.item_seconds[b]))
+                seconds = float(r.item_seconds[b])
+                return "—" if not math.isfinite(seconds) else \
+                    f"{seconds * self.time_factor:.{self.time_digits}f}"
             return "optimal" if r.certified[b] else "infeasible" if r.infeasible[b] else "NOT certified"
         if role == QtCore.Qt.ItemDataRole.ToolTipRole and key == "certificate":
             return r.status[b]  # the certificate's whole sentence
+        if role == QtCore.Qt.ItemDataRole.ToolTipRole and key == "time" and math.isfinite(r.item_seconds[b]):
+            return duration(float(r.item_seconds[b]))
         if role == QtCore.Qt.ItemDataRole.TextAlignmentRole and key not in ("certificate",):
             return int(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter)
         if role == QtCore.Qt.ItemDataRole.ForegroundRole and key == "certificate" \

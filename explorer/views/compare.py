@@ -20,24 +20,27 @@ from solvers.text import duration
 from ..theme import series_color
 from ..wording import settings_words
 from .base import EmptyNote, View, add_plot, add_side_legend, new_layout_widget, reports_intermediate_state, \
-    set_axis_label, set_points, time_unit
+    set_axis_label, set_points, time_decimals, time_unit
 from .workload import draw_boxes, run_mode, set_launch_axis, workload_series
 
 # the table as exported (CSV / Markdown): raw numbers, seconds in seconds
 TABLE_HEADERS = ("run", "algorithm", "backend", "seconds", "wall", "warm-up", "iterations", "reports", "value",
                  "certified", "status", "options")
 RIGHT_ALIGNED = ("run", "seconds", "wall", "warm-up", "iterations", "reports", "value")
+TIME_COLUMNS = {"seconds": "time", "wall": "wall", "warm-up": "warm-up"}  # shown in one unit each, named in the header
 X_MODES = (("progress", "progress (% of each run's time)"), ("time", "elapsed time"), ("reports", "report number"))
 
 
-def format_cell(key: str, value, time_factor: float = 1e3) -> str:
-    """A table cell; "seconds" is shown in the column's one unit (``time_factor`` per second)."""
+def format_cell(key: str, value, time_factor: float = 1e3, decimals: int | None = None) -> str:
+    """A table cell; a time column ("seconds", "wall", "warm-up") is shown in that column's one unit
+    (``time_factor`` per second) with the column's ``decimals``, so a column reads and compares by
+    eye; no warm-up is "—"."""
     if value is None:
         return "—"
-    if key == "seconds":
-        return "—" if math.isnan(value) else f"{value * time_factor:.{time_decimals(time_factor)}f}"
-    if key in ("wall", "warm-up"):  # each in its own readable unit: a warm-up is seconds, a solve ms
-        return "—" if math.isnan(value) or (key == "warm-up" and value <= 0.001) else duration(value)
+    if key in TIME_COLUMNS:
+        if math.isnan(value) or not shows_time(key, value):
+            return "—"
+        return f"{value * time_factor:.{time_decimals(time_factor) if decimals is None else decimals}f}"
     if key == "value":
         return "—" if math.isnan(value) else f"{value:.6g}"
     if key == "certified":
@@ -49,8 +52,9 @@ def format_cell(key: str, value, time_factor: float = 1e3) -> str:
     return str(value)
 
 
-def time_decimals(factor: float) -> int:
-    return {1.0: 3, 1e3: 2, 1e6: 1}.get(factor, 3)
+def shows_time(key: str, value) -> bool:
+    """Whether a time cell shows a number: a warm-up of a millisecond or less is none ("—")."""
+    return value is not None and math.isfinite(value) and not (key == "warm-up" and value <= 0.001)
 
 
 def run_x(run, mode: str) -> np.ndarray:
@@ -102,11 +106,12 @@ class CompareView(View):
         self.run_button = QtWidgets.QPushButton("Run comparison")
         self.run_button.setDefault(True)
         self.stop_button = QtWidgets.QPushButton("Stop")
+        # two buttons a row: the box stays narrow, so the results table beside it gets the width
         buttons.addWidget(self.add_current_button, 0, 0)
         buttons.addWidget(self.add_all_button, 0, 1)
-        buttons.addWidget(self.remove_button, 0, 2)
-        buttons.addWidget(self.run_button, 1, 0, 1, 2)
-        buttons.addWidget(self.stop_button, 1, 2)
+        buttons.addWidget(self.remove_button, 1, 0)
+        buttons.addWidget(self.stop_button, 1, 1)
+        buttons.addWidget(self.run_button, 2, 0, 1, 2)
         ll.addLayout(buttons)
         right = QtWidgets.QGroupBox("Results")
         rl = QtWidgets.QVBoxLayout(right)
@@ -121,6 +126,8 @@ class CompareView(View):
         top.addWidget(right)
         top.setStretchFactor(0, 2)
         top.setStretchFactor(1, 5)
+        self.top = top
+        self._fitted = None  # the runs (and how many had finished) the results' width was fitted to
         for table in (self.config_table, self.result_table):
             table.verticalHeader().setDefaultSectionSize(22)
             table.setAlternatingRowColors(True)
@@ -180,6 +187,7 @@ class CompareView(View):
         self.config_table.insertRow(row)
         for col, text in enumerate((algorithm, backend, settings_words(options, "defaults"))):
             self.config_table.setItem(row, col, QtWidgets.QTableWidgetItem(text))
+        self.config_table.resizeColumnsToContents()  # "backend" needs no 100 pixels: the options get them
         self._update_buttons()
 
     def clear_configs(self) -> None:
@@ -331,16 +339,17 @@ class CompareView(View):
             name += " (end state only)"
         return name
 
-    def time_column(self, rows: list[dict]) -> tuple[float, str]:
-        """The one unit of the time column, chosen by its largest entry."""
-        largest = max((r["seconds"] for r in rows if r.get("seconds") is not None and math.isfinite(r["seconds"])),
-                      default=0.0)
-        return time_unit(largest)
+    def time_column(self, rows: list[dict], key: str = "seconds") -> tuple[float, str, int]:
+        """(factor, unit, decimals) of a time column ("seconds", "wall" or "warm-up"): one unit,
+        chosen by its largest entry, and decimals enough for its smallest."""
+        shown = [r[key] for r in rows if shows_time(key, r.get(key))]
+        factor, unit = time_unit(max(shown, default=0.0))
+        return factor, unit, time_decimals(factor, shown)
 
     def _fill_table(self) -> None:
         rows = self.rows()
-        factor, unit = self.time_column(rows)
-        headers = [f"time ({unit})" if h == "seconds" else h for h in TABLE_HEADERS]
+        units = {key: self.time_column(rows, key) for key in TIME_COLUMNS}
+        headers = [f"{TIME_COLUMNS[h]} ({units[h][1]})" if h in TIME_COLUMNS else h for h in TABLE_HEADERS]
         self.result_table.setHorizontalHeaderLabels(headers)
         header = self.result_table.horizontalHeaderItem(TABLE_HEADERS.index("seconds"))
         header.setToolTip("time inside the solver (without loading, warm-up or the certificate check)")
@@ -355,14 +364,15 @@ class CompareView(View):
         palette = self.palette()
         for r, row in enumerate(rows):
             for c, key in enumerate(TABLE_HEADERS):
-                text = format_cell(key, row.get(key), factor)
+                text = format_cell(key, row.get(key), *((units[key][0], units[key][2]) if key in TIME_COLUMNS else ()))
                 item = self.result_table.item(r, c)
                 if item is None:
                     item = QtWidgets.QTableWidgetItem()
                     self.result_table.setItem(r, c, item)
                 item.setText(text)
-                if key == "seconds":
-                    item.setToolTip(duration(row.get(key)) if row.get(key) is not None else "")
+                if key in TIME_COLUMNS:
+                    value = row.get(key)
+                    item.setToolTip(duration(value) if value is not None and text != "—" else "")
                 if key in RIGHT_ALIGNED:
                     item.setTextAlignment(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter)
                 if key == "algorithm":
@@ -374,6 +384,27 @@ class CompareView(View):
                 else:
                     item.setForeground(palette.text())
         self.result_table.resizeColumnsToContents()
+        key = (tuple(r["run"] for r in rows), sum(r.get("status") == "finished" for r in rows))
+        if key != self._fitted and self._fit_results():  # new rows or finished runs: widen once; a
+            self._fitted = key                               # splitter the user moved stays where it is
+
+    def _fit_results(self) -> bool:
+        """Give the results the width their columns need, taken from the configurations box down to
+        its smallest (a small window showed four of the twelve columns, the fifth cut through).
+        False when the splitter has no size yet (never shown)."""
+        sizes = self.top.sizes()
+        total = sum(sizes)
+        if total <= 0:
+            return False
+        table = self.result_table
+        scroll_bar = self.style().pixelMetric(QtWidgets.QStyle.PixelMetric.PM_ScrollBarExtent)
+        box = self.top.widget(1)
+        chrome = box.width() - table.width() if box.width() > table.width() else 24  # the group box's margins
+        wanted = table.horizontalHeader().length() + scroll_bar + 2 * table.frameWidth() + chrome
+        results = min(wanted, total - self.top.widget(0).minimumSizeHint().width())
+        if results > sizes[1]:
+            self.top.setSizes([total - results, results])
+        return True
 
 
 def end_only(values: np.ndarray) -> np.ndarray:

@@ -21,6 +21,8 @@ HEATMAP_MAX = 256
 # (median) one: a heavy tail (the power-law and R-MAT samples: 27 to 41 times), which linear axes
 # squeeze into one corner; random, Delaunay and grid graphs stay within 3 times and stay linear
 DEGREE_SPREAD = 10.0
+CHART_MIN_HEIGHT = 130
+CHART_AROUND_AXIS = 82  # pixels of the chart above and below its left axis (title, bottom axis), until laid out
 DEGREE_TITLE = "Vertex degrees"  # short: the title's width and the legend's must fit a narrow dock
 
 
@@ -143,13 +145,14 @@ class DatasetPanel(View):
         v.addWidget(self.source_label)
         v.addLayout(self.form)
         self.charts = new_layout_widget()
-        self.charts.setMinimumHeight(130)
+        self.charts.setMinimumHeight(CHART_MIN_HEIGHT)  # raised to what the axis names need (_fit_height)
         # take the height that is left rather than asking for more (the dock would scroll instead)
         self.charts.setSizePolicy(QtWidgets.QSizePolicy.Policy.Expanding, QtWidgets.QSizePolicy.Policy.Ignored)
         v.addWidget(self.charts, 1)
         self.plot = add_plot(self.charts.ci, 0, 0, "", "", "",
                              axisItems={"left": DecadeAxis("left"), "bottom": DecadeAxis("bottom")})
         self.legend = add_side_legend(self.charts.ci, 0, 1)  # beside the chart: never over a curve
+        self.plot.getAxis("left").geometryChanged.connect(self._fit_height)  # what is around it may change too
         self.empty_note = EmptyNote(self.plot)
         self.set_content(body)
         self.show_message("No dataset.\nFile ▸ Open (Ctrl+O), Open Sample or Generate.")
@@ -330,6 +333,19 @@ class DatasetPanel(View):
         set_title(self.plot, title, size="9pt")
         set_axis_label(self.plot, "bottom", x_label)
         set_axis_label(self.plot, "left", y_label)
+        self._fit_height()
+
+    def _fit_height(self) -> None:
+        """At least the height that shows the left axis' name whole along the axis, with the title
+        and the bottom axis above and below it: the axis cuts off what is longer than itself (at 130
+        pixels a small window showed "blems" for "problems"). The dock scrolls when it has less."""
+        left = self.plot.getAxis("left")
+        name = left.label
+        along = name.boundingRect().width() - 2 * name.document().documentMargin()  # turned: its length runs up
+        # the title, the bottom axis and the margins take the rest of the chart's height, whatever it is
+        laid_out = left.height() > 0 and self.charts.height() > left.height()
+        around = self.charts.height() - left.height() if laid_out else CHART_AROUND_AXIS
+        self.charts.setMinimumHeight(max(CHART_MIN_HEIGHT, int(np.ceil(around + along + 2))))
 
     def apply_theme(self, palette=None) -> None:
         style_plot_widget(self.charts, palette)

@@ -30,22 +30,43 @@ SPEED_TIPS = {None: "the whole run in about 5 s, in even steps of reports",
 FIT_SECONDS = 5.0
 TICK_MS = 33
 SLIDER_MIN_WIDTH = 160  # the one control that needs room: it never collapses to a square
+RUN_TIP = "The run shown in the views: the newest, or one picked to replay"
+# a batch run solves every problem in one call and reports no steps (as Save Run Record says): the
+# bar says where a problem's run can be watched instead of offering an empty slider
+BATCH_HINT = "A batch has no steps to replay: select a problem, then Solve alone"
+BATCH_TIP = ("A batch solves all its problems in one call and records no steps. Select a problem in the "
+             "Batch tab and press Solve alone: its run is replayed here.")
+
+
+def position_room(reports: int) -> str:
+    """The longest position a run of ``reports`` reports shows, about (at least that of 999 reports)."""
+    n = max(int(reports), 999)
+    return f"report {n:,} of {n:,} · 000.00 ms"
 
 
 class ElidedLabel(QtWidgets.QLabel):
-    """A one-line label that may shrink below its text: it then ends in "…" (full text as tooltip)."""
+    """A one-line label that may shrink below its text: it then ends in "…" (full text as tooltip).
+    It asks for the room of ``keep_room_for``'s text (else its own), so a position that changes with
+    every step does not move the controls beside it."""
 
     def __init__(self, text: str = "", parent=None):
         super().__init__(text, parent)
-        self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
+        self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Preferred, QtWidgets.QSizePolicy.Policy.Preferred)
         self.setMinimumWidth(60)
+        self._room_for = ""
 
     def setText(self, text: str) -> None:  # noqa: N802 - Qt's name
         super().setText(text)
         self.setToolTip(text)
 
+    def keep_room_for(self, text: str) -> None:
+        if text != self._room_for:
+            self._room_for = text
+            self.updateGeometry()
+
     def sizeHint(self) -> QtCore.QSize:  # noqa: N802
-        return QtCore.QSize(self.fontMetrics().horizontalAdvance(self.text()) + 8, super().sizeHint().height())
+        width = self.fontMetrics().horizontalAdvance(self._room_for or self.text()) + 8
+        return QtCore.QSize(width, super().sizeHint().height())
 
     def paintEvent(self, event) -> None:  # noqa: N802
         painter = QtGui.QPainter(self)
@@ -54,8 +75,29 @@ class ElidedLabel(QtWidgets.QLabel):
         painter.drawText(rect, int(QtCore.Qt.AlignmentFlag.AlignVCenter | QtCore.Qt.AlignmentFlag.AlignLeft), text)
 
 
+class ElidedCombo(QtWidgets.QComboBox):
+    """A combo box narrower than its choice ends it in "…" (Qt cuts it off mid-letter); the owner
+    puts the whole of it in the tooltip."""
+
+    def shown_text(self) -> str:
+        """What the box shows now: its choice, elided to the room it has."""
+        option = QtWidgets.QStyleOptionComboBox()
+        self.initStyleOption(option)
+        room = self.style().subControlRect(QtWidgets.QStyle.ComplexControl.CC_ComboBox, option,
+                                           QtWidgets.QStyle.SubControl.SC_ComboBoxEditField, self).width()
+        return self.fontMetrics().elidedText(option.currentText, QtCore.Qt.TextElideMode.ElideRight, max(room, 0))
+
+    def paintEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        painter = QtWidgets.QStylePainter(self)
+        option = QtWidgets.QStyleOptionComboBox()
+        self.initStyleOption(option)
+        painter.drawComplexControl(QtWidgets.QStyle.ComplexControl.CC_ComboBox, option)
+        option.currentText = self.shown_text()
+        painter.drawControl(QtWidgets.QStyle.ControlElement.CE_ComboBoxLabel, option)
+
+
 def shrinkable_combo(min_chars: int) -> QtWidgets.QComboBox:
-    combo = QtWidgets.QComboBox()
+    combo = ElidedCombo()
     combo.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
     combo.setMinimumContentsLength(min_chars)
     combo.setSizePolicy(QtWidgets.QSizePolicy.Policy.Preferred, QtWidgets.QSizePolicy.Policy.Fixed)
@@ -70,7 +112,7 @@ class Timeline(QtWidgets.QWidget):
         layout = QtWidgets.QHBoxLayout(self)
         layout.setContentsMargins(6, 2, 6, 2)
         self.run_combo = shrinkable_combo(10)
-        self.run_combo.setToolTip("The run shown in the views: the newest, or one picked to replay")
+        self.run_combo.setToolTip(RUN_TIP)
         self.run_combo.setPlaceholderText("none yet")
         self.play_button = QtWidgets.QToolButton()
         self.play_button.setIcon(icon("play"))
@@ -97,12 +139,14 @@ class Timeline(QtWidgets.QWidget):
                                          QtCore.Qt.ItemDataRole.ToolTipRole)
         self.position_label = ElidedLabel("no run")
         layout.addWidget(QtWidgets.QLabel("Replay"))  # "Run" is the toolbar's action
-        layout.addWidget(self.run_combo, 2)
+        # the position takes the room its text needs ("report 46 of 46 · 6.41 ms", whole at 1024 wide);
+        # the run's name and the slider share the rest
+        layout.addWidget(self.run_combo, 3)
         layout.addWidget(self.play_button)
         layout.addWidget(self.live_button)
-        layout.addWidget(self.slider, 3)
+        layout.addWidget(self.slider, 2)
         layout.addWidget(self.speed_combo)
-        layout.addWidget(self.position_label, 4)  # "report 46 of 46 · 6.41 ms" whole at 1024 wide
+        layout.addWidget(self.position_label)
         self.timer = QtCore.QTimer(self)
         self.timer.setInterval(TICK_MS)
         self.timer.timeout.connect(self.tick)
@@ -151,14 +195,36 @@ class Timeline(QtWidgets.QWidget):
         self.update_position()
 
     # ---- position ---------------------------------------------------------------------------
+    def _show_replay_controls(self, shown: bool) -> None:
+        """The slider, speed, play and Live, or (a batch run: nothing to replay) none of them."""
+        for w in (self.slider, self.speed_combo):
+            w.setVisible(shown)
+        for w in (self.play_button, self.live_button):
+            w.setEnabled(shown)
+
+    @staticmethod
+    def is_batch(run) -> bool:
+        return run is not None and run.problem_kind == "batch"
+
     def update_position(self) -> None:
         run = self.session.current_run
+        self._show_replay_controls(not self.is_batch(run))
+        label = self.run_combo.currentText()  # whole, where the box is too narrow to show it
+        self.run_combo.setToolTip(f"{label}\n{RUN_TIP}" if label else RUN_TIP)
         if run is None:
             self.slider.setRange(0, 0)
+            self.position_label.keep_room_for(position_room(0))  # a run's position fits without moving the bar
             self.position_label.setText("no run")
+            return
+        if self.is_batch(run):
+            self.slider.setRange(0, 0)
+            self.position_label.keep_room_for(BATCH_HINT)
+            self.position_label.setText(BATCH_HINT)
+            self.position_label.setToolTip(BATCH_TIP)
             return
         run.sync()
         n = run.columns.n
+        self.position_label.keep_room_for(position_room(n))
         self.slider.blockSignals(True)
         self.slider.setRange(0, n)
         pos = n if self.session.cursor is None else min(self.session.cursor, n)
@@ -254,7 +320,7 @@ class Timeline(QtWidgets.QWidget):
 
     def step(self, delta: int) -> None:
         run = self.session.current_run
-        if run is None:
+        if run is None or self.is_batch(run):
             return
         cur = run.columns.n if self.session.cursor is None else self.session.cursor
         self._scrubbed(max(0, min(run.columns.n, cur + delta)))
