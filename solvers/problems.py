@@ -172,6 +172,11 @@ def _columns_of(row_ptr: np.ndarray, col_ind: np.ndarray, n_rows: int, n_cols: i
 _COLUMNS_LOCK = threading.Lock()  # one transpose per graph, whichever thread asks first
 
 
+def _one_line(name: str, body: str, source: str | None) -> str:
+    """A Problem's repr (print(problem)): what it is, in words, never its arrays."""
+    return f"{name}({body}" + (f", from {source}" if source else "") + ")"
+
+
 @dataclass(frozen=True, eq=False)
 class BipartiteGraph:
     """Unweighted bipartite graph: rows x cols, stored as CSR by rows, and by columns once asked.
@@ -318,6 +323,10 @@ class BipartiteGraph:
             return np.diff(self.by_columns[0])
         return np.bincount(self.col_ind, minlength=self.n_cols).astype(self.row_ptr.dtype)
 
+    def __repr__(self) -> str:
+        return _one_line("BipartiteGraph", f"{self.n_rows:,} x {self.n_cols:,} vertices, "
+                                           f"{plural(self.n_edges, 'edge')}", self.source)
+
     def describe(self) -> dict:
         return {"kind": self.kind, "rows": self.n_rows, "cols": self.n_cols, "edges": self.n_edges}
 
@@ -373,6 +382,11 @@ class FlowNetwork:
     @property
     def n_edges(self) -> int:
         return int(self.tail.size)
+
+    def __repr__(self) -> str:
+        return _one_line("FlowNetwork", f"{plural(self.n_vertices, 'vertex', 'vertices')}, "
+                                        f"{plural(self.n_edges, 'edge')}, source {self.source_vertex}, "
+                                        f"sink {self.sink_vertex}", self.source)
 
     def describe(self) -> dict:
         return {"kind": self.kind, "vertices": self.n_vertices, "edges": self.n_edges,
@@ -657,6 +671,9 @@ class CostMatrix:
             return self
         return CostMatrix.from_array(np.array(self.values), source=self.source, copy=False)
 
+    def __repr__(self) -> str:  # shape and type only: the summary would be a pass over the costs
+        return _one_line("CostMatrix", f"{self.n_rows:,} x {self.n_cols:,} costs, {self.values.dtype}", self.source)
+
     def describe(self) -> dict:
         low, high, forbidden, integer, _ = self._summary
         some = forbidden < self.values.size
@@ -724,6 +741,10 @@ class SparseCosts:
         rows = np.repeat(np.arange(self.n_rows), np.diff(self.row_ptr))
         dense[rows, self.col_ind] = self.cost
         return CostMatrix(_frozen(dense), self.source)
+
+    def __repr__(self) -> str:
+        return _one_line("SparseCosts", f"{self.n_rows:,} x {self.n_cols:,}, "
+                                        f"{plural(self.n_edges, 'allowed pair')}", self.source)
 
     def describe(self) -> dict:
         return {"kind": self.kind, "rows": self.n_rows, "cols": self.n_cols, "edges": self.n_edges,
@@ -823,6 +844,10 @@ class EuclideanCosts:
                              "solver: use the knn algorithm, which needs no distance matrix", self.source)
         from scipy.spatial.distance import cdist
         return CostMatrix(_frozen(cdist(self.a, self.b) if n and m else np.zeros((n, m))), self.source)
+
+    def __repr__(self) -> str:
+        return _one_line("EuclideanCosts", f"{self.n_rows:,} x {self.n_cols:,} points in "
+                                           f"{int(self.a.shape[1])} dimensions", self.source)
 
     def describe(self) -> dict:
         return {"kind": self.kind, "rows": self.n_rows, "cols": self.n_cols, "dimensions": int(self.a.shape[1]),

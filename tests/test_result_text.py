@@ -2,6 +2,8 @@
 dataclass's dump of arrays and tolerances (found by a newcomer pass)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 import solvers
@@ -47,3 +49,21 @@ def test_a_point_series_prints_as_one_plain_line():
     assert_plain(str(big))
     assert str(big) == "PointSeries(400 frames of 1,500 points, no ids)"
     assert str([solvers.PointSeries.from_frames([np.zeros((1, 3))])]) == "[PointSeries(1 frame of 1 point, no ids)]"
+
+
+def test_every_problem_prints_as_one_plain_line_without_its_arrays():
+    """print(problem) dumped whole arrays (a 4000 x 4000 matrix's repr is pages long): each kind
+    says what it is in words; a cost matrix's line costs no pass over its costs."""
+    from solvers.problems import EuclideanCosts, SparseCosts
+    costs = solvers.CostMatrix.from_array(np.arange(12.0).reshape(3, 4), check_now=False)
+    assert str(costs) == "CostMatrix(3 x 4 costs, float64)"
+    assert "_summary" not in vars(costs)  # printing did not summarize the costs
+    graph = solvers.generate("random-bipartite", rows=5, cols=6, degree=2, seed=1)
+    assert str(graph) == f"BipartiteGraph(5 x 6 vertices, {graph.n_edges} edges, from <generate random-bipartite>)"
+    flow = solvers.load(Path(__file__).resolve().parent.parent / "sample_graphs" / "genrmf_4x3.max")
+    assert repr(flow).startswith("FlowNetwork(48 vertices, 176 edges, source 0, sink 47, from ")
+    sparse = SparseCosts.from_edges([0, 1], [2, 0], [1.5, 2.5], n_rows=2, n_cols=3)
+    assert str(sparse) == "SparseCosts(2 x 3, 2 allowed pairs)"
+    assert str(EuclideanCosts(np.zeros((4, 3)), np.zeros((5, 3)))) == "EuclideanCosts(4 x 5 points in 3 dimensions)"
+    for problem in (costs, graph, flow, sparse):
+        assert_plain(str(problem))
