@@ -97,7 +97,8 @@ def choose(problem, backend: str = "auto", *, kind: str | None = None) -> Choice
     ``kind`` ("matching", "flow", "assignment") as solve's ``problem=``."""
     from .targets import cuda_available
 
-    if isinstance(problem, (str, os.PathLike)) or not hasattr(problem, "kind"):
+    # a batch goes through as_problem too: it refuses one in the line that points to solve_batch
+    if isinstance(problem, (str, os.PathLike)) or getattr(problem, "kind", "batch") == "batch":
         from .api_inputs import as_problem
         problem = as_problem(problem, None, kind)
     backend = (backend or "auto").lower()

@@ -379,3 +379,6 @@ def test_a_batch_is_refused_in_one_line_whether_given_loaded_or_as_its_file(tmp_
     built = solvers.AssignmentBatch.from_costs(np.zeros((2, 3, 3)))  # no file: no path before the words
     with pytest.raises(InputError, match=r"^this is a batch of 2 assignment problems: solve it with solvers"):
         solvers.solve(built)
+    for data in (path, built):  # what solve would run on it: the same line, not an AttributeError
+        with pytest.raises(InputError, match=r"this is a batch of \d assignment problems: solve it with solvers"):
+            solvers.default_algorithm(data)
