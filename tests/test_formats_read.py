@@ -253,6 +253,13 @@ def test_snap_loads_a_million_lines_at_numpy_speed(tmp_path):
     np.testing.assert_array_equal(graph.col_ind, expected.col_ind)
 
 
+def _npy_bytes(array) -> bytes:
+    import io
+    buffer = io.BytesIO()
+    np.save(buffer, array)
+    return buffer.getvalue()
+
+
 def test_one_rule_picks_how_a_file_is_read_for_an_algorithm(tmp_path):
     """solvers.formats.reading_for: the CLI, the API and the explorer read a file by this rule."""
     from solvers.formats import reading_for, readings
@@ -269,3 +276,12 @@ def test_one_rule_picks_how_a_file_is_read_for_an_algorithm(tmp_path):
     assert readings(flow) == ("flow",) and reading_for(flow, "gpr") is None  # solve refuses it, naming why
     assert readings(tmp_path / "notes.docx") == ()
     assert solvers.load(str(square), problem=reading_for(square, "dinic")).kind == "flow"
+    import gzip
+    batch = tmp_path / "b.npy"
+    np.save(batch, np.zeros((2, 3, 3)))
+    packed = tmp_path / "b.npy.gz"  # a batch loads compressed (a single matrix's .npy does not): so it is listed
+    packed.write_bytes(gzip.compress(batch.read_bytes()))
+    assert readings(batch) == readings(packed) == ("assignment",) and len(solvers.load(packed)) == 2
+    matrix = tmp_path / "m.npy.gz"
+    matrix.write_bytes(gzip.compress(_npy_bytes(np.zeros((3, 3)))))
+    assert readings(matrix) == ()

@@ -222,7 +222,8 @@ def readings(path) -> tuple[str, ...]:
     try:
         default = detect(path)
     except (InputError, OSError):
-        return ()
+        from .batch import batch_layout
+        return ("assignment",) if batch_layout(path) else ()  # a batch as .npy.gz, which no single-problem format reads
     kinds = [k for f in [default, *_named(path, FORMATS)] if f.read is not None for k in f.problems]
     return tuple(dict.fromkeys(kinds))
 

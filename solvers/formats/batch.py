@@ -26,7 +26,7 @@ _MEMBER = re.compile(r"arr_(\d+)\.npy\Z")
 
 # what `matchscope formats` lists for batches: (key, name, access, patterns, description)
 LISTED = (
-    ("batch-npy", "NumPy batch of cost matrices", "read/write", ("*.npy",),
+    ("batch-npy", "NumPy batch of cost matrices", "read/write", ("*.npy", "*.npy.gz"),
      "3-D array (problems x rows x columns), float32 or float64; inf forbids a pair."),
     ("batch-npz", "NumPy batch of matrices, any shapes", "read/write", ("*.npz",),
      "2-D arrays arr_0, arr_1, ... (np.savez), one problem each; an .npz with a points member is a point series."),
