@@ -966,7 +966,7 @@ def _import_numba_module(path, cache: bool):
     return module
 
 
-@pytest.mark.parametrize("cache, why", [(True, "first use on this machine; cached for later runs"),
+@pytest.mark.parametrize("cache, why", [(True, "not in this machine's kernel cache yet; cached for later runs"),
                                         (False, "its cpu kernels are compiled in every new process")])
 def test_a_compile_is_announced_on_stderr_once_and_never_on_stdout(tmp_path, capsys, monkeypatch, cache, why):
     fake = Algorithm("numba-stand-in", ("assignment",), (solvers.CostMatrix,), ("cpu",), f"{__name__}:_numba_stand_in")

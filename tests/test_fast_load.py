@@ -282,7 +282,7 @@ def test_entries_declared_but_absent_cost_nothing(tmp_path, fast, monkeypatch):
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert caught.value.line == 2 and "declares 50000000 entries but the file has 3" in caught.value.message
+    assert caught.value.line == 2 and "declares 50,000,000 entries but the file has 3" in caught.value.message
     assert peak < 64 << 20 and calls == []  # the checking reader reads 16 MiB blocks; 50M entries need 400 MiB+
     # as many lines as declared, but one of them is not an entry: scipy's reader is not asked either
     path.write_text(BANNER.format(field="pattern", symmetry="general") + "3 3 4\n1 1\n% not an entry\n2 2\n3 3\n"

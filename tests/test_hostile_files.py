@@ -731,3 +731,35 @@ def test_damaged_track_files_are_named_plainly(tmp_path):
         with pytest.raises(InputError, match=fragment) as caught:
             tracks.read(path)
         assert caught.value.line == line and not UNPLAIN.search(str(caught.value))
+
+
+@pytest.mark.parametrize("name", ["m.mtx.gz", "c.csv.gz", "b.npy.gz"])
+def test_a_cut_or_damaged_compressed_file_is_said_in_words(tmp_path, name):
+    """gzip's own texts ("Compressed file ended before the end-of-stream marker was reached") are
+    Python's: a cut .gz says its compressed data ends early, a corrupted one that it is damaged."""
+    if name.startswith("b."):
+        raw = io.BytesIO()
+        np.save(raw, np.random.default_rng(0).random((2, 30, 30)))
+        body = raw.getvalue()
+    elif name.startswith("m."):
+        body = ("%%MatrixMarket matrix coordinate pattern general\n40 40 40\n"
+                + "".join(f"{i} {i}\n" for i in range(1, 41))).encode()
+    else:
+        body = "".join(f"{i},{i + 1}\n" for i in range(400)).encode()
+    packed = gzip.compress(body)
+    path = tmp_path / name
+    path.write_bytes(packed[:len(packed) // 2])
+    err = refused(path)
+    assert "its compressed data ends early (truncated?)" in err.message and "end-of-stream" not in str(err), str(err)
+    damaged = bytearray(packed)
+    damaged[len(damaged) // 2] ^= 0xFF
+    path.write_bytes(bytes(damaged))
+    err = refused(path)
+    assert re.search(r"compressed data (is damaged|ends early)|truncated|damaged", err.message), str(err)
+    assert str(err).isprintable() and "Error" not in str(err) and "zlib" not in str(err), str(err)
+
+
+def test_a_size_line_of_one_entry_says_entry(tmp_path):
+    path = tmp_path / "one.mtx"
+    path.write_text("%%MatrixMarket matrix coordinate pattern general\n3 3 1\n")
+    assert refused(path).message == "the size line declares 1 entry but the file has 0 (truncated?)"

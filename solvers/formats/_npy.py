@@ -150,7 +150,8 @@ def _read_data(fh, need: int, trusted_size: bool, path, what: str) -> bytearray:
         raise InputError(f"{what}: the archive member is damaged (its data fails the checksum or cannot be "
                          "unpacked)", name) from None
     except (OSError, EOFError, zlib.error) as e:
-        raise InputError(f"{what}: cannot read data ({e})", name) from None
+        from ._text import unreadable
+        raise InputError(f"{what}: {unreadable(e)}", name) from None
     if got != need:
         raise InputError(f"{what}: the file is truncated ({got:,} of {need:,} data bytes)", name)
     if extra:

@@ -81,8 +81,19 @@ def open_binary(path):
             fh.seek(0)
     except (OSError, EOFError, zlib.error) as e:
         close_binary(fh)
-        raise InputError(f"cannot read file (corrupt or truncated data): {e}", name) from None
+        raise InputError(unreadable(e), name) from None
     return fh
+
+
+def unreadable(error: Exception) -> str:
+    """A read failure in words (gzip's and zlib's own texts are Python's, not a user's)."""
+    if isinstance(error, EOFError):
+        return "cannot read file: its compressed data ends early (truncated?)"
+    if isinstance(error, (zlib.error, gzip.BadGzipFile)):
+        return "cannot read file: its compressed data is damaged"
+    if getattr(error, "strerror", None):  # the system's own words: "Input/output error"
+        return f"cannot read file ({error.strerror})"
+    return "cannot read file (corrupt or truncated data)"
 
 
 def read_bytes(fh, n: int, path) -> bytes:
@@ -90,7 +101,7 @@ def read_bytes(fh, n: int, path) -> bytes:
     try:
         data = fh.read(n)
     except (OSError, EOFError, zlib.error) as e:
-        raise InputError(f"cannot read file (corrupt or truncated data): {e}", str(path)) from None
+        raise InputError(unreadable(e), str(path)) from None
     report_read(fh)
     return data
 

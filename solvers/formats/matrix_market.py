@@ -101,7 +101,7 @@ class _Header:
             raise InputError(f"a symmetric matrix must be square, this one is {size[0]} x {size[1]}",
                              self.path, line)
         check_allocation(16 * (size[0] + size[1] + 2) + _BYTES_PER_ENTRY * size[2],
-                         f"a {size[0]} x {size[1]} matrix with {size[2]} entries", self.path, line)
+                         f"a {size[0]} x {size[1]} matrix with {plural(size[2], 'entry', 'entries')}", self.path, line)
         check_declared_beyond_data(size[0] + size[1], min(size[0], size[2]) + min(size[1], size[2]),
                                    f"the size line declares a {size[0]} x {size[1]} matrix with "
                                    f"{plural(size[2], 'entry', 'entries')}", "rows and columns", self.path, line)
@@ -139,7 +139,8 @@ class _Matrix(_Header):
         if self.size is None:
             raise InputError("missing the size line 'ROWS COLS ENTRIES'", self.path)
         if seen < self.size[2]:
-            raise InputError(f"the size line declares {self.size[2]} entries but the file has {seen} "
+            declared = plural(self.size[2], "entry", "entries")
+            raise InputError(f"the size line declares {declared} but the file has {seen} "
                              "(truncated?)", self.path, self.size_line)
         width = len(_FIELD_KINDS[self.field])
         empty = [np.empty(0, np.int64)] * width
