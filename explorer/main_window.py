@@ -1069,7 +1069,8 @@ class MainWindow(QtWidgets.QMainWindow):
         # what is being prepared now: the first step alone can take a minute on an empty cache, and
         # "0 of 119" with an empty bar looked stuck (a newcomer pass); the whole label as a tooltip
         now = label.split(" on ")[0].split(" (")[0]
-        self.warmup_label.setText(f"Preparing {backend} kernels: {done} of {total}" + (f" ({now})" if now else ""))
+        self.warmup_label.setText(f"Preparing {backend} kernels: step {min(done + 1, total)} of {total}"
+                                  + (f" ({now})" if now else ""))
         self.warmup_label.setToolTip(label)
         self.warmup_bar.setRange(0, max(total, 1))
         self.warmup_bar.setValue(done)

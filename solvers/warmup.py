@@ -402,15 +402,20 @@ class WarmAllReport:
 
 def warm_all(backend: str, progress=None, should_stop=None) -> WarmAllReport:
     """Compile (or load) every kernel of every compiled algorithm for ``backend``, untimed, so that
-    later runs compile nothing. ``progress(done, total, label)`` is called before each run;
-    ``should_stop()`` ends it early (Cancelled). Marks the backend warm when all ran."""
+    later runs compile nothing. ``progress(done, total, label)`` is called before each step (the
+    host passes, each run of the plan, each series algorithm, the batch solver; ``total`` counts
+    them all from the start) and once with done == total; ``should_stop()`` ends it early
+    (Cancelled). Marks the backend warm when all ran."""
     import json
 
     plan = warmup_plan(backend)
+    series = series_algorithms(backend)
+    batches = backend in ("cpu", "cuda")
+    total = 1 + len(plan) + len(series) + int(batches)
     report = WarmAllReport(failures=[])
     start = time.perf_counter()
     if progress is not None:  # the host passes first: on an empty cache they take a minute or more
-        progress(0, len(plan), "the certificates' host passes")
+        progress(0, total, "the certificates' host passes")
     with watch_compiles(backend="cpu") as watch:
         warm_host_passes()
     report.compiled += watch.compiled
@@ -428,7 +433,7 @@ def warm_all(backend: str, progress=None, should_stop=None) -> WarmAllReport:
         if should_stop is not None and should_stop():
             raise Cancelled("warm-up stopped")
         if progress is not None:
-            progress(done, len(plan), item.label)
+            progress(1 + done, total, item.label)
         with watch_compiles(backend=backend) as watch:
             observer = _WarmupObserver(0.0, should_stop) if item.observed else None
             try:
@@ -440,25 +445,25 @@ def warm_all(backend: str, progress=None, should_stop=None) -> WarmAllReport:
                 report.failures.append(item.label)
         report.compiled += watch.compiled
         report.runs += 1
-    for name in series_algorithms(backend):  # tracking a series takes paths a single solve does not
+    for done, name in enumerate(series):  # tracking a series takes paths a single solve does not
         if should_stop is not None and should_stop():
             raise Cancelled("warm-up stopped")
         if progress is not None:
-            progress(len(plan), len(plan) + 1, f"{name}: a point series")
+            progress(1 + len(plan) + done, total, f"{name}: a point series")
         with watch_compiles(backend=backend) as watch:
             warm_up(_sample_series(), name, backend, {}, track=True)
         report.compiled += watch.compiled
         report.runs += 1
-    if backend in ("cpu", "cuda"):
+    if batches:
         if progress is not None:
-            progress(len(plan), len(plan) + 1, "batch solver")
+            progress(total - 1, total, "batch solver")
         with watch_compiles(backend=backend) as watch:
             warm_batches(backend)
         report.compiled += watch.compiled
         report.runs += 1
     report.seconds = time.perf_counter() - start
     if progress is not None:
-        progress(len(plan), len(plan), "done")
+        progress(total, total, "done")
     marker = marker_path(backend)
     if marker is not None:
         try:

@@ -51,8 +51,9 @@ def test_first_start_warms_up_in_the_background_without_blocking(window, qtbot, 
     assert not warmup.is_warm("cpu")
     assert win.start_background_warmup(["cpu"])
     # the first item is blocked: the window still handles events and shows where the warm-up is
-    qtbot.waitUntil(lambda: win.warmup_label.text().startswith("Preparing cpu kernels: 0 of 2 ("), timeout=60_000)
-    assert win.warmup_bar.isVisible() and win.warmup_bar.maximum() == 2
+    # steps: the host passes, the plan's two runs, the batch solver (no series algorithms here)
+    qtbot.waitUntil(lambda: win.warmup_label.text().startswith("Preparing cpu kernels: step 2 of 4 ("), timeout=60_000)
+    assert win.warmup_bar.isVisible() and win.warmup_bar.maximum() == 4 and win.warmup_bar.value() == 1
     ticked = []
     QtCore.QTimer.singleShot(0, lambda: ticked.append(True))
     qtbot.waitUntil(lambda: bool(ticked), timeout=60_000)
@@ -72,8 +73,8 @@ def test_the_status_bar_shows_the_warm_up_from_its_first_step(window, qtbot, gat
     win = window
     try:
         assert win.start_background_warmup(["cpu"])
-        qtbot.waitUntil(lambda: win.warmup_label.text() == "Preparing cpu kernels: 0 of 2 (the certificates' host "
-                                                           "passes)", timeout=60_000)
+        qtbot.waitUntil(lambda: win.warmup_label.text() == "Preparing cpu kernels: step 1 of 4 (the certificates' "
+                                                           "host passes)", timeout=60_000)
         assert win.warmup_bar.isVisible() and win.background_warmup.running
     finally:
         host_passes.set()
@@ -84,7 +85,7 @@ def test_the_status_bar_shows_the_warm_up_from_its_first_step(window, qtbot, gat
 def test_closing_the_window_stops_the_warm_up_at_the_next_item(window, qtbot, gated_plan):  # noqa: F811
     win = window
     assert win.start_background_warmup(["cpu"])
-    qtbot.waitUntil(lambda: "0 of 2 (" in win.warmup_label.text(), timeout=60_000)
+    qtbot.waitUntil(lambda: "step 2 of 4 (" in win.warmup_label.text(), timeout=60_000)
     win.background_warmup.stop()
     GATE.set()
     qtbot.waitUntil(lambda: not win.background_warmup.running, timeout=60_000)

@@ -137,12 +137,18 @@ def test_warm_all_warms_the_tracking_of_every_compiled_series_algorithm(tiny_pla
         (name, backend, track, problem.kind)))
     monkeypatch.setattr(warmup, "warm_batches", lambda backend: None)
     monkeypatch.setattr(warmup, "warm_host_passes", lambda: None)  # every pass's variants: test-all's whole warm-up
-    report = warmup.warm_all("cpu")
+    steps = []
+    report = warmup.warm_all("cpu", progress=lambda done, total, label: steps.append((done, total, label)))
     compiled = sorted(n for n, a in solvers.algorithms().items() if a.tracks_points and a.compiled and "cpu" in a.backends)
     assert {"knn", "hungarian", "auction"} <= set(compiled)
     assert sorted(name for name, *_ in seen) == compiled
     assert all(backend == "cpu" and track and kind == "points" for _, backend, track, kind in seen)
     assert report.runs == len(tiny_plan) + len(compiled) + 1
+    # one step each for the host passes, the plan's runs, the series and the batch solver, counted
+    # from the start (the total grew from 127 to 128 near the end, a newcomer pass saw)
+    total = 1 + len(tiny_plan) + len(compiled) + 1
+    assert [done for done, _, _ in steps] == list(range(total + 1))
+    assert {t for _, t, _ in steps} == {total} and steps[-1][2] == "done"
 
 
 @pytest.mark.skipif(not FULL_SWEEPS, reason="make test-all: compiles every cpu kernel from an empty cache (minutes)")
