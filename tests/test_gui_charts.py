@@ -545,3 +545,6 @@ def test_dataset_statistics_are_plain_numbers():
     network = solvers.load("sample_graphs/washington-rlg_8x8.max")
     facts = dict(problem_facts(network))
     assert "e+" not in facts["capacity"] and facts["capacity"].startswith(f"{int(network.capacity.min())} to ")
+    series = solvers.PointSeries.from_frames([np.zeros((2, 3))] * 2, [np.arange(2)] * 2)
+    assert dict(problem_facts(series))["ground truth"] == "yes"  # as the command line says it, not "true"
+    assert dict(problem_facts(solvers.CostMatrix.from_array(np.eye(2))))["integer"] == "yes"

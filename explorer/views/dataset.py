@@ -54,7 +54,9 @@ def problem_facts(problem) -> list[tuple[str, str]]:
     for key, value in described.items():
         if key == "points" and isinstance(value, list):
             value = f"{sum(value):,} in all (per frame {min(value):,}–{max(value):,})" if value else "0"
-        elif isinstance(value, int) and not isinstance(value, bool):
+        elif isinstance(value, bool):  # a fact, said as the command line's summary says it
+            value = "yes" if value else "no"
+        elif isinstance(value, int):
             value = f"{value:,}"  # 1,874,790: counts read at a glance
         facts.append((key.replace("_", " "), "—" if value is None else value_words(value)))
     kind = type(problem).__name__
