@@ -763,3 +763,11 @@ def test_a_size_line_of_one_entry_says_entry(tmp_path):
     path = tmp_path / "one.mtx"
     path.write_text("%%MatrixMarket matrix coordinate pattern general\n3 3 1\n")
     assert refused(path).message == "the size line declares 1 entry but the file has 0 (truncated?)"
+
+
+@pytest.mark.parametrize("name", ["e.npz", "e.npy", "e.mtx", "e.csv"])
+def test_an_empty_file_says_it_is_empty_whatever_its_format(tmp_path, name):
+    """An empty .npz said "not a complete zip file (damaged or cut short?)" where the others say empty."""
+    path = tmp_path / name
+    path.write_bytes(b"")
+    assert refused(path).message == "file is empty"

@@ -171,8 +171,18 @@ def load_npy(path, what: str = "array") -> np.ndarray:
         close_binary(fh)
 
 
-def unreadable_archive(error: Exception) -> str:
-    """The line for an .npz that zipfile cannot open (its own text is a library's: "File is not a zip file")."""
+def _is_empty(path) -> bool:
+    try:
+        return os.path.getsize(path) == 0
+    except OSError:
+        return False
+
+
+def unreadable_archive(error: Exception, path=None) -> str:
+    """The line for an .npz that zipfile cannot open (its own text is a library's: "File is not a zip
+    file"); an empty file says so, as every other format does."""
+    if path is not None and _is_empty(path):
+        return "file is empty"
     if isinstance(error, zipfile.BadZipFile):
         return "not a readable .npz archive: it is not a complete zip file (damaged or cut short?)"
     return "not a readable .npz archive: its table of contents is damaged"
@@ -191,7 +201,7 @@ def load_npz(path, required: tuple[str, ...], optional: tuple[str, ...] = (),
     except OSError as e:
         raise InputError(f"cannot read file: {e.strerror or e}", name) from None
     except Exception as e:
-        raise InputError(unreadable_archive(e), name) from None
+        raise InputError(unreadable_archive(e, path), name) from None
     with archive:
         members = {info.filename: info for info in archive.infolist()}
         out = {}

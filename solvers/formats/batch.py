@@ -88,7 +88,7 @@ def read_batch(path):
     except InputError:
         raise
     except Exception as e:
-        raise InputError(unreadable_archive(e), name) from None
+        raise InputError(unreadable_archive(e, path), name) from None
     if not keys:
         return []  # an archive of no matrices: a batch of none, as a .npy of 0 problems is
 
