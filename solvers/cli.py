@@ -260,7 +260,7 @@ def _cmd_solve_batch(args) -> int:
         kind = batch_kind(data)
         if not batch_warmed(kind, backend):  # the warm-up will compile and say so: bad values are refused
             prepare_batch(data)              # first, in their one line (a second pass, on first use only)
-        with watch_compiles(lambda watch: _say_compiling(watch, "the batch solver", backend), backend):
+        with watch_compiles(lambda watch: _say_compiling(watch, "the batch solver", backend), backend) as watch:
             warm_batch(kind, backend)  # compile or load, untimed (a mapped file is read-only)
         mark_batch_warmed(kind, backend)
         compile_seconds = time.perf_counter() - start
@@ -289,7 +289,9 @@ def _cmd_solve_batch(args) -> int:
         certified += f", {failed:,} NOT certified"
     rows = [("file", path), ("problem", f"a batch of {what}"), ("loaded", duration(load_seconds)),
             ("algorithm", f"hungarian (batch) on {result.backend}"),
-            ("prepared", f"{duration(compile_seconds)} (not counted in the solve time)"),
+            ("prepared", f"{duration(compile_seconds)} "
+                         f"{'compiling kernels' if watch.compiled else 'loading compiled kernels from the cache'} "
+                         "(not counted in the solve time)"),
             ("value", f"{number(summary['total_cost'])} (the sum over the items)"),
             ("certified", certified),
             ("solve time", duration(result.seconds["solve"])),
