@@ -98,7 +98,7 @@ def choose(problem, backend: str = "auto", *, kind: str | None = None) -> Choice
     from .targets import cuda_available
 
     # a batch goes through as_problem too: it refuses one in the line that points to solve_batch
-    if isinstance(problem, (str, os.PathLike)) or getattr(problem, "kind", "batch") == "batch":
+    if isinstance(problem, (str, os.PathLike)) or getattr(problem, "kind", None) in (None, "batch"):
         from .api_inputs import as_problem
         problem = as_problem(problem, None, kind)
     backend = (backend or "auto").lower()

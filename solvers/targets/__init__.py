@@ -128,5 +128,5 @@ def resolve_backend(requested: str, supported: tuple[str, ...], algorithm: str =
 
 
 __all__ = ["BACKENDS", "Kernel", "LAUNCHERS", "Launcher", "THREADS_PER_BLOCK", "WARP_SIZE",
-           "available_backends", "configure_numba", "quiet_kernel_hints", "cuda_available", "enable_simulator", "gpu_present", "grid_for",
-           "launcher_for", "resolve_backend", "simulator_enabled"]
+           "available_backends", "configure_numba", "cuda_available", "enable_simulator", "gpu_present", "grid_for",
+           "launcher_for", "quiet_kernel_hints", "resolve_backend", "simulator_enabled"]
