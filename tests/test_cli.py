@@ -1277,6 +1277,14 @@ def test_cuda_kernels_decide_what_is_said_even_after_a_cached_cpu_helper_compile
         assert seen == [(cached, True)]
 
 
+def env_without_numba_hints() -> dict:
+    """A child's environment with numba's hint variables and the simulator unset: what a user has."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    for name in ("NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS", "NUMBA_CUDA_WARN_ON_IMPLICIT_COPY", "NUMBA_ENABLE_CUDASIM"):
+        env.pop(name, None)
+    return env
+
+
 def test_numba_cuda_performance_hints_are_off_for_cli_runs(tmp_path):
     """A tiny problem on a GPU gets a 'grid size 1 ... under-utilization' warning per kernel from
     numba-cuda: the CLI turns those hints off before numba reads its configuration."""
@@ -1284,9 +1292,7 @@ def test_numba_cuda_performance_hints_are_off_for_cli_runs(tmp_path):
     code = ("import sys; from solvers.cli import main; code = main(sys.argv[1:]); "
             "from numba.core import config; "
             "print(code, config.CUDA_LOW_OCCUPANCY_WARNINGS, config.CUDA_WARN_ON_IMPLICIT_COPY)")
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    for name in ("NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS", "NUMBA_CUDA_WARN_ON_IMPLICIT_COPY", "NUMBA_ENABLE_CUDASIM"):
-        env.pop(name, None)
+    env = env_without_numba_hints()
     proc = subprocess.run([sys.executable, "-c", code, "solve", str(tmp_path / "c.npy"), "--algo", "hungarian",
                            "--backend", "cpu", "--json"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
@@ -1301,9 +1307,7 @@ def test_numba_cuda_performance_hints_are_off_for_api_users_unless_asked(asked):
     code = ("from numba import cuda; from numba.cuda.core import config; "
             "import solvers.targets.cuda; "
             "print(config.CUDA_LOW_OCCUPANCY_WARNINGS, config.CUDA_WARN_ON_IMPLICIT_COPY)")
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    for name in ("NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS", "NUMBA_CUDA_WARN_ON_IMPLICIT_COPY", "NUMBA_ENABLE_CUDASIM"):
-        env.pop(name, None)
+    env = env_without_numba_hints()
     if asked:
         env["NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS"] = asked
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,

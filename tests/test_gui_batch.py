@@ -32,6 +32,16 @@ def ragged_batch(tmp_path, count=40, seed=4):
     return items, path
 
 
+def run_ragged_batch(win, qtbot, tmp_path, count: int, seed: int):
+    """Open a ragged batch of ``count`` problems in the window and run it to the end: (items, path, run)."""
+    items, path = ragged_batch(tmp_path, count=count, seed=seed)
+    win.open_path(path)
+    wait_loaded(qtbot, win)
+    run = win.start_run()
+    wait_run(qtbot, run)
+    return items, path, run
+
+
 def scipy_value(costs) -> float:
     rows, cols = linear_sum_assignment(costs)
     return float(costs[rows, cols].sum())
@@ -159,11 +169,7 @@ def test_the_time_column_has_one_unit_named_in_its_header_and_sorts_by_number(wi
     plain number in the header's one unit (not "3 µs" above "0.25 s"), and sorting orders them by time."""
     import dataclasses
     win = window
-    _, path = ragged_batch(tmp_path, count=12, seed=6)
-    win.open_path(path)
-    wait_loaded(qtbot, win)
-    run = win.start_run()
-    wait_run(qtbot, run)
+    _, path, run = run_ragged_batch(win, qtbot, tmp_path, count=12, seed=6)
     assert run.status == "finished", run.error
     spread = np.array([3e-6, 0.25, 4.5e-5, 0.0012, 7e-6, 0.03, 2e-4, 9e-6, 0.11, 5e-6, 6e-4, 0.002])
     run.batch = dataclasses.replace(run.batch, item_seconds=spread)  # times a slow machine could report
@@ -189,11 +195,7 @@ def test_a_batch_run_exports_compressed_as_its_dialog_offers(window, qtbot, tmp_
     import gzip
     from PySide6 import QtWidgets
     win = window
-    items, path = ragged_batch(tmp_path, count=12, seed=7)
-    win.open_path(path)
-    wait_loaded(qtbot, win)
-    run = win.start_run()
-    wait_run(qtbot, run)
+    items, path, run = run_ragged_batch(win, qtbot, tmp_path, count=12, seed=7)
     offered = []
 
     def cancel(parent, title, start, filters):
@@ -216,11 +218,7 @@ def test_the_replay_bar_says_a_batch_has_no_steps_and_replays_a_problem_solved_a
     """A batch run records no steps (as Save Run Record says): the Replay bar offers no empty slider
     or Play for it but says how to watch one problem; that problem's own run replays as any run."""
     win = window
-    _, path = ragged_batch(tmp_path, count=12, seed=8)
-    win.open_path(path)
-    wait_loaded(qtbot, win)
-    run = win.start_run()
-    wait_run(qtbot, run)
+    _, path, run = run_ragged_batch(win, qtbot, tmp_path, count=12, seed=8)
     bar = win.timeline
     qtbot.waitUntil(lambda: "Solve alone" in bar.position_label.text())
     assert not bar.slider.isVisible() and not bar.speed_combo.isVisible()
