@@ -515,8 +515,8 @@ CUDASIM_CODE = """
 
 
 def test_cudasim_same_checks_on_tiny_graphs(run_cudasim, sweep):
-    """240 graphs under `make test-all`, the first 96 of the same stream (every combination of
-    variant, relabel mode, start and loop 8 times) under `make test`."""
-    graphs = sweep(240, 96)
+    """240 graphs under `make test-all`, the first 48 of the same stream (every combination of
+    variant, relabel mode, start and loop 4 times) under `make test`."""
+    graphs = sweep(240, 48)
     out = run_cudasim(CUDASIM_CODE.replace("SIM_GRAPHS", str(graphs)))
     assert json.loads(out.strip().splitlines()[-1])["runs"] == graphs + 7
