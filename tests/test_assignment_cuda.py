@@ -105,6 +105,20 @@ def test_hostile_scales_on_the_gpu_are_exact_or_refused(algorithm, options):
 HUNGARIAN_CONFIGS = [options for algorithm, options in CONFIGS if algorithm == "hungarian"]
 
 
+def test_the_cooperative_loop_fits_two_blocks_on_every_multiprocessor():
+    """Its launch bounds hold: two blocks of it fit on each multiprocessor at once, whatever
+    registers a later edit costs (one block each halved the grid and doubled a level's time)."""
+    from numba import cuda
+    from solvers.assignment.hungarian_fused import SOLVE_TREE
+    from solvers.assignment.hungarian_kernels import BLOCK
+    solvers.solve(np.random.default_rng(3).random((300, 300)), "hungarian", backend="cuda", device_loop="on")
+    processors = cuda.get_current_device().MULTIPROCESSOR_COUNT
+    compiled = list(SOLVE_TREE.cuda.overloads.values())
+    assert compiled
+    for kernel in compiled:
+        assert kernel.max_cooperative_grid_blocks(BLOCK) >= 2 * processors, kernel.regs_per_thread
+
+
 @pytest.mark.parametrize("options", HUNGARIAN_CONFIGS, ids=lambda x: str(x))
 def test_hungarian_solves_rectangles_natively_on_the_gpu(options):
     """Issue 13: wide and tall problems at their own shape (no dummy rows), with ties, forbidden

@@ -67,7 +67,11 @@ def forward_tiles(n_cols, C, u, v, Ac, Vc, Pr, Pc, Rr, Rc, slack, col_rev, count
     uncovered slack goes to ``scal[min_slot]`` (one atomic per block). ``refresh``: the frontier
     is the whole forest after a pruning, and only columns whose slack was cleared (infinite) fold
     it; every uncovered column's slack still enters the minimum. Inlined at each call site, so a
-    constant tile shape folds into the loops."""
+    constant tile shape folds into the loops.
+
+    A level on a short frontier (the tail of real costs: one row) is a chain of dependent loads
+    between two grid barriers, so the column's state and the slice's first row are loaded
+    together, before anything branches on them, and kept in registers for the merge."""
     t = cuda.threadIdx.x
     lane = t % tile_cols
     piece = t // tile_cols
@@ -75,16 +79,23 @@ def forward_tiles(n_cols, C, u, v, Ac, Vc, Pr, Pc, Rr, Rc, slack, col_rev, count
     low = np.inf
     for tile in range(cuda.blockIdx.x, n_tiles, cuda.gridDim.x):  # the same count in a block
         j = tile * tile_cols + lane
-        active = j < n_cols
-        if active:
-            active = Vc[j] == 0
+        inside = j < n_cols
+        at = j if inside else n_cols - 1  # in bounds: every load below is issued unconditionally
+        covered = Vc[at]
+        vj = v[at]
+        slack_j = slack[at]
+        pred_j = Pc[at]
+        first = cur[piece] if piece < fsize else 0
+        active = inside and covered == 0
         best = np.inf
         best_row = -1
         fold = active
         if fold and refresh:
-            fold = slack[j] == np.inf
-        if fold:  # this slice's rows, two at a time (two loads in flight), in order
-            vj = v[j]
+            fold = slack_j == np.inf
+        if fold and piece < fsize and piece + slices >= fsize:  # this slice holds one row (a short frontier)
+            best = C[first, j] - u[first] - vj
+            best_row = first
+        elif fold:  # this slice's rows, two at a time (two loads in flight), in order
             k = piece
             while k + slices < fsize:
                 i0 = cur[k]
@@ -108,8 +119,8 @@ def forward_tiles(n_cols, C, u, v, Ac, Vc, Pr, Pc, Rr, Rc, slack, col_rev, count
         sh_row[t] = best_row
         cuda.syncthreads()
         if piece == 0 and active:
-            best = slack[j]
-            best_row = Pc[j]
+            best = slack_j
+            best_row = pred_j
             for q in range(slices):
                 d = sh_val[q * tile_cols + lane]
                 if d < best:
@@ -133,7 +144,11 @@ def forward_tiles(n_cols, C, u, v, Ac, Vc, Pr, Pc, Rr, Rc, slack, col_rev, count
     cuda.syncthreads()
 
 
-@cuda_kernel
+# Two blocks per multiprocessor at least: the kernel sits near 128 registers a thread, and one more
+# would halve the blocks that fit at once (264 to 132 on an H200): each block then takes twice the
+# tiles of a level (measured: 8000 x 8000 integer costs, 106 ms against 77). The bound makes the
+# compiler spill a little instead.
+@cuda_kernel(launch_bounds=(BLOCK, 2))
 def solve_tree_cuda(n_rows, n_cols, C, u, v, Ar, Ac, Vr, Vc, Pr, Pc, Sr, Sc, Rr, Rc, done, slack, F, F2, root_aug,
                     path_len, col_rev, counters, scal, matched_log, log_start, max_iters, tol):
     """The steps of the host loop (optimality check, BFS levels, dual updates, reverse and
@@ -254,20 +269,24 @@ def solve_tree_cuda(n_rows, n_cols, C, u, v, Ar, Ac, Vr, Vc, Pr, Pc, Sr, Sc, Rr,
                     scal[DELTA] = delta
                     counters[DUALS] += 1
                 for k in range(g, n_cols, stride):
-                    if k < n_rows and Vr[k] == 0:
-                        u[k] += delta
-                    if Vc[k] != 0:
-                        v[k] -= delta
+                    row = k < n_rows  # both sides' state first, loaded together
+                    in_forest = Vr[k] == 0 if row else False
+                    uk = u[k] if row else 0.0
+                    covered = Vc[k] != 0
+                    vk = v[k]
+                    sk = slack[k]
+                    if in_forest:
+                        u[k] = uk + delta
+                    if covered:
+                        v[k] = vk - delta
                     else:
-                        s = slack[k] - delta
+                        s = sk - delta
                         slack[k] = s
                         if s <= tol:  # the column the minimum came from, and ties
                             queue_column(k, Ac, Vc, Pr, Pc, Rr, Rc, col_rev, counters, nxt, qnext, fnext)
             else:  # forward pass, one BFS level
                 if g == 0:
                     counters[LEVELS] += 1
-                for k in range(g, fsize, stride):
-                    Vr[cur[k]] = 0  # the frontier's rows are in the forest (uncovered)
                 if nt == BLOCK:  # a GPU: the tile's shape is a compile-time constant
                     forward_tiles(n_cols, C, u, v, Ac, Vc, Pr, Pc, Rr, Rc, slack, col_rev, counters, scal, cur,
                                   fsize, nxt, qnext, fnext, MIN0 + (p + 1) % 3, sh_val, sh_row, tol, TILE_COLS,
@@ -277,6 +296,8 @@ def solve_tree_cuda(n_rows, n_cols, C, u, v, Ar, Ac, Vr, Vc, Pr, Pc, Sr, Sc, Rr,
                     forward_tiles(n_cols, C, u, v, Ac, Vc, Pr, Pc, Rr, Rc, slack, col_rev, counters, scal, cur,
                                   fsize, nxt, qnext, fnext, MIN0 + (p + 1) % 3, sh_val, sh_row, tol, half,
                                   nt // half, refresh)
+                for k in range(g, fsize, stride):  # after the level: nothing in it reads Vr
+                    Vr[cur[k]] = 0  # the frontier's rows are in the forest (uncovered)
                 refresh = False
             grid.sync()
             p += 1

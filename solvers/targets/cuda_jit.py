@@ -40,6 +40,8 @@ def bind_cuda(namespace: dict):
     return cuda
 
 
+HARDWARE_HINTS = ("launch_bounds", "max_registers")  # cuda.jit options the simulator does not take
+
 BUILT: list = []  # every dispatcher made here, in order (so compilations can be counted without a scan)
 
 
@@ -58,8 +60,12 @@ class LazyCudaKernel:
     @property
     def dispatcher(self):
         if self._dispatcher is None:
+            from . import simulator_enabled
             cuda = bind_cuda(self.py_func.__globals__)
-            self._dispatcher = cuda.jit(**self.options)(self.py_func)
+            options = self.options
+            if simulator_enabled():  # the simulator's jit takes no hardware hints
+                options = {k: v for k, v in options.items() if k not in HARDWARE_HINTS}
+            self._dispatcher = cuda.jit(**options)(self.py_func)
             BUILT.append(self._dispatcher)
         return self._dispatcher
 
