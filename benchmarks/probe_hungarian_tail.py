@@ -50,7 +50,8 @@ def main() -> None:
         print(f"{args.tag} {name}: e2e {statistics.median(e2e) * 1e3:.1f} ms, "
               f"solve {statistics.median(solve) * 1e3:.1f} ms, {len(s['paths_per_iteration'])} iterations, "
               f"{s['dual_updates']} dual updates, {s['bfs_levels']} levels, "
-              f"{s.get('forests_kept', 0)} forests kept, certified {r.certified}", flush=True)
+              f"{s.get('forests_kept', 0)} forests kept, {s.get('single_path_walks', 0)} single-path walks, "
+              f"certified {r.certified}", flush=True)
     if args.scipy:
         from scipy.optimize import linear_sum_assignment
         C = costs(*CASES["real-4000"])

@@ -332,7 +332,8 @@ for trial in range(6):  # real costs: after the first iterations, one path each,
     runs = [solvers.solve(CostMatrix.from_array(costs), "hungarian", backend="cudasim", variant="tree",
                           device_loop="on", observer=observer) for _ in range(2 if trial == 0 else 1)]
     out.append([float(costs[rows, cols].sum()), [r.value for r in runs], [bool(r.certified) for r in runs],
-                [r.row_match.tolist() for r in runs], runs[0].stats["loop"], runs[0].stats["forests_kept"]])
+                [r.row_match.tolist() for r in runs], runs[0].stats["loop"], runs[0].stats["forests_kept"],
+                runs[0].stats["single_path_walks"]])
 print(json.dumps(out))
 """
 
@@ -341,11 +342,12 @@ def test_cooperative_loop_keeps_the_forest_between_single_augmentations(run_cuda
     """After an iteration that augmented one path, the fused loop prunes that path's tree and keeps
     the others (on real costs most iterations are such): the answers equal scipy's on square,
     rectangular and forbidden-pair problems at scales from 1e-20 to 1e19, are certified, repeat
-    exactly on the same input, and a kept forest was used. With a listener each launch starts
-    from an empty forest (nothing to keep), and the answer is the same."""
+    exactly on the same input, and a kept forest was used, as was the one-walk flip of a phase's
+    only path. With a listener each launch starts from an empty forest (nothing to keep), and the
+    answer is the same."""
     rows = json.loads(run_cudasim(KEPT_FOREST_CODE).strip().splitlines()[-1])
     assert len(rows) == 6
-    for optimum, values, certified, matches, loop, _ in rows:
+    for optimum, values, certified, matches, loop, _, _ in rows:
         for value in values:
             assert value == pytest.approx(optimum, rel=1e-12, abs=0.0)
         assert all(certified) and loop == "cooperative kernel"
@@ -354,6 +356,7 @@ def test_cooperative_loop_keeps_the_forest_between_single_augmentations(run_cuda
     # so per instance it varies (0 to 4 here); over the five runs without a listener, never nothing
     assert sum(r[5] for r in rows[:5]) >= 1
     assert rows[5][5] == 0  # one iteration per launch: never a forest to keep
+    assert sum(r[6] for r in rows) >= 1  # a phase that reached one free column flipped it in one walk
 
 
 def test_cooperative_loop_under_the_simulator_on_wider_instances(run_cudasim):

@@ -13,7 +13,7 @@ from ..errors import InfeasibleError
 from . import hungarian_kernels as K
 from .hungarian_fused import SOLVE_TREE
 from .hungarian_kernels import (DUALS, FOUND, FRONT, INFEAS, ITERS, KEEP_FLAGGED, KEEP_ZERO, KEPT, LEVELS, N_COUNTERS,
-                                N_SCALARS, NNZ, OVERFLOW, TREE)
+                                N_SCALARS, NNZ, OVERFLOW, TREE, WALKED)
 
 
 class HungarianDevice:
@@ -198,6 +198,7 @@ class HungarianDevice:
         matched_log = L.read(log)[:iterations + 1]
         self.paths_per_iteration = np.diff(matched_log).astype(int).tolist()
         self.stats.update(dual_updates=dual_updates, bfs_levels=levels, forests_kept=int(c[KEPT]),
+                          single_path_walks=int(c[WALKED]),
                           initial_assignments=int(matched_log[1]) if iterations else 0)
         return iterations
 

@@ -23,8 +23,8 @@ from numba.extending import register_jitable
 
 from ..targets.cuda_jit import cuda_kernel
 from ..targets.kernel import COOPERATIVE, Kernel
-from .hungarian_kernels import (AUGMENTED, BLOCK, DELTA, DUALS, FOUND0, FREE, FRONT, INFEAS, ITERS, KEPT, LEVELS,
-                                MIN0, QUEUE0, augment_body, reverse_body)
+from .hungarian_kernels import (AUGMENTED, BLOCK, DELTA, DUALS, FOUND0, FREE, FREE_COL, FRONT, INFEAS, ITERS, KEPT,
+                                LEVELS, MIN0, QUEUE0, WALKED, augment_body, reverse_body)
 
 cuda = None  # numba.cuda, bound when the first kernel here is built (solvers.targets.cuda_jit)
 
@@ -39,7 +39,8 @@ KEEP_FOREST_PATHS = 1
 @register_jitable
 def queue_column(j, Ac, Vc, Pr, Pc, Rr, Rc, col_rev, counters, queue, qslot, fslot):
     """Column j became tight (its predecessor Pc[j] is set): it joins its predecessor's tree (Rr,
-    Rc: the root row of each forest vertex); a free column ends an augmenting path; an assigned
+    Rc: the root row of each forest vertex); a free column ends an augmenting path (counted, and
+    kept in FREE_COL: the path's end when it is the phase's only one); an assigned
     one is covered and its row appended to the next frontier (an atomic queue instead of the flag
     array + block-0 prefix sum; a row is queued at most once per phase). The row's Vr is cleared
     when that frontier is expanded, not here: the dual pass reads Vr while it queues. Pc[j] was
@@ -50,7 +51,8 @@ def queue_column(j, Ac, Vc, Pr, Pc, Rr, Rc, col_rev, counters, queue, qslot, fsl
     i = Ac[j]
     if i < 0:
         col_rev[j] = 1
-        counters[fslot] = 1
+        cuda.atomic.add(counters, fslot, 1)
+        counters[FREE_COL] = j
     else:
         Pr[i] = j
         Rr[i] = root
@@ -148,6 +150,30 @@ def forward_tiles(n_cols, C, u, v, Ac, Vc, Pr, Pc, Rr, Rc, slack, col_rev, count
 # would halve the blocks that fit at once (264 to 132 on an H200): each block then takes twice the
 # tiles of a level (measured: 8000 x 8000 integer costs, 106 ms against 77). The bound makes the
 # compiler spill a little instead.
+@register_jitable
+def flip_single_path(j, Pc, Pr, Ar, Ac, col_rev, done, path_len, mark):
+    """The phase's only augmenting path, flipped by one thread walking back from its free column
+    j: each column takes its predecessor row, whose own column (Pr: the one it joined the forest
+    through) is the next step, up to the root (Pr -1). One walk instead of the reverse and the
+    augmentation passes (two walks of the same path, a barrier between them): there is no other
+    path to race with. The root is marked with ``mark`` (the iteration, as the augmentation pass
+    marks it)."""
+    col_rev[j] = 0
+    c = np.int64(j)
+    length = 0
+    while True:
+        r = Pc[c]
+        nxt = Pr[r]
+        Ar[r] = c
+        Ac[c] = r
+        length += 1
+        if nxt < 0:
+            break
+        c = nxt
+    done[r] = mark
+    path_len[r] = 2 * length - 1  # edges on the path
+
+
 @cuda_kernel(launch_bounds=(BLOCK, 2))
 def solve_tree_cuda(n_rows, n_cols, C, u, v, Ar, Ac, Vr, Vc, Pr, Pc, Sr, Sc, Rr, Rc, done, slack, F, F2, root_aug,
                     path_len, col_rev, counters, scal, matched_log, log_start, max_iters, tol):
@@ -244,10 +270,11 @@ def solve_tree_cuda(n_rows, n_cols, C, u, v, Ar, Ac, Vr, Vc, Pr, Pc, Sr, Sc, Rr,
             break
         if g == 0 and refresh:
             counters[KEPT] += 1
-        found = False  # a free column was reached in this phase (the same in every thread)
+        reached = 0  # free columns reached in this phase (the same in every thread)
         while True:  # augmenting path search, one pass per barrier
             fsize = counters[QUEUE0 + p % 3]
-            found = found or counters[FOUND0 + p % 3] != 0
+            reached += counters[FOUND0 + p % 3]
+            found = reached != 0
             qnext = QUEUE0 + (p + 1) % 3
             fnext = FOUND0 + (p + 1) % 3
             cur = F if p % 2 == 0 else F2
@@ -303,19 +330,27 @@ def solve_tree_cuda(n_rows, n_cols, C, u, v, Ar, Ac, Vr, Vc, Pr, Pc, Sr, Sc, Rr,
             p += 1
         if stop:
             break
-        for j in range(g, n_cols, stride):  # reverse pass
-            reverse_body(j, col_rev, Pc, Pr, Sc, Sr, root_aug)
-        if g == 0:  # both read by every thread before the last barrier; counted again next
-            counters[FREE] = 0
-            counters[AUGMENTED] = 0
-        grid.sync()
         pruned = log_start + it + 1  # never 0: done[] starts at 0, and a root augments once
-        for i in range(g, n_rows, stride):  # augmentation pass
-            if root_aug[i] != 0:
-                done[i] = pruned
-                cuda.atomic.add(counters, AUGMENTED, 1)
-            augment_body(i, root_aug, Sr, Sc, Ar, Ac, path_len)
-        grid.sync()
+        if reached == 1:  # one path (the tail of real costs): one thread flips it
+            if g == 0:  # FREE and AUGMENTED were read by every thread before the last barrier
+                flip_single_path(counters[FREE_COL], Pc, Pr, Ar, Ac, col_rev, done, path_len, pruned)
+                counters[FREE] = 0
+                counters[AUGMENTED] = 1
+                counters[WALKED] += 1
+            grid.sync()
+        else:
+            for j in range(g, n_cols, stride):  # reverse pass
+                reverse_body(j, col_rev, Pc, Pr, Sc, Sr, root_aug)
+            if g == 0:  # both read by every thread before the last barrier; counted again next
+                counters[FREE] = 0
+                counters[AUGMENTED] = 0
+            grid.sync()
+            for i in range(g, n_rows, stride):  # augmentation pass
+                if root_aug[i] != 0:
+                    done[i] = pruned
+                    cuda.atomic.add(counters, AUGMENTED, 1)
+                augment_body(i, root_aug, Sr, Sc, Ar, Ac, path_len)
+            grid.sync()
         it += 1
     if g == 0:
         counters[ITERS] = it
