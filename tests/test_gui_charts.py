@@ -133,6 +133,56 @@ def test_compare_table_and_charts_count_the_same_and_name_it(qtbot):
     assert table.item(0, names.index("reports")).text() == f"{hungarian.columns.n:,}"
 
 
+def test_the_comparison_sorts_by_a_clicked_column_as_numbers_and_keeps_each_row_its_run(qtbot):
+    """Clicking a column's header sorts the runs by it: times as numbers (9 ms before 10 ms, not as
+    text), runs without a time last in either order; the sort holds when the table refreshes, a
+    selected row makes its own run current, a second click sorts the other way and a third gives
+    back the runs' order."""
+    from PySide6 import QtCore
+    from explorer.views import CompareView
+    session = Session()
+    problem = small_graph()
+    session.set_problem(problem)
+    runs = [fake_run(session, problem, steps=4) for _ in range(4)]
+    for run, solver in zip(runs, (0.010, 0.009, None, 0.1)):
+        run.recorded_summary["seconds"] = solver
+    session.touch()
+    view = shown(CompareView(session), qtbot)
+    table = view.result_table
+    names = [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())]
+    time_col, run_col = names.index("time (ms)"), names.index("run")
+
+    def run_ids():
+        return [int(table.item(r, run_col).text()) for r in range(table.rowCount())]
+
+    header = table.horizontalHeader()
+
+    def click_header(column):
+        spot = QtCore.QPoint(header.sectionViewportPosition(column) + header.sectionSize(column) // 2,
+                             header.height() // 2)
+        qtbot.mouseClick(header.viewport(), QtCore.Qt.MouseButton.LeftButton, pos=spot)
+
+    ids = [run.id for run in runs]
+    assert run_ids() == ids  # no sort yet: the runs' order
+    click_header(time_col)
+    expected = [ids[1], ids[0], ids[3], ids[2]]  # 9, 10, 100 ms, then no time
+    assert run_ids() == expected
+    assert [table.item(r, time_col).text() for r in range(4)][-1] == "—"
+    session.touch()
+    view.refresh(force=True)
+    assert run_ids() == expected  # a refresh keeps the user's sort
+    table.selectRow(0)
+    assert session.current_run is runs[1]
+    click_header(time_col)
+    assert run_ids() == [ids[3], ids[0], ids[1], ids[2]]  # no time stays last
+    assert header.isSortIndicatorShown() and header.sortIndicatorSection() == time_col
+    click_header(time_col)
+    assert run_ids() == ids and not header.isSortIndicatorShown()  # a third click: the runs' order
+    click_header(run_col)
+    click_header(run_col)
+    assert run_ids() == ids[::-1]
+
+
 def test_every_time_column_of_the_comparison_has_one_unit_named_in_its_header(qtbot):
     """Runs whose times are far apart (a wall of 0.5 ms beside one of 1.2 s, a warm-up of 20 ms
     beside 8 s) are compared by eye: each time column (solver time, wall, warm-up) is in one unit,

@@ -10,6 +10,7 @@ of its own time), elapsed time or report number, each optionally logarithmic.
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 import pyqtgraph as pg
@@ -19,8 +20,8 @@ from solvers.text import duration
 
 from ..theme import series_color
 from ..wording import settings_words
-from .base import EmptyNote, View, add_plot, add_side_legend, new_layout_widget, reports_intermediate_state, \
-    set_axis_label, set_points, time_decimals, time_unit
+from .base import SORT_ROLE, EmptyNote, View, add_plot, add_side_legend, new_layout_widget, \
+    reports_intermediate_state, set_axis_label, set_points, time_decimals, time_unit
 from .workload import draw_boxes, run_mode, set_launch_axis, workload_series
 
 # the table as exported (CSV / Markdown): raw numbers, seconds in seconds
@@ -50,6 +51,38 @@ def format_cell(key: str, value, time_factor: float = 1e3, decimals: int | None 
     if key == "options":
         return value or "defaults"  # the session's "k=v, ..." text
     return str(value)
+
+
+RUN_ROLE = QtCore.Qt.ItemDataRole.UserRole + 1  # a results row's run (its place in the comparison)
+
+
+def sort_key(key: str, value):
+    """What a results cell sorts by: numbers as numbers (no time, no value: after every number),
+    the rest by its text."""
+    if key in TIME_COLUMNS or key in ("run", "iterations", "reports", "value"):
+        number = float(value) if isinstance(value, numbers.Real) and not isinstance(value, bool) else math.nan
+        shown = number == number and (key not in TIME_COLUMNS or shows_time(key, number))
+        return (0, number) if shown else (1, 0.0)
+    if key == "certified":
+        return (0, 0.0 if value is None else 1.0 if value else 2.0)  # failed checks together
+    return (0, str(value or "").lower())
+
+
+class ResultItem(QtWidgets.QTableWidgetItem):
+    """A results cell that sorts by its SORT_ROLE key (numbers numerically), not by its text; a
+    cell without a value goes last in either order."""
+
+    def __lt__(self, other):  # noqa: D105
+        mine, theirs = self.data(SORT_ROLE), other.data(SORT_ROLE)
+        if mine is None or theirs is None:
+            return super().__lt__(other)
+        mine, theirs = tuple(mine), tuple(theirs)
+        if mine[0] != theirs[0]:  # one has no value: Qt reverses "less" for a descending sort
+            table = self.tableWidget()
+            descending = table is not None and (table.horizontalHeader().sortIndicatorOrder()
+                                                == QtCore.Qt.SortOrder.DescendingOrder)
+            return mine[0] > theirs[0] if descending else mine[0] < theirs[0]
+        return mine < theirs
 
 
 def shows_time(key: str, value) -> bool:
@@ -120,7 +153,14 @@ class CompareView(View):
         self.result_table.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
         self.result_table.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectionBehavior.SelectRows)
         self.result_table.horizontalHeader().setStretchLastSection(True)
-        self.result_table.setSortingEnabled(False)
+        # sorted by a clicked header (not the table's own sorting: it reserves room for the arrow in
+        # every header, and the columns a small window shows lost one)
+        self._sort = None  # (column, order) chosen by clicking headers; None: the runs' order
+        header = self.result_table.horizontalHeader()
+        header.setSectionsClickable(True)
+        header.setSortIndicatorShown(False)
+        header.setToolTip("Click a column's header to sort the runs by it (again: the other way; "
+                          "a third time: the runs' order)")
         rl.addWidget(self.result_table)
         top.addWidget(left)
         top.addWidget(right)
@@ -173,6 +213,7 @@ class CompareView(View):
         self.run_button.clicked.connect(lambda: self.runRequested.emit(list(self.configs)))
         self.stop_button.clicked.connect(self.stopRequested)
         self.result_table.itemSelectionChanged.connect(self._select_run)
+        self.result_table.horizontalHeader().sectionClicked.connect(self._header_clicked)
         self.x_mode.currentIndexChanged.connect(lambda *_: self.refresh(force=True))
         self.log_x.toggled.connect(lambda *_: self.refresh(force=True))
         self._update_buttons()
@@ -217,10 +258,27 @@ class CompareView(View):
             out.append(dict(run.summary(), reports=int(run.columns.n), options=settings_words(run.options, "")))
         return out
 
+    def _header_clicked(self, column: int) -> None:
+        """Ascending, then descending, then the runs' order again."""
+        ascending, descending = QtCore.Qt.SortOrder.AscendingOrder, QtCore.Qt.SortOrder.DescendingOrder
+        if self._sort is None or self._sort[0] != column:
+            self._sort = (column, ascending)
+        elif self._sort[1] == ascending:
+            self._sort = (column, descending)
+        else:
+            self._sort = None
+        header = self.result_table.horizontalHeader()
+        header.setSortIndicatorShown(self._sort is not None)
+        if self._sort is not None:
+            header.setSortIndicator(*self._sort)
+        self._fill_table()
+
     def _select_run(self) -> None:
         rows = self.result_table.selectionModel().selectedRows()
-        if rows and rows[0].row() < len(self.session.comparison):
-            self.session.set_current_run(self.session.comparison[rows[0].row()])
+        item = self.result_table.item(rows[0].row(), 0) if rows else None
+        run = item.data(RUN_ROLE) if item is not None else None
+        if run is not None and run < len(self.session.comparison):
+            self.session.set_current_run(self.session.comparison[run])
 
     def has_content(self) -> bool:
         return bool(self.session.comparison) and any(r.status == "finished" for r in self.session.comparison)
@@ -360,6 +418,8 @@ class CompareView(View):
                          ("iterations", "the solver's own iteration count"),
                          ("reports", "telemetry reports the solver sent: what the charts draw")):
             self.result_table.horizontalHeaderItem(TABLE_HEADERS.index(key)).setToolTip(tip)
+        # filled in the runs' order, then sorted again by the column the user chose (if any): a row
+        # knows its run (RUN_ROLE), which selection and colour follow, wherever sorting puts it
         self.result_table.setRowCount(len(rows))
         palette = self.palette()
         for r, row in enumerate(rows):
@@ -367,9 +427,11 @@ class CompareView(View):
                 text = format_cell(key, row.get(key), *((units[key][0], units[key][2]) if key in TIME_COLUMNS else ()))
                 item = self.result_table.item(r, c)
                 if item is None:
-                    item = QtWidgets.QTableWidgetItem()
+                    item = ResultItem()
                     self.result_table.setItem(r, c, item)
                 item.setText(text)
+                item.setData(RUN_ROLE, r)
+                item.setData(SORT_ROLE, sort_key(key, row.get(key)))
                 if key in TIME_COLUMNS:
                     value = row.get(key)
                     item.setToolTip(duration(value) if value is not None and text != "—" else "")
@@ -383,6 +445,8 @@ class CompareView(View):
                     item.setForeground(QtGui.QBrush(QtGui.QColor("#d64541")))
                 else:
                     item.setForeground(palette.text())
+        if self._sort is not None:
+            self.result_table.sortItems(*self._sort)
         self.result_table.resizeColumnsToContents()
         key = (tuple(r["run"] for r in rows), sum(r.get("status") == "finished" for r in rows))
         if key != self._fitted and self._fit_results():  # new rows or finished runs: widen once; a

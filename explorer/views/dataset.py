@@ -53,7 +53,10 @@ def problem_facts(problem) -> list[tuple[str, str]]:
         described = {"problems": described.pop("problems"), "sizes": sizes, **described}
     for key, value in described.items():
         if key == "points" and isinstance(value, list):
-            value = f"{sum(value):,} in all (per frame {min(value):,}–{max(value):,})" if value else "0"
+            # short: "994 in all (per frame 96–104)" wrapped in the dock at 1024 x 700 and lost its end
+            low, high = (min(value), max(value)) if value else (0, 0)
+            value = (f"{sum(value):,} ({low:,} a frame)" if low == high
+                     else f"{sum(value):,} ({low:,}–{high:,} a frame)") if value else "0"
         elif isinstance(value, bool):  # a fact, said as the command line's summary says it
             value = "yes" if value else "no"
         elif isinstance(value, int):
