@@ -435,7 +435,7 @@ def _solve(solvers, problem, run: _Run, progress, out):
         solvers.save(result, out, problem=problem)  # flow exports need the edge ends
     record = result.summary()
     rows = [("algorithm", _algorithm_text(run)),
-            ("value", number(result.exact_value)),
+            ("value", number(result.exact_value) + _why_no_flow(problem, result.exact_value)),
             ("certified", _certified_text(result.certificate)),
             ("certificate", result.certificate.summary()),
             ("solve time", duration(result.seconds)),
@@ -446,6 +446,19 @@ def _solve(solvers, problem, run: _Run, progress, out):
     failure = None if result.certified else \
         f"the {result.algorithm} result is NOT certified: {result.certificate.summary()}"
     return record, rows, failure
+
+
+def _why_no_flow(problem, value) -> str:
+    """For a flow of 0, why (a sample's sink can be a vertex the generator left without edges)."""
+    if getattr(problem, "kind", None) != "flow" or value != 0:
+        return ""
+    import numpy as np
+    carrying = problem.capacity > 0
+    if not np.any(carrying & (problem.tail == problem.source_vertex)):
+        return f" (the source, vertex {problem.source_vertex}, has no edge out of it)"
+    if not np.any(carrying & (problem.head == problem.sink_vertex)):
+        return f" (the sink, vertex {problem.sink_vertex}, has no edge into it)"
+    return " (no path leads from the source to the sink)"
 
 
 def _track(solvers, series, run: _Run, progress, out=None):

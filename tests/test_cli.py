@@ -228,6 +228,23 @@ def test_solve_flow_from_dimacs_matches_scipy(tmp_path, capsys):
     assert all(0 <= int(x["flow"]) <= int(x["capacity"]) for x in rows)
 
 
+@pytest.mark.parametrize("edges, why", [
+    ([(1, 2), (2, 3)], "the source, vertex 0, has no edge out of it"),
+    ([(0, 1), (1, 2)], "the sink, vertex 3, has no edge into it"),
+    ([(0, 1), (2, 3)], "no path leads from the source to the sink"),
+])
+def test_a_flow_of_zero_says_why(tmp_path, capsys, edges, why):
+    """A maximum flow of 0 (a generated sample's sink can be a vertex left without edges) names
+    its reason on the value line, which a flow that moves has no note on."""
+    tail, head = (np.array(x) for x in zip(*edges))
+    path = write_dimacs_max(tmp_path / "net.max", 4, tail, head, np.ones(len(edges), int), 0, 3)
+    assert main(["solve", str(path), "--algo", "dinic"]) == 0
+    assert summary_fields(capsys.readouterr().out)["value"] == f"0 ({why})"
+    path = write_dimacs_max(tmp_path / "moves.max", 4, np.array([0, 1]), np.array([1, 3]), np.ones(2, int), 0, 3)
+    assert main(["solve", str(path), "--algo", "dinic"]) == 0
+    assert summary_fields(capsys.readouterr().out)["value"] == "1"
+
+
 def test_square_mtx_is_read_as_a_flow_network_for_a_flow_algorithm(tmp_path, capsys):
     cap = np.array([[0, 3, 2, 0], [0, 0, 1, 2], [0, 0, 0, 3], [0, 0, 0, 0]])
     path = tmp_path / "square.mtx"
