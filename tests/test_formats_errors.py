@@ -209,11 +209,30 @@ def test_truncated_gzip(tmp_path):
     assert caught.value.path == str(path) and "truncated" in caught.value.message
 
 
-def test_gzip_refused_for_binary_formats(tmp_path):
-    path = tmp_path / "d.npy.gz"
-    path.write_bytes(gzip.compress(b"x"))
-    with pytest.raises(InputError, match="gzip-compressed NumPy cost matrix files are not supported"):
-        load(path)
+def test_gzip_refused_for_archives_and_a_compressed_npy_checked_as_a_plain_one(tmp_path):
+    """An .npz is already an archive (.npz.gz is refused); a gzip-compressed .npy loads like a plain
+    one, with the same one-line refusals: not an array, a declared size past the machine's memory
+    (refused before any allocation), data cut short, or compressed data that ends early."""
+    archive = tmp_path / "p.npz.gz"
+    archive.write_bytes(gzip.compress(b"x"))
+    with pytest.raises(InputError, match="gzip-compressed .* files are not supported"):
+        load(archive)
+    costs = np.arange(12.0).reshape(3, 4)
+    good = tmp_path / "c.npy.gz"
+    buf = io.BytesIO()
+    np.save(buf, costs)
+    good.write_bytes(gzip.compress(buf.getvalue()))
+    assert np.array_equal(load(good).costs, costs)
+    cases = {"junk.npy.gz": (gzip.compress(b"x"), "not a valid .npy array"),
+             "huge.npy.gz": (gzip.compress(_npy_with_header((10 ** 6, 10 ** 6)) + bytes(64)), "would need"),
+             "short.npy.gz": (gzip.compress(buf.getvalue()[:-20]), "truncated"),
+             "cut.npy.gz": (gzip.compress(buf.getvalue())[:-15], "ends early")}
+    for name, (data, words) in cases.items():
+        path = tmp_path / name
+        path.write_bytes(data)
+        with pytest.raises(InputError) as caught:
+            load(path)
+        assert caught.value.path == str(path) and words in caught.value.message, (name, caught.value.message)
 
 
 # ----------------------------------------------------------------------------- binary formats

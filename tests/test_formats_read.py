@@ -279,9 +279,9 @@ def test_one_rule_picks_how_a_file_is_read_for_an_algorithm(tmp_path):
     import gzip
     batch = tmp_path / "b.npy"
     np.save(batch, np.zeros((2, 3, 3)))
-    packed = tmp_path / "b.npy.gz"  # a batch loads compressed (a single matrix's .npy does not): so it is listed
+    packed = tmp_path / "b.npy.gz"  # a batch and a single matrix load compressed alike
     packed.write_bytes(gzip.compress(batch.read_bytes()))
     assert readings(batch) == readings(packed) == ("assignment",) and len(solvers.load(packed)) == 2
     matrix = tmp_path / "m.npy.gz"
     matrix.write_bytes(gzip.compress(_npy_bytes(np.zeros((3, 3)))))
-    assert readings(matrix) == ()
+    assert readings(matrix) == ("assignment",) and solvers.load(matrix).shape == (3, 3)

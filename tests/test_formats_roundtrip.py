@@ -124,7 +124,7 @@ def test_sparse_costs_round_trip(tmp_path_factory, name, integral, data):
     assert_same_costs(costs, load(path, problem="assignment"))
 
 
-@pytest.mark.parametrize("name", ["d.npy", "d.csv", "d.csv.gz"])
+@pytest.mark.parametrize("name", ["d.npy", "d.npy.gz", "d.csv", "d.csv.gz"])
 @EXAMPLES
 @given(matrix=cost_matrices())
 def test_dense_round_trip(tmp_path_factory, name, matrix):

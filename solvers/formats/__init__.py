@@ -100,7 +100,8 @@ FORMATS: list[Format] = [
            "DIMACS assignment problem: 'p asn N M', 'n ID' source-side nodes, 'a U V COST' arcs.",
            dimacs.read_asn, dimacs.write_asn, (_COSTS, _DENSE), gzip=True),
     Format("npy", "NumPy cost matrix", (".npy",), ("assignment",),
-           "Dense 2-D numeric array; inf forbids a pair.", dense.read_npy, dense.write_npy, (_DENSE, _COSTS)),
+           "Dense 2-D numeric array; inf forbids a pair.", dense.read_npy, dense.write_npy, (_DENSE, _COSTS),
+           gzip=True),
     Format("csv-points", "CSV point series", (".csv",), ("points",),
            "Header with x,y,z and optionally frame and id columns; one point per line.",
            points.read_csv, points.write_csv, (_POINTS,), gzip=True, sniff=points.looks_like_points_csv),
@@ -223,7 +224,7 @@ def readings(path) -> tuple[str, ...]:
         default = detect(path)
     except (InputError, OSError):
         from .batch import batch_layout
-        return ("assignment",) if batch_layout(path) else ()  # a batch as .npy.gz, which no single-problem format reads
+        return ("assignment",) if batch_layout(path) else ()
     kinds = [k for f in [default, *_named(path, FORMATS)] if f.read is not None for k in f.problems]
     return tuple(dict.fromkeys(kinds))
 

@@ -12,7 +12,6 @@ import numpy as np
 
 from ..errors import InputError
 from ..problems import CostMatrix, SparseCosts
-from ..io_util import atomic_write_bytes
 from ._npy import load_npy, npy_bytes, shape_text
 from ._text import DATA, Block, first_bad, format_rows, iter_blocks, shown, token_error, write_file
 
@@ -48,7 +47,7 @@ def read_npy(path, problem=None) -> CostMatrix:
 
 
 def write_npy(obj, path) -> None:
-    atomic_write_bytes(path, npy_bytes(_as_cost_matrix(obj).costs))
+    write_file(path, npy_bytes(_as_cost_matrix(obj).costs))  # gzip-compressed as NAME.npy.gz
 
 
 def _locate_bad_cell(block: Block, rows: np.ndarray, n_cols: int, path) -> InputError:
