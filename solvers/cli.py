@@ -452,13 +452,7 @@ def _why_no_flow(problem, value) -> str:
     """For a flow of 0, why (a sample's sink can be a vertex the generator left without edges)."""
     if getattr(problem, "kind", None) != "flow" or value != 0:
         return ""
-    import numpy as np
-    carrying = problem.capacity > 0
-    if not np.any(carrying & (problem.tail == problem.source_vertex)):
-        return f" (the source, vertex {problem.source_vertex}, has no edge out of it)"
-    if not np.any(carrying & (problem.head == problem.sink_vertex)):
-        return f" (the sink, vertex {problem.sink_vertex}, has no edge into it)"
-    return " (no path leads from the source to the sink)"
+    return f" ({problem.zero_flow_reason()})"
 
 
 def _track(solvers, series, run: _Run, progress, out=None):

@@ -393,6 +393,17 @@ class FlowNetwork:
                 "source": self.source_vertex, "sink": self.sink_vertex,
                 "total_capacity": int_sum(self.capacity)}  # exact: an int64 sum would wrap past 2^63
 
+    def zero_flow_reason(self) -> str:
+        """Why a maximum flow of this network is 0, in words (ask when a solve found 0): the source
+        has no edge out of it, the sink none into it (a generated sample's corner can be a vertex
+        left without edges), or no path leads from one to the other."""
+        carrying = self.capacity > 0
+        if not np.any(carrying & (self.tail == self.source_vertex)):
+            return f"the source, vertex {self.source_vertex}, has no edge out of it"
+        if not np.any(carrying & (self.head == self.sink_vertex)):
+            return f"the sink, vertex {self.sink_vertex}, has no edge into it"
+        return "no path leads from the source to the sink"
+
     def to_sparse(self) -> "scipy.sparse.csr_matrix":
         """Capacity matrix with parallel edges summed (what scipy.sparse.csgraph.maximum_flow takes).
         InputError when parallel edges sum past 2^63 - 1 (an int64 sum would wrap)."""

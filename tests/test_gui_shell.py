@@ -425,6 +425,27 @@ def test_the_footer_survives_shrinking_the_window(window, qtbot, tmp_path):
         assert_footer_in_sight(win)
 
 
+def test_a_flow_of_zero_says_why_beside_its_value(window, qtbot, tmp_path):
+    """The road-grid sample's corner can be a vertex the deletion left bare: the panel's value row
+    says so (as the command line does), and a flow that moves has no such note."""
+    win = window
+    bare = solvers.FlowNetwork.from_edges(4, [0, 1], [1, 2], [3, 3], 0, 3)
+    path = tmp_path / "bare.max"
+    solvers.save(bare, str(path))
+    win.open_path(path)
+    wait_loaded(qtbot, win)
+    run_now(qtbot, win, "dinic")
+    rows = {name: (value, note) for name, value, note in win.solver_panel.rows}
+    assert rows["value"] == ("0", "the sink, vertex 3, has no edge into it")
+    moving = solvers.FlowNetwork.from_edges(4, [0, 1], [1, 3], [3, 2], 0, 3)
+    solvers.save(moving, str(tmp_path / "moving.max"))
+    win.open_path(tmp_path / "moving.max")
+    wait_loaded(qtbot, win)
+    run_now(qtbot, win, "dinic")
+    rows = {name: (value, note) for name, value, note in win.solver_panel.rows}
+    assert rows["value"] == ("2", "")
+
+
 # ---- 4. one iteration count, labelled times ------------------------------------------------------
 
 def test_iterations_are_the_solvers_own_count_everywhere(window, qtbot, tmp_path):

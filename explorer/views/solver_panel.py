@@ -490,7 +490,9 @@ class SolverPanel(QtWidgets.QWidget):
             else:
                 value = run.result.value if run.result is not None else (run.recorded_summary or {}).get("value")
                 if value is not None:
-                    rows.append(("value", f"{float(value):.6g}", ""))
+                    why = run.problem.zero_flow_reason() if (
+                        float(value) == 0 and getattr(run.problem, "kind", None) == "flow") else ""
+                    rows.append(("value", f"{float(value):.6g}", why))
             if run.iterations is not None:  # the solver's own count (a tracking run: its assignment solves)
                 noun = "solves" if run.track is not None else "search steps" if run.batch is not None else "iterations"
                 rows.append((noun, f"{run.iterations:,}", f"{plural(run.n_reports, 'telemetry report')}"
