@@ -146,10 +146,6 @@ def forward_tiles(n_cols, C, u, v, Ac, Vc, Pr, Pc, Rr, Rc, slack, col_rev, count
     cuda.syncthreads()
 
 
-# Two blocks per multiprocessor at least: the kernel sits near 128 registers a thread, and one more
-# would halve the blocks that fit at once (264 to 132 on an H200): each block then takes twice the
-# tiles of a level (measured: 8000 x 8000 integer costs, 106 ms against 77). The bound makes the
-# compiler spill a little instead.
 @register_jitable
 def flip_single_path(j, Pc, Pr, Ar, Ac, col_rev, done, path_len, mark):
     """The phase's only augmenting path, flipped by one thread walking back from its free column
@@ -174,13 +170,18 @@ def flip_single_path(j, Pc, Pr, Ar, Ac, col_rev, done, path_len, mark):
     path_len[r] = 2 * length - 1  # edges on the path
 
 
+# Two blocks per multiprocessor at least: the kernel sits near 128 registers a thread, and one more
+# would halve the blocks that fit at once (264 to 132 on an H200): each block then takes twice the
+# tiles of a level (measured: 8000 x 8000 integer costs, 106 ms against 77). The bound makes the
+# compiler spill a little instead.
 @cuda_kernel(launch_bounds=(BLOCK, 2))
 def solve_tree_cuda(n_rows, n_cols, C, u, v, Ar, Ac, Vr, Vc, Pr, Pc, Sr, Sc, Rr, Rc, done, slack, F, F2, root_aug,
                     path_len, col_rev, counters, scal, matched_log, log_start, max_iters, tol):
     """The steps of the host loop (optimality check, BFS levels, dual updates, reverse and
-    augmentation passes), separated by grid-wide barriers; every branch is taken by all threads
-    alike, on values read after a barrier. Stops when all rows are assigned, when infeasible, or
-    after ``max_iters`` augmentations (the host relaunches; with a listener it reports each one).
+    augmentation passes, or one walk for a phase's only path: flip_single_path), separated by
+    grid-wide barriers; every branch is taken by all threads alike, on values read after a
+    barrier. Stops when all rows are assigned, when infeasible, or after ``max_iters``
+    augmentations (the host relaunches; with a listener it reports each one).
 
     One barrier per BFS level and one per dual update. Pass p reads the frontier length and the
     minimum uncovered slack from slots p % 3, appends the next frontier (F / F2 alternate) and
