@@ -836,10 +836,25 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
+def _stdout_to_devnull() -> None:
+    """Later writes and the flush at exit go nowhere (Python would report a second broken pipe)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # a stdout without a file descriptor (a capture)
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        return _dispatch(argv)
+        code = _dispatch(argv)
+        sys.stdout.flush()  # a reader that stopped early (`| head`) is met here, not at exit
+        return code
+    except BrokenPipeError:  # the reader has what it wanted: no traceback, nothing more to write
+        _stdout_to_devnull()
+        return 0
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED

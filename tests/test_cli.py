@@ -1377,3 +1377,17 @@ def test_importing_the_package_loads_no_numba():
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=dict(env, PYTHONPATH=str(ROOT)),
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and proc.stdout.strip() == "False", proc.stderr
+
+
+@pytest.mark.parametrize("args", [["formats", "--json"], ["algos"]])
+def test_a_reader_that_stops_early_gets_no_traceback(args):
+    """`matchscope formats --json | head -c 10`: the reader closes the pipe before the command
+    writes; the command ends quietly (exit 0, nothing on stderr), not with a broken-pipe traceback.
+    The pipe is closed before the child's first write, so the case is met on every run."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+    child = subprocess.Popen([sys.executable, "-m", "solvers", *args], cwd=ROOT, env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    child.stdout.close()
+    err = child.stderr.read().decode()
+    assert child.wait(timeout=120) == 0 and err == "", err
