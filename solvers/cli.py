@@ -476,7 +476,7 @@ def _track(solvers, series, run: _Run, progress, out=None):
     bound = float(sum(s.get("bound", 0.0) for s in stats))
     certificate = (f"dual-potentials per frame pair: {len(stats) - len(failed)} of {len(stats)} certified "
                    f"({optimal} optimal" + (f", {within} within their epsilon gap" if within else "") + ")"
-                   + (f", total gap {number(gap)}" if gap else "")
+                   + (f", total gap {gap:.6g}" if gap else "")  # a bound: six digits, as the certificates give
                    + (f"; NOT certified: frame pairs {', '.join(failed)}" if failed else ""))
     record = {"problem": "points", "algorithm": run.algorithm, "backend": used, "value": cost,
               "certified": not failed, "optimal": optimal == len(stats),
@@ -568,7 +568,8 @@ def _gen_parser(kind: str | None, kinds: dict) -> _Parser:
     group = parser.add_argument_group(f"{kind} parameters")
     for name, param in entry.params.items():  # seed is declared by every kind
         flags = [f"--{name.replace('_', '-')}"] + ([f"--{name}"] if "_" in name else [])
-        shown = "required" if param.required else "optional" if param.default is None else f"default {param.default}"
+        default = str(param.default).lower() if isinstance(param.default, bool) else param.default  # as typed
+        shown = "required" if param.required else "optional" if param.default is None else f"default {default}"
         group.add_argument(*flags, dest=name, metavar=name.upper(), type=_converter(name, param.type),
                            default=argparse.SUPPRESS, required=param.required, help=f"{param.help} ({shown})")
     parser.add_argument("--out", required=True, metavar="PATH",

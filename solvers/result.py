@@ -99,12 +99,12 @@ class Certificate:
         if status == "optimal":
             state = "certified optimal" + (f", gap {self.gap:g}" if self.gap else "")
         elif status == "within-gap":
-            state = (f"certified within gap {self.gap:g} of optimal "
-                     f"(the run claims at most {self.bound:g})")
+            state = (f"certified within gap {self.gap:g} of optimal; "
+                     f"the run claims at most {self.bound:g}")
         elif status == "not-proven":
             state = "valid, not proven optimal" + (f", gap {self.gap:g}" if self.gap else "")
             if self.bound > 0:
-                state += f" (more than the {self.bound:g} the run claims)"
+                state += f", more than the {self.bound:g} the run claims"
         else:
             state = "INVALID"
         why = self.reason or self.details
