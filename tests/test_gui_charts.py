@@ -543,6 +543,28 @@ def test_workload_legend_beside_the_boxes_and_counts_in_words(qtbot):
     assert_legend_beside_the_data(view, view.legend, (view.box_plot, view.imbalance_plot), 2)
 
 
+def test_a_legend_names_a_workload_mode_only_where_it_is_an_option(qtbot):
+    """gpr's snapshots say its kernel's layout ("column"), which no option of gpr's sets: its
+    legends in Workload and Compare name no mode (a user looked for one); the test stand-in,
+    which no registry lists (as a replayed record of an algorithm this build lacks), keeps what
+    it recorded."""
+    from explorer.views import CompareView, WorkloadView
+    session = Session()
+    problem = small_graph()
+    session.set_problem(problem)
+    gpr = solved_run(session, problem, "gpr")
+    assert gpr.snapshots("workload") and "mode" not in {o.name for o in solvers.algorithms()["gpr"].options}
+    fake = fake_run(session, problem, steps=10, mode="VC")
+    session.comparison = [gpr, fake]
+    session.set_current_run(gpr)
+    workload = shown(WorkloadView(session), qtbot)
+    names = [label.text for _, label in workload.legend.items]
+    assert f"gpr (#{gpr.id})" in names and not any("column" in n for n in names), names
+    compare = shown(CompareView(session), qtbot)
+    assert compare.legend_name(gpr) == f"#{gpr.id} gpr [cpu]"
+    assert compare.legend_name(fake).endswith("mode=VC")
+
+
 # ---- Dataset --------------------------------------------------------------------------------------
 
 def dataset_panel(qtbot, problem, width: int = 380):

@@ -22,7 +22,7 @@ from ..theme import series_color
 from ..wording import settings_words
 from .base import SORT_ROLE, EmptyNote, View, add_plot, add_side_legend, new_layout_widget, \
     reports_intermediate_state, set_axis_label, set_points, time_decimals, time_unit
-from .workload import draw_boxes, run_mode, set_launch_axis, workload_series
+from .workload import draw_boxes, mode_words, set_launch_axis, workload_series
 
 # the table as exported (CSV / Markdown): raw numbers, seconds in seconds
 TABLE_HEADERS = ("run", "algorithm", "backend", "seconds", "wall", "warm-up", "iterations", "reports", "value",
@@ -387,10 +387,10 @@ class CompareView(View):
         """``#3 wbpr [cpu] mode=vc``; runs of one algorithm are told apart by the options in which
         they differ (``#5 gpr [cpu] variant=first``); a run drawn by its end state only, or one that
         did not finish, says so."""
-        mode = run_mode(run) if run.snapshots("workload") else ""
+        mode = mode_words(run) if run.snapshots("workload") else ""
         differ = differing_options(run, self.session.comparison)
         name = f"#{run.id} {run.algorithm} [{run.backend_used}]" + (f" {differ}" if differ else "")
-        name += f" mode={mode}" if mode and "mode=" not in differ else ""
+        name += mode if "mode=" not in differ else ""
         if run.status not in ("finished", "running", "queued"):
             name += f" ({run.status})"
         elif run.columns.n and not reports_intermediate_state(run.columns) and not run.is_active:

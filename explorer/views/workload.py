@@ -71,6 +71,18 @@ def run_mode(run) -> str:
     return "/".join(sorted(modes))
 
 
+def mode_words(run) -> str:
+    """" mode=vc" for a legend when the run's workload mode is an option of its algorithm (wbpr's
+    vc / tc); "" when it is the kernel's fixed layout (gpr's snapshots say "column": no option of
+    gpr's, so a legend naming it would send a user looking for one)."""
+    mode = run_mode(run)
+    if not mode:
+        return ""
+    import solvers
+    algo = solvers.algorithms().get(run.algorithm)  # None: a record of an algorithm this build lacks
+    return f" mode={mode}" if algo is None or "mode" in {o.name for o in algo.options} else ""
+
+
 def draw_boxes(plot: pg.PlotItem, stats: dict, color, offset: float = 0.0, width: float = 0.6) -> list:
     """Box plots at x = ordinal launch + offset. Returns the items added."""
     n = stats["median"].size
@@ -186,8 +198,7 @@ class WorkloadView(View):
         for i, (r, st) in enumerate(series):
             color = series_color(i)
             offset = (i - (k - 1) / 2) * width
-            mode = run_mode(r)
-            name = f"{r.algorithm}" + (f" mode={mode}" if mode else "") + f" (#{r.id})"
+            name = f"{r.algorithm}{mode_words(r)} (#{r.id})"
             items = draw_boxes(self.box_plot, st, color, offset, width * 0.85)
             self.items += [(self.box_plot, it) for it in items]
             if items:
