@@ -767,11 +767,25 @@ class MainWindow(QtWidgets.QMainWindow):
         self._update_actions()
 
     def _dataset_changed(self, problem) -> None:
+        self._fit_view_to(problem)
         self.solver_panel.set_problem(problem)
         self.dataset_panel.refresh(force=True)
         self.compare_view.clear_configs()
         self._update_actions()
         self.refresh_visible()
+
+    def _fit_view_to(self, problem) -> None:
+        """A view that cannot show the new dataset's kind gives way to one that can: Batch for one
+        problem, 3D without points (the window reopens on the last session's tab, which may be
+        either). A batch opens on Batch, where its runs are read; other views stay as chosen."""
+        if problem is None:
+            return
+        kind, view = problem.kind, self.current_view()
+        fitting = {"batch": self.batch_view, "points": self.tracks_view}.get(kind, self.labels_view)
+        if kind == "batch" and view in (self.labels_view, self.activity_view, self.workload_view, self.tracks_view):
+            self.tabs.setCurrentWidget(fitting)
+        elif (view is self.batch_view and kind != "batch") or (view is self.tracks_view and kind != "points"):
+            self.tabs.setCurrentWidget(fitting)
 
     def _run_state_changed(self, run: RunState) -> None:
         if run.status == "running":

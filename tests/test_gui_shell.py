@@ -292,6 +292,29 @@ def test_a_square_mtx_can_be_read_as_flow_and_solved_by_dinic(window, qtbot, tmp
     assert run.label.endswith("· graph.mtx as flow")
 
 
+def test_a_view_that_cannot_show_the_new_dataset_gives_way(window, qtbot, tmp_path):
+    """The window reopens on the last session's tab: a point series opened there on Batch shows
+    3D, a graph opened on 3D shows Labels, a batch opened on Labels shows Batch; a view that can
+    show the dataset (Compare) stays."""
+    win = window
+    series = tmp_path / "series.npz"
+    solvers.save(solvers.generate("particles", n=20, frames=3, seed=2), str(series))
+    win.show_view(win.batch_view)
+    win.open_path(series)
+    wait_loaded(qtbot, win)
+    assert win.current_view() is win.tracks_view
+    open_graph(qtbot, win, tmp_path)
+    assert win.current_view() is win.labels_view
+    batch = tmp_path / "batch.npy"
+    np.save(batch, np.random.default_rng(0).random((3, 4, 4)))
+    win.open_path(batch)
+    wait_loaded(qtbot, win)
+    assert win.current_view() is win.batch_view
+    win.show_view(win.compare_view)
+    open_graph(qtbot, win, tmp_path, seed=2)
+    assert win.current_view() is win.compare_view
+
+
 def test_read_as_dialog_and_the_gui_default_reading(qtbot, tmp_path):
     from explorer.app import build_parser, reading_for
     from explorer.dialogs import ReadAsDialog
