@@ -104,6 +104,10 @@ TEXT_CASES = [
     ("csv-short-row", "c.csv", "# costs\n1,2,3\n4,5\n", None, {}, 3, "expected 3 cells, found 2"),
     ("csv-nan", "c.csv", "1,2\nnan,4\n", "assignment", {}, 2, "NaN"),
     ("csv-minus-inf", "c.csv", "1,2\n3,4\n5,-inf\n", None, {}, 3, "-inf"),
+    ("csv-header-row", "c.csv", "# from pandas\n,a,b\n0,1,2\n1,3,4\n", None, {}, 2,
+     "the first row holds no numbers ('a', ...): a header of column names?"),
+    ("csv-tabs", "c.csv", "1\t2\n3\t4\n", None, {}, 1, "cells separated by tabs"),
+    ("csv-words-later", "c.csv", "1,2\na,b\n", None, {}, 2, "non-numeric cell 'a' in column 1"),
     # points
     ("points-csv-no-xyz", "p.csv", "# pts\nframe,x,y\n0,1,2\n", "points", {}, 2, "missing: z"),
     ("points-csv-bad-cell", "p.csv", "x,y,z\n1,2,3\n1,two,3\n", None, {}, 3, "expected a number"),

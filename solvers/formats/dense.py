@@ -50,13 +50,23 @@ def write_npy(obj, path) -> None:
     write_file(path, npy_bytes(_as_cost_matrix(obj).costs))  # gzip-compressed as NAME.npy.gz
 
 
-def _locate_bad_cell(block: Block, rows: np.ndarray, n_cols: int, path) -> InputError:
+def _locate_bad_cell(block: Block, rows: np.ndarray, n_cols: int, path, file_start: bool = False) -> InputError:
+    """The first bad row's one line. ``file_start``: the block holds the file's first row, where
+    column names (pandas' to_csv writes them) or tab-separated cells are said as what they are."""
     for i in rows:
         text = block.text(int(i))
         line = block.first_line + int(i)
         if "\r" in text:
             return InputError("stray carriage return inside the line", str(path), line)
         cells = [c.strip() for c in text.split(",")]
+        if file_start and i == rows[0] and "\t" in text and len(cells) == 1:
+            return InputError("cells separated by tabs: a CSV cost matrix separates them by commas",
+                              str(path), line)
+        if file_start and i == rows[0] and all(c and token_error(c, "f") for c in cells if c) and any(cells):
+            named = next(c for c in cells if c)
+            return InputError(f"the first row holds no numbers ({shown(named)}, ...): a header of column "
+                              "names? A CSV cost matrix holds numbers only; remove that line",
+                              str(path), line)
         if len(cells) != n_cols:
             return InputError(f"expected {n_cols} cells, found {len(cells)}", str(path), line)
         for j, cell in enumerate(cells):
@@ -72,16 +82,17 @@ def _block_rows(block: Block, n_cols: int | None, path) -> tuple[np.ndarray | No
     rows = np.flatnonzero(is_row)
     if rows.size == 0:
         return None, n_cols
-    if n_cols is None:
+    file_start = n_cols is None
+    if file_start:
         n_cols = len(block.text(int(rows[0])).split(","))
     joined = block.join(is_row).decode("latin-1")
     text = _EMPTY_CELL.sub(r"\1inf", joined[:-1])  # without the final newline: no empty last "line"
     try:
         costs = np.loadtxt(io.StringIO(text), delimiter=",", comments=None, ndmin=2, quotechar=None)
     except ValueError:
-        raise _locate_bad_cell(block, rows, n_cols, path) from None
+        raise _locate_bad_cell(block, rows, n_cols, path, file_start) from None
     if costs.shape != (rows.size, n_cols):
-        raise _locate_bad_cell(block, rows, n_cols, path)
+        raise _locate_bad_cell(block, rows, n_cols, path, file_start)
     lines = block.first_line + rows
     bad = first_bad(np.isnan(costs).any(axis=1))
     if bad is not None:
