@@ -145,10 +145,13 @@ class Result:
     @property
     def exact_value(self) -> float | int:
         """The value, as the exact integer the certificate recomputed when a float would round it
-        (flow values past 2^53), else as a float."""
+        (flow values past 2^53); a matching's size and a flow's value, counts, as integers (189,
+        not 189.0, in the JSON); an assignment's cost as a float."""
         value = self.certificate.witness.get("value")
         if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 2 ** 53:
             return value
+        if self.problem_kind in ("matching", "flow") and float(self.value).is_integer():
+            return int(self.value)
         return float(self.value)
 
     def pairs(self) -> np.ndarray:
