@@ -183,7 +183,8 @@ def write_outputs(run, rows, out, suffix: str) -> None:
         text = io.StringIO()
         writer = csv.DictWriter(text, fieldnames=COLUMNS, lineterminator="\n")
         writer.writeheader()
-        writer.writerows(records)
+        # yes/no cells as a CSV reader expects them (true / false), not Python's True / False
+        writer.writerows({k: str(v).lower() if isinstance(v, bool) else v for k, v in r.items()} for r in records)
         atomic_write_text(out, text.getvalue())
 
 

@@ -143,7 +143,7 @@ def test_a_batch_on_the_cluster_equals_solve_batch_and_opens_in_the_batch_tab(wi
     files = win.cluster_view.export_csv(out)
     with open(out, newline="") as f:
         (record,) = list(csv.DictReader(f))
-    assert record["item"] == "batch.npy" and record["kind"] == "batch" and record["certified"] == "True"
+    assert record["item"] == "batch.npy" and record["kind"] == "batch" and record["certified"] == "true"
     assert record["error"] == "" and record["output"].endswith(".csv")
     assert files[1].is_dir() and any(files[1].iterdir())
 

@@ -191,7 +191,7 @@ def test_cli_batch_on_a_scheduler_address(client, tmp_path, capsys):
     assert code == 1  # the bad file
     rows = list(csv.DictReader(out.open()))
     assert [r["item"] for r in rows] == paths
-    assert [r["certified"] for r in rows] == ["True"] * 4 + ["False"]
+    assert [r["certified"] for r in rows] == ["true"] * 4 + ["false"]
     assert rows[4]["error"].startswith(paths[4]) and all(r["worker"] in client.nthreads() for r in rows[:4])
     for r in rows[:4]:
         assert os.path.getsize(r["output"]) > 0 and os.path.dirname(r["output"]) == str(tmp_path / "results-items")
