@@ -175,6 +175,9 @@ def test_the_comparison_sorts_by_a_clicked_column_as_numbers_and_keeps_each_row_
     assert session.current_run is runs[1]
     click_header(time_col)
     assert run_ids() == [ids[3], ids[0], ids[1], ids[2]]  # no time stays last
+    # the selection moved with its run, which stayed the current one
+    assert [int(table.item(i.row(), run_col).text()) for i in table.selectionModel().selectedRows()] == [ids[1]]
+    assert session.current_run is runs[1]
     assert header.isSortIndicatorShown() and header.sortIndicatorSection() == time_col
     click_header(time_col)
     assert run_ids() == ids and not header.isSortIndicatorShown()  # a third click: the runs' order

@@ -405,6 +405,24 @@ class CompareView(View):
         return factor, unit, time_decimals(factor, shown)
 
     def _fill_table(self) -> None:
+        # the rows are rewritten in the runs' order and sorted again: the selection must stay on its
+        # run, and the moves in between must not make another run current
+        table = self.result_table
+        picked = table.selectionModel().selectedRows()
+        picked_item = table.item(picked[0].row(), 0) if picked else None
+        picked_run = picked_item.data(RUN_ROLE) if picked_item is not None else None
+        with QtCore.QSignalBlocker(table), QtCore.QSignalBlocker(table.selectionModel()):
+            self._write_rows()
+            if picked_run is not None:
+                table.clearSelection()
+                for r in range(table.rowCount()):
+                    item = table.item(r, 0)
+                    if item is not None and item.data(RUN_ROLE) == picked_run:
+                        table.selectRow(r)
+                        break
+        table.viewport().update()
+
+    def _write_rows(self) -> None:
         rows = self.rows()
         units = {key: self.time_column(rows, key) for key in TIME_COLUMNS}
         headers = [f"{TIME_COLUMNS[h]} ({units[h][1]})" if h in TIME_COLUMNS else h for h in TABLE_HEADERS]
