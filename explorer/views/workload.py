@@ -11,6 +11,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtWidgets
 
+import solvers
 from solvers.text import plural
 
 from ..theme import faint, series_color
@@ -78,7 +79,6 @@ def mode_words(run) -> str:
     mode = run_mode(run)
     if not mode:
         return ""
-    import solvers
     algo = solvers.algorithms().get(run.algorithm)  # None: a record of an algorithm this build lacks
     return f" mode={mode}" if algo is None or "mode" in {o.name for o in algo.options} else ""
 

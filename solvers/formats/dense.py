@@ -53,26 +53,37 @@ def write_npy(obj, path) -> None:
 def _locate_bad_cell(block: Block, rows: np.ndarray, n_cols: int, path, file_start: bool = False) -> InputError:
     """The first bad row's one line. ``file_start``: the block holds the file's first row, where
     column names (pandas' to_csv writes them) or tab-separated cells are said as what they are."""
+    if file_start:
+        why = _first_row_words(block.text(int(rows[0])))
+        if why:
+            return InputError(why, str(path), block.first_line + int(rows[0]))
     for i in rows:
         text = block.text(int(i))
         line = block.first_line + int(i)
         if "\r" in text:
             return InputError("stray carriage return inside the line", str(path), line)
         cells = [c.strip() for c in text.split(",")]
-        if file_start and i == rows[0] and "\t" in text and len(cells) == 1:
-            return InputError("cells separated by tabs: a CSV cost matrix separates them by commas",
-                              str(path), line)
-        if file_start and i == rows[0] and all(c and token_error(c, "f") for c in cells if c) and any(cells):
-            named = next(c for c in cells if c)
-            return InputError(f"the first row holds no numbers ({shown(named)}, ...): a header of column "
-                              "names? A CSV cost matrix holds numbers only; remove that line",
-                              str(path), line)
         if len(cells) != n_cols:
             return InputError(f"expected {n_cols} cells, found {len(cells)}", str(path), line)
         for j, cell in enumerate(cells):
             if cell and token_error(cell, "f"):
                 return InputError(f"non-numeric cell {shown(cell)} in column {j + 1}", str(path), line)
     return InputError("cannot parse the matrix", str(path))
+
+
+def _first_row_words(text: str) -> str:
+    """What a file's first row holding no number is, when it is tab-separated cells or column
+    names; "" otherwise (its bad cell is then named as in any other row)."""
+    if "\r" in text:
+        return ""
+    cells = [c.strip() for c in text.split(",")]
+    if "\t" in text and len(cells) == 1:
+        return "cells separated by tabs: a CSV cost matrix separates them by commas"
+    filled = [c for c in cells if c]
+    if filled and all(token_error(c, "f") for c in filled):
+        return (f"the first row holds no numbers ({shown(filled[0])}, ...): a header of column names? "
+                "A CSV cost matrix holds numbers only; remove that line")
+    return ""
 
 
 def _block_rows(block: Block, n_cols: int | None, path) -> tuple[np.ndarray | None, int | None]:
