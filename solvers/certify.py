@@ -34,12 +34,12 @@ from types import SimpleNamespace
 
 import numpy as np
 from numba import njit, prange, types
-from numba.extending import overload
+from numba.extending import overload, register_jitable
 
 from .cost_summary import PARALLEL_MIN_ENTRIES
 from .dense_potentials import cheapest_arc_columns, dense_columns
-from .dual_steps import (INF_KEY, NO_LOW_BIT, difference_down, float_of_bits, floor_key, floor_step, low_bit_exponent,
-                         order_key, sum_exceeds, violation_step)
+from .dual_steps import (INF_KEY, NO_LOW_BIT, bits_of, difference_down, float_of_bits, floor_key, floor_step,
+                         low_bit_exponent, order_key, sum_exceeds, violation_step)
 from . import konig, min_cut
 from .graph_build import position_in_row
 from .exact_settle import candidate_pairs, cheaper_by
@@ -412,12 +412,6 @@ class _CostRows:
         out[rows] = self.problem.values[rows, row_match[rows]]
         return out
 
-    def rows_args(self, rows: np.ndarray):
-        """(row_ptr, col_ind, dense, cost) of these dense rows alone, in this order (row k there is
-        rows[k]): their float64 costs, without the whole matrix's."""
-        block = np.ascontiguousarray(self.problem.values[rows], dtype=np.float64).reshape(-1)
-        return np.arange(rows.size + 1, dtype=np.int64) * self.n_cols, self.col_ind, True, block
-
     def cost_at(self, i: int, j: int) -> float:
         """c_ij (inf when the pair is not allowed)."""
         if self.dense:
@@ -475,19 +469,65 @@ def _dual_row(row_ptr, col_ind, dense, cost, u, v_check, v_floor, check, i):
     """Row i in one read of its costs: u_i = the largest float with u_i <= c_ij - v_floor_j exactly
     for every allowed j (inf when it has none), and when ``check`` the max over its allowed pairs
     of u[i] + v_check_j - c_ij with the first j attaining it (else -inf, -1). The per-entry steps
-    (solvers.dual_steps) are those the GPU's check runs."""
+    (solvers.dual_steps) are those the GPU's check runs (a dense row's in their branch-free form,
+    with the same results)."""
     if dense and not check:
         return _dense_row_floor(cost, row_ptr[i], v_floor), -np.inf, -1
+    if dense:
+        return _dense_row_checked(cost[row_ptr[i]:row_ptr[i + 1]], u[i], v_check, v_floor)
     best, worst, at = np.inf, -np.inf, -1
     for k in range(row_ptr[i], row_ptr[i + 1]):
-        c = cost[k]
-        if c == np.inf:
-            continue
         j = k - row_ptr[i] if dense else col_ind[k]
-        if check:
-            worst, at = violation_step(u[i] + v_check[j] - c, j, worst, at)
-        best = floor_step(c, v_floor[j], best)
+        best, worst, at = _entry_step(cost[k], j, u[i], v_check, v_floor, check, best, worst, at)
     return best, worst, at
+
+
+@register_jitable
+def _entry_step(c, j, u_i, v_check, v_floor, check, best, worst, at):
+    """Allowed pair (i, j) of cost c into row i's running (u_i rounded down, worst violation, its j)."""
+    if c == np.inf:
+        return best, worst, at
+    if check:
+        worst, at = violation_step(u_i + v_check[j] - c, j, worst, at)
+    return floor_step(c, v_floor[j], best), worst, at
+
+
+NO_SLACK_KEY = np.int64(-INF_KEY - 1)  # order_key of -inf: a forbidden pair's slack, below every allowed one's
+
+
+@register_jitable
+def _dense_row_checked(row, u_i, v_check, v_floor):
+    """_dual_row with its check for one dense row (float64 costs, or integers below 2^53, each exact
+    as a float64), without branches: integer minima and maxima of order keys, which the compiler
+    vectorises (one entry at a time, branching, took 10-45 ns an entry on the GPU machines' hosts,
+    20x this). The floor as _dense_row_floor, the worst slack as a maximum, then the first column
+    attaining it: the running steps' results, which do not depend on the order of entries (a
+    slack of -0.0 may come out as +0.0, equal to it)."""
+    best, bad = INF_KEY, NO_SLACK_KEY
+    for j in range(row.size):
+        c = float(row[j])
+        best = min(best, floor_key(c, v_floor[j]))
+        bad = max(bad, order_key(bits_of(u_i + v_check[j] - c)) if c != np.inf else NO_SLACK_KEY)
+    worst, at = float_of_bits(order_key(bad)), -1
+    if bad != NO_SLACK_KEY:
+        for j in range(row.size):
+            c = float(row[j])
+            if c != np.inf and u_i + v_check[j] - c == worst:
+                at = j
+                break
+    return float_of_bits(order_key(best)), worst, at
+
+
+@njit(cache=True)
+def _held_rows_checked(values, rows, u, v_check, v_floor):
+    """_dense_row_checked for the rows ``rows`` of the costs as a problem holds them (a GPU check's
+    spot rows): read in place, with no float64 copy (copying a few rows of 20,000 integers cost
+    more than checking them)."""
+    floor, worst, at = np.empty(rows.size), np.empty(rows.size), np.empty(rows.size, dtype=np.int64)
+    for r in range(rows.size):
+        i = rows[r]
+        floor[r], worst[r], at[r] = _dense_row_checked(values[i], u[i], v_check, v_floor)
+    return floor, worst, at
 
 
 @njit(cache=True)
@@ -608,8 +648,9 @@ _difference_down, _sum_exceeds = difference_down, sum_exceeds  # the names tests
 
 def warm_parallel_loops() -> None:
     """Compile (or load) the multi-core variant of the row loop for the argument types
-    certificates give it (a dense matrix; sparse costs with int32 or int64 indices): a warm-up on
-    small problems never reaches it by size alone."""
+    certificates give it (a dense matrix; sparse costs with int32 or int64 indices), and the loops
+    only a large problem reaches (the near-tie search, a GPU check's spot rows): a warm-up on
+    small problems never reaches them by size alone."""
     v = np.zeros(2)
     layouts = [(np.array([0, 2, 4], dtype=np.int64), np.empty(0, dtype=np.int64), True)]
     layouts += [(np.array([0, 2, 4], dtype=index), np.array([0, 1, 0, 1], dtype=index), False)
@@ -621,6 +662,7 @@ def warm_parallel_loops() -> None:
     for dtype in (np.dtype(np.float64),) + HELD_INTEGERS:  # the near-tie search, on held integers too
         held = np.ones(4, dtype=dtype)
         held.setflags(write=False)  # as a Problem holds its costs (and a float64 copy of integers)
+        _held_rows_checked(held.reshape(2, 2), np.array([0, 1]), v, v, v)  # a GPU check's spot rows
         _near_rows_parallel(layouts[0][0], layouts[0][1], True, held, v, v, np.array([0, 1]), 1.0,
                             np.zeros(2, dtype=np.int64), np.empty((2, NEAR_CAP), dtype=np.int32),
                             np.empty(2, dtype=np.int64))
@@ -836,12 +878,15 @@ def _floor_columns(cr: _CostRows, v) -> np.ndarray | None:
 def _feasible_duals(cr: _CostRows, v, floor=None):
     """An exactly feasible dual (u, v) from any column potentials v: v shifted <= 0 when rows <
     cols, u_i = min_j (c_ij - v_j) rounded down (capped at 0 when rows > cols), or None. Its
-    objective is a proven lower bound on the optimum. ``floor``: those u_i, made already by a scan
-    that read the costs for something else too (the solver's duals' check)."""
-    v = _floor_columns(cr, v)
-    if v is None:
-        return None
-    u = floor if floor is not None else _row_min_down(*cr.args(), v)
+    objective is a proven lower bound on the optimum. ``floor``: (those u_i, those shifted v),
+    made already by a scan that read the costs for something else too (the solver's duals' check)."""
+    if floor is not None:
+        u, v = floor
+    else:
+        v = _floor_columns(cr, v)
+        if v is None:
+            return None
+        u = _row_min_down(*cr.args(), v)
     if cr.n_rows > cr.n_cols:
         u = np.minimum(u, 0.0)
     if not np.all(np.isfinite(u)):
@@ -953,8 +998,8 @@ def _launch_device_scan(problem, cr: _CostRows, u, v, device_costs):
 
 
 def _scan_solver_duals(cr: _CostRows, u, v, launched, notes: list):
-    """One read of the costs for the solver's duals: (the feasible dual's u from v, or None when its
-    columns are not finite; the worst violation of u_i + v_j <= c_ij and its pair). On the GPU's
+    """One read of the costs for the solver's duals: (the feasible dual (u, v) made from v, or None
+    when its columns are not finite; the worst violation of u_i + v_j <= c_ij and its pair). On the GPU's
     copy when _launch_device_scan ``launched`` a scan there, else on the host; ``notes`` says
     which, and why not the GPU."""
     v_floor, pending, why = launched
@@ -969,7 +1014,7 @@ def _scan_solver_duals(cr: _CostRows, u, v, launched, notes: list):
             notes.append(f"{why}: checked on the host")
         scanned = _dual_rows(*cr.args(), u, v, columns, True)
     floor, worst, at = scanned
-    return (floor if v_floor is not None else None), _worst_pair(worst, at)
+    return ((floor, v_floor) if v_floor is not None else None), _worst_pair(worst, at)
 
 
 def _scan_on_device(cr: _CostRows, u, v, v_floor, pending):
@@ -981,14 +1026,14 @@ def _scan_on_device(cr: _CostRows, u, v, v_floor, pending):
     rows = np.unique(np.linspace(0, n - 1, spread).astype(np.int64))
     # in one compiled call on one core (a call per row cost more than reading the rows; waking
     # every core's thread for ten rows, more again)
-    host = _dual_rows(*cr.rows_args(rows), u[rows], v, v_floor, True, serial=True)
+    host = _held_rows_checked(cr.problem.values, rows, u, v, v_floor)
     scanned, why = pending.result()
     if scanned is None:
         return None, why
     floor, worst, at = scanned
     extremes = np.setdiff1d(np.array([np.argmax(worst), np.argmin(floor)], dtype=np.int64), rows)
     if extremes.size:
-        more = _dual_rows(*cr.rows_args(extremes), u[extremes], v, v_floor, True, serial=True)
+        more = _held_rows_checked(cr.problem.values, extremes, u, v, v_floor)
         rows = np.concatenate([rows, extremes])
         host = tuple(np.concatenate(pair) for pair in zip(host, more))
     for got, want in zip(scanned, host):
@@ -1063,8 +1108,8 @@ def certify_assignment(problem: CostMatrix | SparseCosts, row_match, col_match=N
     def attempt(v, how, reason, trusted, floor=None):
         """A certificate if the exactly feasible dual built from v proves optimality, else None.
         ``trusted``: the potentials are the certificate's own, so their magnitudes may widen
-        the rounding allowance (a solver's could inflate it at will). ``floor``: the dual's u,
-        made already (see _feasible_duals)."""
+        the rounding allowance (a solver's could inflate it at will). ``floor``: the dual's (u, v),
+        made already from v (see _feasible_duals)."""
         feasible = _feasible_duals(cr, v, floor)
         if feasible is None:
             return None

@@ -244,15 +244,16 @@ class PendingScan:
     def result(self):
         """((floor, worst, at) per problem row, "") or (None, why not)."""
         n = self._n_rows
-        try:
-            read = self._launcher.read(self._results[:RESULT_PARTS * n])
+        size = RESULT_PARTS * n
+        try:  # into this thread's pinned buffer (the start of it), then out of it before anything reuses it
+            read = self._launcher.read(self._results, self._launcher.scratch(self._results.size, np.float64)[:size])
         except Exception as exc:  # a device fault: the host still certifies
             return None, f"the check on the GPU failed ({type(exc).__name__}: {exc})"
         floor, worst, at, low, high = read.reshape(RESULT_PARTS, n)
         sums = low.astype(np.uint64) + (high.astype(np.uint64) << np.uint64(32))
         if int(sums.sum(dtype=np.uint64)) != self._checksum:
             return None, "the GPU's copy of the costs no longer matches the problem (checksum)"
-        return (floor, worst, at.astype(np.int64)), ""
+        return (floor.copy(), worst.copy(), at.astype(np.int64)), ""
 
 
 def start_dual_rows(device_costs, shape: tuple[int, int], checksum: int, u: np.ndarray, v_check: np.ndarray,
@@ -271,13 +272,14 @@ def start_dual_rows(device_costs, shape: tuple[int, int], checksum: int, u: np.n
         launcher = launcher_for(backend or device_backend())
         # one copy in and one out, into arrays kept between certificates: an allocation and a
         # pageable copy of 40K duals took 0.2 ms on an H200, as much as the scan; the copy is of
-        # the duals alone, not the kept array's spare room (small copies there ran near 3 GB/s)
+        # the duals alone into the kept array's start (small copies of its spare room ran near
+        # 3 GB/s), by the driver (a device slice to copy into cost another 30-50 us)
         size = n + 2 * m
         duals = launcher.kept(size, np.float64)
         stage = launcher.scratch(duals.size, np.float64)  # page-locked on a GPU
         for part, start in ((u, 0), (v_check, n), (v_floor, n + m)):
             stage[start:start + part.size] = part
-        launcher.write(duals[:size], stage[:size])
+        launcher.write(duals, stage[:size])
         results = launcher.kept(RESULT_PARTS * n, np.float64)
         inputs = (device_costs, duals)
         if layout == (n, m):

@@ -258,12 +258,62 @@ def test_the_spot_rows_catch_a_device_result_that_differs_from_the_host(monkeypa
     # the worst and the lowest are rechecked after it, so the host's share stays small beside the GPU's scan
     rechecked = []
     monkeypatch.setattr(cm, "SPOT_ENTRIES", 70)
-    real_rows_args = cm._CostRows.rows_args
-    monkeypatch.setattr(cm._CostRows, "rows_args", lambda self, rows: rechecked.append(rows) or real_rows_args(self, rows))
+    real_rows_checked = cm._held_rows_checked
+    monkeypatch.setattr(cm, "_held_rows_checked",
+                        lambda values, rows, *rest: rechecked.append(rows) or real_rows_checked(values, rows, *rest))
     got, why = cm._scan_on_device(cr, u, v, v_floor, Scanned(honest))
     assert why == "" and list(rechecked[0]) == [0, 39]
     extremes = {int(np.argmax(honest[1])), int(np.argmin(honest[0]))} - {0, 39}
     assert set(np.concatenate(rechecked[1:]).tolist() if rechecked[1:] else []) == extremes
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.float64])
+def test_the_spot_rows_read_the_costs_as_the_problem_holds_them_with_the_host_scans_results(dtype):
+    """The spot rows are read in place (held integers too: no float64 copy of them), with the
+    results of the host's own scan of the float64 costs bit for bit: floor, worst and its column,
+    forbidden pairs skipped, rows in any order."""
+    rng = np.random.default_rng(11)
+    values = rng.integers(-2**40 if dtype == np.int64 else -2**30, 2**30, (1100, 1000)).astype(dtype)
+    if dtype == np.float64:
+        values = values * 1e-3
+        values[rng.random(values.shape) < 0.01] = np.inf
+    problem = CostMatrix.from_array(values, copy=False)
+    assert problem.values.dtype == np.dtype(dtype)  # held as given (a large C-ordered matrix)
+    cr = cm._CostRows(problem)
+    u, v = rng.normal(size=1100) * 1e9, rng.normal(size=1000) * 1e9
+    v_floor = cm._floor_columns(cr, v)
+    honest = cm._dual_rows(*cr.args(), u, v, v_floor, True)
+    rows = np.array([1099, 0, 517, 3], dtype=np.int64)
+    spot = cm._held_rows_checked(problem.values, rows, u, v, v_floor)
+    for got, want in zip(spot, honest):
+        assert np.array_equal(got, want[rows])
+    assert (spot[1] > -np.inf).all() and (spot[2] >= 0).all()
+
+
+def test_a_branch_free_dense_row_gives_the_running_steps_results_with_ties_zeros_and_forbidden_pairs():
+    """The host's dense rows (the spot rows, the host scan) are checked without branches; their
+    floor, worst slack and its first column are what the GPU's running steps give, entry by entry
+    (solvers.dual_steps), where many columns tie, slacks are -0.0 and +0.0, and pairs are forbidden."""
+    from solvers.dual_steps import floor_step, violation_step
+    rng = np.random.default_rng(8)
+    for trial in range(40):
+        values = rng.integers(-3, 4, (5, 30)).astype(np.float64) * (1.0 if trial % 2 else 1e300)
+        values[rng.random(values.shape) < 0.2] = np.inf
+        if trial % 5 == 0:
+            values[2] = np.inf  # a row with no allowed pair
+        u = rng.integers(-3, 4, 5).astype(np.float64) * (1.0 if trial % 2 else 1e300)
+        v = rng.integers(-3, 4, 30).astype(np.float64) * (1.0 if trial % 2 else 1e300)
+        u[rng.random(5) < 0.3] = -0.0
+        v[rng.random(30) < 0.3] = -0.0
+        v_floor = v - max(0.0, v.max())
+        got = cm._held_rows_checked(values, np.arange(5), u, v, v_floor)
+        for i in range(5):
+            best, worst, at = np.inf, -np.inf, -1
+            for j in range(30):
+                if values[i, j] != np.inf:
+                    worst, at = violation_step(u[i] + v[j] - values[i, j], j, worst, at)
+                    best = floor_step(values[i, j], v_floor[j], best)
+            assert got[0][i] == best and got[1][i] == worst and got[2][i] == at, (trial, i)
 
 
 def test_a_cpu_run_certifies_on_the_host():

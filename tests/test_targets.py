@@ -160,3 +160,22 @@ def test_on_a_gpu_full_sets_every_value_on_the_device_as_numpy_would():
         for n in (1, 255, 256, 257, 100_003):
             got = launch.read(launch.full(n, value, dtype))
             assert got.dtype == np.dtype(dtype) and np.array_equal(got, np.full(n, value, dtype)), (dtype, value, n)
+
+
+@pytest.mark.parametrize("backend", ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
+    not gpu_present(), reason="needs an NVIDIA GPU"))])
+def test_a_launcher_writes_and_reads_the_start_of_a_longer_kept_array(backend):
+    """A kept array is longer than what a call puts in it: write fills its start and leaves the
+    rest, a shorter ``out`` reads its start (on a GPU by one driver copy each, without a slice);
+    a pinned scratch buffer of another type is converted to the array's on the way in."""
+    launcher = launcher_for(backend)
+    kept = launcher.kept(3000, np.float64)
+    assert kept.size == 4096
+    launcher.write(kept, np.full(kept.size, -1.0))
+    launcher.write(kept, np.arange(3000, dtype=np.int64))  # converted: the array's type rules
+    start = launcher.read(kept, np.empty(3000))
+    assert start.tolist() == list(range(3000))
+    whole = launcher.read(kept)
+    assert whole[:3000].tolist() == list(range(3000)) and (whole[3000:] == -1.0).all()
+    pinned = launcher.scratch(kept.size, np.float64)[:10]
+    assert launcher.read(kept, pinned) is pinned and pinned.tolist() == list(range(10))

@@ -70,7 +70,7 @@ class CpuLauncher:
         self.readbacks += 1
         if out is None:
             return np.array(array, copy=True)
-        out[...] = array
+        out[...] = array[:out.size]
         return out
 
     def read_as(self, array, dtype) -> np.ndarray:
@@ -87,7 +87,7 @@ class CpuLauncher:
         return np.empty(kept_capacity(n), dtype=dtype)  # the loops run at once: nothing to share
 
     def write(self, array, host: np.ndarray) -> None:
-        array[...] = host
+        array[:np.size(host)] = host
 
     def synchronize(self) -> None:
         pass

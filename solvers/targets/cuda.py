@@ -163,7 +163,13 @@ class CudaLauncher:
         self.readbacks += 1
         if out is None:
             return array.copy_to_host()
-        array.copy_to_host(out)
+        if out.size == array.size:
+            array.copy_to_host(out)
+        elif self._prefix_copy(array, out):  # one driver copy: a device slice costs ~50 us
+            from numba.cuda.cudadrv.driver import device_to_host
+            device_to_host(out, array, out.nbytes)
+        else:
+            array[:out.size].copy_to_host(out)
         return out
 
     def read_as(self, array, dtype) -> np.ndarray:
@@ -196,7 +202,21 @@ class CudaLauncher:
         return _held(_KEPT, (size, np.dtype(dtype).str), lambda: cuda.device_array(size, dtype=dtype))
 
     def write(self, array, host: np.ndarray) -> None:
-        array.copy_to_device(np.ascontiguousarray(host))
+        host = np.ascontiguousarray(host, dtype=array.dtype)
+        if host.size == array.size:
+            array.copy_to_device(host)
+        elif self._prefix_copy(array, host):  # as read
+            from numba.cuda.cudadrv.driver import host_to_device
+            host_to_device(array, host, host.nbytes)
+        else:
+            array[:host.size].copy_to_device(host)
+
+    def _prefix_copy(self, array, host: np.ndarray) -> bool:
+        """Whether ``host`` and the start of the longer 1-D ``array`` can be copied by the driver
+        directly (the simulator's arrays have no device memory; numba's own copies check the rest)."""
+        return (not self.simulated and array.ndim == 1 and host.ndim == 1 and host.size < array.size
+                and np.dtype(array.dtype) == host.dtype and host.flags["C_CONTIGUOUS"]
+                and array.is_c_contiguous())
 
     def free_bytes(self) -> int | None:
         if self.simulated:

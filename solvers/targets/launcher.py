@@ -57,7 +57,8 @@ class Launcher(Protocol):
     def zeros(self, n: int, dtype): ...
 
     def read(self, array, out: np.ndarray | None = None) -> np.ndarray:
-        """A host copy of ``array`` (into ``out`` when given: a reused, on a GPU pinned, buffer)."""
+        """A host copy of the 1-D ``array`` (into ``out`` when given: a reused, on a GPU pinned,
+        buffer; a shorter ``out`` gets the array's first out.size elements)."""
 
     def read_as(self, array, dtype) -> np.ndarray:
         """A host copy of a 1-D target array, converted to ``dtype`` (a GPU: a large one staged back
@@ -77,7 +78,9 @@ class Launcher(Protocol):
         allocation of tens of microseconds each time. Kernels and copies reach it in stream order,
         so a later call may write it while an earlier launch still reads it."""
 
-    def write(self, array, host: np.ndarray) -> None: ...
+    def write(self, array, host: np.ndarray) -> None:
+        """``host`` into the 1-D ``array``, from its start (a kept array may be longer)."""
+
     def synchronize(self) -> None: ...
 
     def free_bytes(self) -> int | None:
