@@ -477,19 +477,14 @@ def _dual_row(row_ptr, col_ind, dense, cost, u, v_check, v_floor, check, i):
         return _dense_row_checked(cost[row_ptr[i]:row_ptr[i + 1]], u[i], v_check, v_floor)
     best, worst, at = np.inf, -np.inf, -1
     for k in range(row_ptr[i], row_ptr[i + 1]):
-        j = k - row_ptr[i] if dense else col_ind[k]
-        best, worst, at = _entry_step(cost[k], j, u[i], v_check, v_floor, check, best, worst, at)
+        c = cost[k]
+        if c == np.inf:
+            continue
+        j = col_ind[k]
+        if check:
+            worst, at = violation_step(u[i] + v_check[j] - c, j, worst, at)
+        best = floor_step(c, v_floor[j], best)
     return best, worst, at
-
-
-@register_jitable
-def _entry_step(c, j, u_i, v_check, v_floor, check, best, worst, at):
-    """Allowed pair (i, j) of cost c into row i's running (u_i rounded down, worst violation, its j)."""
-    if c == np.inf:
-        return best, worst, at
-    if check:
-        worst, at = violation_step(u_i + v_check[j] - c, j, worst, at)
-    return floor_step(c, v_floor[j], best), worst, at
 
 
 NO_SLACK_KEY = np.int64(-INF_KEY - 1)  # order_key of -inf: a forbidden pair's slack, below every allowed one's
