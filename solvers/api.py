@@ -64,17 +64,27 @@ def solve(data, /, algorithm: str | None = None, backend: str = "auto", observer
     ``backend``: "auto" (cuda when a GPU is here, else cpu), "cpu", "cuda" or "cudasim".
     ``observer`` receives live telemetry (see solvers.telemetry); None costs nothing.
     ``options`` are the algorithm's declared options (``solvers.algorithms()[name].options``).
-    ``Result.seconds`` is the algorithm's run alone: not loading, converting or certifying, but on
-    a process's first call it includes compiling the kernels (``solvers.warmup`` runs them untimed
-    first).
+    ``Result.seconds`` is the algorithm's run alone: not loading, converting or certifying, nor
+    compiling: the first call of a kind of run in a process first runs it untimed on a tiny problem
+    of the same kind (``solvers.warmup.prepare``: its kernels are compiled, or loaded from the
+    cache), and says so in one line on stderr when it compiles.
     """
+    from .warmup import prepare
     observer = as_observer(observer)
     algo = registry.get(algorithm) if algorithm is not None else None
     problem_obj = as_problem(data, algo, problem)  # a batch (or its file) is refused there: solve_batch solves it
     if algo is None:
         from .choice import choose
         algo = registry.get(choose(problem_obj, backend).algorithm)
-    return run_algorithm(problem_obj, algo, backend, observer, algo.parse_options(options))
+    parsed = algo.parse_options(options)  # bad options are refused before any warm-up
+    prepare(problem_obj, algo.name, backend, options, snapshot_interval=_interval(observer))
+    return run_algorithm(problem_obj, algo, backend, observer, parsed)
+
+
+def _interval(observer) -> float | None:
+    """The snapshot interval a run's observer asks for (None without one): its warm-up takes the
+    same telemetry paths."""
+    return None if observer is None else float(getattr(observer, "snapshot_interval", 0.0))
 
 
 def track(series, algorithm: str | None = None, backend: str = "auto",
@@ -91,11 +101,14 @@ def track(series, algorithm: str | None = None, backend: str = "auto",
     (the plain rectangular assignment). See solvers.tracking; ``save(result, "tracks.csv")``
     writes the tracks."""
     from .tracking import track as _track
+    from .warmup import prepare
     series = as_series(series)
     observer = as_observer(observer)
     if algorithm is None:
         from .choice import choose
         algorithm = choose(series, backend).algorithm
+    if algorithm in registry.algorithms():  # an unknown one is refused by the run, in its words
+        prepare(series, algorithm, backend, options, track=True, snapshot_interval=_interval(observer))
     return _track(series, algorithm=algorithm, backend=backend, observer=observer, **options)
 
 

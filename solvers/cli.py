@@ -353,9 +353,8 @@ def _plan(problem, algo, args, options) -> _Run:
 
 def _say_compiling(watch, name: str, backend: str, progress=None) -> None:
     """The one stderr line for a run that compiles (watch_compiles' callback)."""
-    why = ("not in this machine's kernel cache yet; cached for later runs" if watch.cached else
-           f"its {backend} kernels are compiled in every new process")
-    line = f"{'compiled' if watch.afterwards else 'compiling'} {name} for {backend} ({why})"
+    from .warmup import compiling_line
+    line = compiling_line(watch, name, backend)
     if progress:
         progress.say(line)
     else:

@@ -3,8 +3,9 @@
 The first solve of a numba-compiled algorithm in a process loads its kernels from numba's cache or
 compiles them: from a second to tens of seconds (gpr: 0.9 s for a 2 ms run; wbpr cold: 17 s). A
 front end therefore runs each (algorithm, backend, options, problem class and size class) once,
-untimed, on a tiny problem of the same kind before the first timed run, and says so. This lives
-here, not in ``solvers.solve``, whose time stays what one call costs.
+untimed, on a tiny problem of the same kind before the first timed run, and says so:
+``solvers.solve`` and ``solvers.track`` through ``prepare``, the CLI and the explorer themselves
+(with their own progress words). A key warmed up once in a process is not warmed up again.
 
 Graph solvers may switch between serial and threaded compiled loops by size (gpr at 4096 vertices
 a side), so a graph warms up at its own size up to WARM_SIDE, and graphs are keyed by their
@@ -18,6 +19,8 @@ compiled (not merely loaded from numba's cache), so a front end can say "compili
 from __future__ import annotations
 
 import math
+import sys
+import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -97,6 +100,37 @@ def warmup_problem(problem):
     return None
 
 
+_WARMED: set = set()  # warm-up keys run in this process, by any front end: each runs once
+_WARMING = threading.local()  # set while this thread runs a warm-up (its own solve must not warm up)
+
+
+def prepare(problem, algorithm: str, backend: str, options: dict, *, track: bool = False,
+            snapshot_interval: float | None = None) -> None:
+    """For ``solvers.solve`` and ``solvers.track``: the first run of a warm-up key in this process
+    is preceded by its warm-up (untimed), so that its ``Result.seconds`` counts no compiling or
+    loading of kernels; one line on stderr says when something is compiled, not merely loaded from
+    numba's cache (a run the CLI or the explorer warmed up already finds its key here)."""
+    chosen = resolved_backend(algorithm, backend)
+    if chosen is None or not wants_warmup(algorithm, chosen) or getattr(_WARMING, "active", False):
+        return
+    key = warmup_key(problem, algorithm, chosen, options)
+    if key in _WARMED:
+        return
+
+    def say(watch) -> None:
+        print(compiling_line(watch, algorithm, chosen), file=sys.stderr, flush=True)
+
+    with watch_compiles(say, chosen):
+        warm_up(problem, algorithm, chosen, options, track=track, snapshot_interval=snapshot_interval)
+
+
+def compiling_line(watch, name: str, backend: str) -> str:
+    """The one line for a run that compiles (watch_compiles' callback)."""
+    why = ("not in this machine's kernel cache yet; cached for later runs" if watch.cached else
+           f"its {backend} kernels are compiled in every new process")
+    return f"{'compiled' if watch.afterwards else 'compiling'} {name} for {backend} ({why})"
+
+
 class _WarmupObserver(Observer):
     """Listens as the real run's observer will (same snapshot interval, so the same telemetry
     paths compile) and passes on a stop request; draws nothing."""
@@ -124,20 +158,32 @@ def warm_up(problem, algorithm: str, backend: str, options: dict, *, track: bool
     tiny = warmup_problem(problem)
     if tiny is None:
         return 0.0
+    _WARMED.add(warmup_key(problem, algorithm, backend, options))
     observer = None
     if snapshot_interval is not None or should_stop is not None:
         observer = _WarmupObserver(math.inf if snapshot_interval is None else snapshot_interval, should_stop)
     start = time.perf_counter()
     try:
-        if track:
-            track_series(tiny, algorithm=algorithm, backend=backend, observer=observer, **options)
-        else:
-            solve(tiny, algorithm, backend=backend, observer=observer, **options)
+        with _warming():
+            if track:
+                track_series(tiny, algorithm=algorithm, backend=backend, observer=observer, **options)
+            else:
+                solve(tiny, algorithm, backend=backend, observer=observer, **options)
     except Cancelled:
         raise
     except Exception:
         pass
     return time.perf_counter() - start
+
+
+@contextmanager
+def _warming():
+    """A warm-up's own runs inside: they do not warm up first (``prepare``)."""
+    outer, _WARMING.active = getattr(_WARMING, "active", False), True
+    try:
+        yield
+    finally:
+        _WARMING.active = outer
 
 
 @dataclass
@@ -438,7 +484,8 @@ def warm_all(backend: str, progress=None, should_stop=None) -> WarmAllReport:
             observer = _WarmupObserver(0.0, should_stop) if item.observed else None
             try:
                 from .api import solve
-                solve(item.problem, item.algorithm, backend=backend, observer=observer, **item.options)
+                with _warming():
+                    solve(item.problem, item.algorithm, backend=backend, observer=observer, **item.options)
             except Cancelled:
                 raise
             except Exception:  # an option set a sample does not suit still compiled what it reached

@@ -183,3 +183,39 @@ def test_the_batch_warm_up_takes_the_kind_the_run_will_compile():
     assert warmup.batch_kind(batch) == (np.float64, bool(batch.batch.packed.costs.flags.writeable))
     with warmup.watch_compiles(backend="cpu"):
         warmup.warm_batch((np.float64, False), "cpu")  # runs (compiles or loads) without error
+
+
+API_CODE = """
+import sys, time
+import numpy as np
+import solvers
+costs = np.random.default_rng(1).random((40, 40))
+for _ in range(2):
+    start = time.perf_counter()
+    result = solvers.solve(costs, "lsa", backend="cpu")
+    print(time.perf_counter() - start, result.seconds, result.certificate.optimal, flush=True)
+    print("-- a call ended", file=sys.stderr, flush=True)
+"""
+
+
+def test_the_api_prepares_a_first_run_untimed_and_says_so_when_it_compiles(tmp_path):
+    """solvers.solve's first call of a kind in a process runs its warm-up first, untimed: on an
+    empty kernel cache one line on stderr says that it compiles and Result.seconds holds none of it;
+    the second call, and a new process on the filled cache, say nothing."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "kernels"), PYTHONPATH=str(root))
+    runs = [subprocess.run([sys.executable, "-c", API_CODE], cwd=root, env=env, capture_output=True, text=True,
+                           timeout=600) for _ in range(2)]
+    for done in runs:
+        assert done.returncode == 0, done.stderr[-2000:]
+    first, again = runs
+    assert first.stderr.splitlines() == [
+        "compiling lsa for cpu (not in this machine's kernel cache yet; cached for later runs)",
+        "-- a call ended", "-- a call ended"], first.stderr
+    assert again.stderr.splitlines() == ["-- a call ended", "-- a call ended"], again.stderr
+    (wall, seconds, optimal), _ = [line.split() for line in first.stdout.splitlines()]
+    assert optimal == "True" and float(seconds) < float(wall) / 4  # compiling took seconds, the solve of 40 x 40 not
