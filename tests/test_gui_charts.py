@@ -336,7 +336,8 @@ def test_a_one_call_solver_reports_no_intermediate_state(qtbot):
 def tracked_run(session: Session, monkeypatch, series, **options) -> tuple[RunState, list[int]]:
     """A real tracking run (auction) recorded as the explorer records it, and the frame pair of each
     solve in the order tracking made them (recorded inside tracking: the oracle)."""
-    from solvers import tracking
+    from solvers import tracking, warmup
+    warmup.prepare(series, "auction", "cpu", options, track=True)  # as the explorer warms up before a run
     order = []
     original = tracking._Pair._solve
 
