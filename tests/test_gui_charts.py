@@ -407,6 +407,34 @@ def test_tracking_solves_are_marked_with_their_frame_pairs(qtbot, monkeypatch, s
     assert view.value_curve.opts["connect"] == "all" and points(view.solve_lines[0]) == 0
 
 
+def test_frame_pair_labels_that_would_overlap_are_hidden_until_zoomed_in(qtbot, monkeypatch):
+    """In a narrow chart the frame pairs of short solves (a tracking run's gated re-solves) would
+    run into each other: the labels shown never overlap, the first is always shown, and zooming in
+    on the crowded solves shows the ones hidden at the full range."""
+    from explorer.views import ActivityView
+    session = Session()
+    tracked_run(session, monkeypatch, solvers.load("sample_graphs/particles_100x10.npz"))
+    view = shown(ActivityView(session), qtbot, size=(700, 500))
+
+    def visible():
+        return [label for label in view.solve_labels if label.isVisible()]
+
+    def rects(labels):
+        return [label.mapRectToScene(label.boundingRect()) for label in labels]
+
+    narrow = visible()
+    assert view.solve_labels[0] in narrow and len(narrow) < len(view.solve_labels)
+    kept = rects(narrow)
+    assert not any(a.intersects(b) for k, a in enumerate(kept) for b in kept[k + 1:])
+    hidden = [label for label in view.solve_labels if not label.isVisible()]
+    x = hidden[0].pos().x()
+    view.active_plot.setXRange(x - 2, x + 12, padding=0)
+    QtWidgets.QApplication.processEvents()
+    assert hidden[0].isVisible()
+    kept = rects(visible())
+    assert not any(a.intersects(b) for k, a in enumerate(kept) for b in kept[k + 1:])
+
+
 def test_a_gate_round_that_re_solved_only_some_gated_pairs_is_not_given_a_frame_pair():
     """Rounds re-solve a growing set of pairs; the last, every gated one. A round of fewer pairs does
     not say which it took: its solves are left without a frame pair rather than given a wrong one."""

@@ -21,6 +21,7 @@ from .base import (ENDPOINT_PHASES, View, add_plot, add_side_legend, cursor_line
 
 VALUE_NAMES = {"matching": "matching size", "flow": "flow value", "assignment": "cost", "points": "cost"}
 MAX_EVENT_LINES = 40  # beyond this, events are drawn as markers only (hundreds of lines hide the data)
+LABEL_GAP_PX = 4  # frame-pair labels closer than this on screen: the later one is hidden
 MAX_SOLVE_LABELS = 30  # frame-pair labels over the solve boundaries; beyond this every k-th
 # extras that are an amount per event, not a state: drawn point to point; every other extra (max_level,
 # epsilon, unreachable, ...) holds its value until it is next reported, so it is drawn as steps
@@ -85,7 +86,7 @@ class ActivityView(View):
         self.log_scale = QtWidgets.QCheckBox("Log scale")
         self.extra_combo = QtWidgets.QComboBox()
         self.extra_combo.addItem("(none)", None)
-        self.events_label = QtWidgets.QLabel()
+        self.events_label = QtWidgets.QLabel(wordWrap=True)  # a narrow window: two lines, not cut off
         self.events_label.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
         bar.addWidget(QtWidgets.QLabel("x axis"))
         bar.addWidget(self.x_mode)
@@ -126,6 +127,7 @@ class ActivityView(View):
             plot.addItem(line, ignoreBounds=True)  # they span the chart's height: never widen its range
             self.solve_lines.append(line)
         self.solve_labels: list[pg.TextItem] = []
+        self.active_plot.getViewBox().sigTransformChanged.connect(self._thin_solve_labels)  # zoom, pan, resize
         self.event_items: dict = {}  # phase -> (markers, lines)
         self._pinned = None
         self.cursors = [cursor_line() for _ in range(3)]
@@ -296,6 +298,21 @@ class ActivityView(View):
             item.setPos(float(bounds[k]), top - (row % 2) * 0.12 * (top - low))
             self.active_plot.addItem(item, ignoreBounds=True)
             self.solve_labels.append(item)
+        self._thin_solve_labels()
+
+    def _thin_solve_labels(self, *_) -> None:
+        """Hide a frame-pair label that would overlap one shown before it (on screen, at the chart's
+        present size and zoom: the gated re-solves of a tracking run are often a few pixels apart,
+        and in a short chart the two rows of labels overlap too); zooming in shows it again."""
+        shown = []  # the scene rectangles of the labels kept, each widened by the gap
+        for item in self.solve_labels:
+            item.setVisible(True)  # (a hidden TextItem keeps its old placement)
+            item.updateTransform(force=True)  # placed for the view's present scale before it is measured
+            rect = item.mapRectToScene(item.boundingRect()).adjusted(-LABEL_GAP_PX, 0, LABEL_GAP_PX, 0)
+            fits = not any(rect.intersects(other) for other in shown)
+            item.setVisible(fits)
+            if fits:
+                shown.append(rect)
 
     def _draw_events(self, cols, x, active, value, n, ignore=frozenset()) -> None:
         """Markers (active plot) and vertical lines (objective plot) per non-main phase. The items
