@@ -29,7 +29,7 @@ import numpy as np
 
 from . import registry
 from .errors import Cancelled
-from .problems import BipartiteGraph, CostMatrix, FlowNetwork, PointSeries, SparseCosts
+from .problems import BipartiteGraph, CostMatrix, EuclideanCosts, FlowNetwork, PointSeries, SparseCosts
 from .telemetry import Observer
 
 WARM_SIDE = 8192     # a larger graph warms up on a random one this size (above every threading threshold)
@@ -87,6 +87,12 @@ def warmup_problem(problem):
         return CostMatrix.from_array(np.array(problem.values[:shape[0], :shape[1]]), source="<warm-up>")
     if isinstance(problem, SparseCosts):
         return generate("sparse-lap", rows=16, cols=16, degree=4, seed=1)
+    if isinstance(problem, EuclideanCosts):  # the first points of each set: same dimension, same orientation
+        rows, cols = problem.shape
+        small = min(COST_CORNER, rows, cols)
+        big = min(2 * COST_CORNER, max(rows, cols)) if rows != cols else small
+        first, second = (small, big) if rows < cols else (big, small)
+        return EuclideanCosts.from_points(problem.a[:first], problem.b[:second], source="<warm-up>")
     if isinstance(problem, FlowNetwork):
         return generate("washington-rlg", rows=4, cols=4, seed=1)
     if isinstance(problem, PointSeries):
@@ -122,10 +128,19 @@ def prepare(problem, algorithm: str, backend: str, options: dict, *, track: bool
         return
 
     def say(watch) -> None:
-        print(compiling_line(watch, algorithm, chosen), file=sys.stderr, flush=True)
+        print(compiling_line(watch, f"{algorithm} ({problem_words(problem)})", chosen), file=sys.stderr, flush=True)
 
     with watch_compiles(say, chosen):
         warm_up(problem, algorithm, chosen, options, track=track, snapshot_interval=snapshot_interval)
+
+
+_PROBLEM_WORDS = ((PointSeries, "point series"), (EuclideanCosts, "point sets"), (SparseCosts, "sparse costs"),
+                  (CostMatrix, "cost matrices"), (FlowNetwork, "flow networks"), (BipartiteGraph, "graphs"))
+
+
+def problem_words(problem) -> str:
+    """What a compiling line says the kernels are for, so that two kinds' lines differ."""
+    return next((words for kind, words in _PROBLEM_WORDS if isinstance(problem, kind)), "this problem")
 
 
 def compiling_line(watch, name: str, backend: str) -> str:
@@ -381,15 +396,80 @@ def _batch_marker(kind: tuple, backend: str):
 
 
 def warm_batch(kind: tuple, backend: str, algorithm: str = "hungarian") -> None:
-    """solve_batch once, untimed, on a one-problem batch of ``kind`` (batch_kind's): compiles or loads
-    what a batch of that kind then runs."""
-    import numpy as np
+    """solve_batch once, untimed, on tiny batches of ``kind`` (batch_kind's): compiles or loads what
+    a batch of that kind then runs (on a GPU: an item for the warp kernel and one for the block
+    kernel). Registers the kind, so that this process's solve_batch does not warm it up again."""
+    from .batch.api import solve_batch
+    _WARMED.add(_batch_key(kind, backend, algorithm))
+    dtype, writeable = kind
+    shapes = ((1, 2, 3),) if backend == "cpu" else ((1, 2, 3), (1, 2, _wide_item()))
+    with _warming():
+        for shape in shapes:
+            tiny = np.zeros(shape, dtype=dtype)
+            tiny.flags.writeable = writeable
+            solve_batch(tiny, algorithm, backend=backend)
+
+
+def warm_device_batch(dtype, backend: str, algorithm: str = "hungarian") -> None:
+    """warm_batch for a batch that lives on the GPU (its packing and checking kernels too)."""
+    from numba import cuda
 
     from .batch.api import solve_batch
-    dtype, writeable = kind
-    tiny = np.zeros((1, 2, 3), dtype=dtype)
-    tiny.flags.writeable = writeable
-    solve_batch(tiny, algorithm, backend=backend)
+    _WARMED.add(_batch_key(("device", np.dtype(dtype).str), backend, algorithm))
+    with _warming():
+        for shape in ((1, 2, 3), (1, 2, _wide_item())):
+            solve_batch(cuda.to_device(np.zeros(shape, dtype=dtype)), algorithm, backend=backend)
+
+
+def _wide_item() -> int:
+    """Columns of a warm-up item that the block kernel solves (past the warp kernel's)."""
+    from .batch.device_kernels import WARP_COLS
+    return WARP_COLS + 1
+
+
+def _device_dtype(costs) -> np.dtype:
+    """The element type of a GPU array (numba, CuPy: a numpy dtype; PyTorch: torch.float32 and so on)."""
+    try:
+        return np.dtype(str(getattr(costs, "dtype", "float64")).removeprefix("torch."))
+    except TypeError:  # a type numpy does not name (bfloat16): the packing refuses or converts it anyway
+        return np.dtype(np.float64)
+
+
+def _batch_key(kind: tuple, backend: str, algorithm: str) -> tuple:
+    return ("batch", algorithm, backend, kind)
+
+
+def prepare_batch_run(costs, algorithm: str, backend: str, on_device: bool) -> None:
+    """For ``solvers.solve_batch``: the process's first batch of a kind (float type, writeable, or
+    on the GPU) on ``backend`` is preceded by warm_batch (untimed), so that its seconds count no
+    compiling or loading; one line on stderr says when something is compiled."""
+    if backend == "cudasim" or getattr(_WARMING, "active", False):
+        return
+    if on_device:
+        dtype = _device_dtype(costs)
+        key = _batch_key(("device", dtype.str), backend, algorithm)
+    else:
+        if not isinstance(costs, (list, tuple)) and not hasattr(costs, "batch"):
+            from .batch.inputs import host_array
+            costs = host_array(costs)  # a CPU tensor, read in place: its float type and writeability
+        kind = batch_kind(costs)
+        key = _batch_key(kind, backend, algorithm)
+    if key in _WARMED:
+        return
+
+    def say(watch) -> None:
+        print(compiling_line(watch, f"{algorithm} (batches)", backend), file=sys.stderr, flush=True)
+
+    with watch_compiles(say, backend):
+        try:
+            if on_device:
+                warm_device_batch(dtype, backend, algorithm)
+            else:
+                warm_batch(kind, backend, algorithm)
+        except (Cancelled, KeyboardInterrupt):
+            raise
+        except Exception:  # the real run reports its own failure
+            pass
 
 
 def warm_batches(backend: str) -> None:

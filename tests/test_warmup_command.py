@@ -224,9 +224,112 @@ def test_the_api_prepares_a_first_run_untimed_and_says_so_when_it_compiles(tmp_p
         assert done.returncode == 0, done.stderr[-2000:]
     first, again = runs
     assert first.stderr.splitlines() == [
-        "compiling lsa for cpu (not in this machine's kernel cache yet; cached for later runs)",
+        "compiling lsa (cost matrices) for cpu (not in this machine's kernel cache yet; cached for later runs)",
         "-- a call ended", "-- a call ended"], first.stderr
     assert again.stderr.splitlines() == ["-- a call ended", "-- a call ended"], again.stderr
     # the warm-up's own run (on a tiny corner) compiled; the two timed runs compiled nothing
     warm, *timed = [line.split() for line in first.stdout.splitlines()]
     assert int(warm[0]) > 0 and timed == [["0", "True"], ["0", "True"]], first.stdout
+
+
+def test_a_point_set_warms_up_on_its_first_points_in_its_own_orientation():
+    import numpy as np
+    rng = np.random.default_rng(3)
+    wide = solvers.EuclideanCosts.from_points(rng.random((300, 2)), rng.random((900, 2)))
+    tiny = warmup.warmup_problem(wide)
+    assert isinstance(tiny, solvers.EuclideanCosts) and tiny.shape == (warmup.COST_CORNER, 2 * warmup.COST_CORNER)
+    assert np.array_equal(tiny.a, wide.a[:warmup.COST_CORNER]) and tiny.a.shape[1] == 2
+    tall = solvers.EuclideanCosts.from_points(rng.random((90, 3)), rng.random((20, 3)))
+    assert warmup.warmup_problem(tall).shape == (90, 20)
+
+
+def test_solve_batch_warms_up_each_kind_once_before_its_clock_starts(monkeypatch):
+    """The first batch of a kind (float type, writeable) in a process runs warm_batch before the
+    timed part; a second batch of that kind does not; a read-only batch is another kind."""
+    import numpy as np
+    from solvers.batch import api as batch_api
+    monkeypatch.setattr(warmup, "_WARMED", set())
+    events = []
+    real_warm, real_clock = warmup.warm_batch, batch_api.time.perf_counter
+
+    def warm(kind, backend, algorithm="hungarian"):
+        events.append(("warm", kind, backend))
+        real_warm(kind, backend, algorithm)
+
+    def clock():
+        if not getattr(warmup._WARMING, "active", False):
+            events.append(("clock",))
+        return real_clock()
+
+    monkeypatch.setattr(warmup, "warm_batch", warm)
+    monkeypatch.setattr(batch_api.time, "perf_counter", clock)
+    costs = np.random.default_rng(2).random((4, 5, 6)).astype(np.float32)
+    first = solvers.solve_batch(costs, backend="cpu")
+    assert events[0] == ("warm", (np.float32, True), "cpu") and ("clock",) in events
+    assert not any(e[0] == "warm" for e in events[1:]), events  # its own warm-up is not warmed up again
+    events.clear()
+    solvers.solve_batch(costs, backend="cpu")
+    assert events and all(e == ("clock",) for e in events)
+    mapped = costs.copy()
+    mapped.flags.writeable = False
+    events.clear()
+    again = solvers.solve_batch(mapped, backend="cpu")
+    assert events[0] == ("warm", (np.float32, False), "cpu")
+    assert np.array_equal(first.assignments[0], again.assignments[0])
+    with pytest.raises(solvers.InputError):  # a batch of the wrong shape: refused before any warm-up
+        events.clear()
+        solvers.solve_batch(np.zeros((3, 3), np.float16), backend="cpu")
+    assert events == []
+
+
+FRESH_KINDS_CODE = """
+import sys
+import numpy as np
+import solvers
+from solvers import api, warmup
+from solvers.batch import api as batch_api
+
+
+def counting(run):  # prints what the timed part compiled
+    def counted(*args, **kwargs):
+        with warmup.watch_compiles() as watch:
+            out = run(*args, **kwargs)
+        print(watch.compiled, flush=True)
+        return out
+    return counted
+
+
+api.run_algorithm = counting(api.run_algorithm)
+load = batch_api._load
+batch_api._load = lambda *args: (counting(load(*args)[0]), load(*args)[1])
+rng = np.random.default_rng(1)
+a = rng.random((200, 3))
+for _ in range(2):
+    assert solvers.match_points(a, a + rng.normal(0, 0.01, a.shape)).certificate.optimal
+    print("-- points", file=sys.stderr, flush=True)
+for _ in range(2):
+    assert solvers.solve_batch(rng.random((20, 30, 40)), backend="cpu").summary()["certified"] == 20
+    print("-- batch", file=sys.stderr, flush=True)
+"""
+
+
+@pytest.mark.skipif(not FULL_SWEEPS, reason="make test-all: compiles the batch solver and knn from an empty cache")
+def test_point_sets_and_batches_are_prepared_untimed_on_an_empty_cache(tmp_path):
+    """match_points (solve on EuclideanCosts) and solve_batch compile on their first call, before
+    the timed part, and say so in one line each, naming what they compile for."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "kernels"), PYTHONPATH=str(root))
+    done = subprocess.run([sys.executable, "-c", FRESH_KINDS_CODE], cwd=root, env=env, capture_output=True,
+                          text=True, timeout=1200)
+    assert done.returncode == 0, done.stderr[-2000:]
+    why = "(not in this machine's kernel cache yet; cached for later runs)"
+    assert done.stderr.splitlines() == [f"compiling knn (point sets) for cpu {why}", "-- points", "-- points",
+                                        f"compiling hungarian (batches) for cpu {why}", "-- batch", "-- batch"]
+    timed = [line for line in done.stdout.splitlines() if line.strip()]
+    # each kind's warm-up run compiled; the two timed runs after it compiled nothing
+    assert len(timed) == 6 and int(timed[0]) > 0 and int(timed[3]) > 0, done.stdout
+    assert timed[1:3] == timed[4:] == ["0", "0"], done.stdout

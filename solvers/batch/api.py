@@ -117,11 +117,16 @@ def solve_batch(costs, algorithm: str = "hungarian", backend: str = "auto"):
     from .problem import AssignmentBatch
     if isinstance(costs, (str, os.PathLike)):  # a batch file: a 3-D .npy or an .npz of matrices
         costs = _batch_file(costs)
-    started = time.perf_counter()
     loaded = isinstance(costs, AssignmentBatch)  # checked and packed when it was loaded
     on_device = not loaded and not isinstance(costs, (list, tuple)) and device_input(costs)
     name = resolve_backend(backend)
     solve_packed, module = _load(BATCH_BACKENDS[name], name)
+    if not on_device and not loaded:
+        from .inputs import check_batch_shape
+        check_batch_shape(costs)  # a batch of the wrong shape is refused before anything is compiled
+    from ..warmup import prepare_batch_run
+    prepare_batch_run(costs, algorithm, name, on_device)  # compiling or loading kernels: untimed
+    started = time.perf_counter()
     if on_device:
         prepare = getattr(module, "prepare_device", None)
         if name == "cpu" or prepare is None:

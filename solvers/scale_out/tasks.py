@@ -18,9 +18,6 @@ import numpy as np
 
 from ..errors import BackendUnavailable, Cancelled, InfeasibleError, InputError
 
-_warmed: set = set()  # warm-up keys this process has run
-
-
 @dataclass
 class Outcome:
     """What a task hands back: its payload (or None), the error line (or None), the worker that
@@ -68,7 +65,6 @@ def solve_problem(data, algorithm: str | None, backend: str, options: dict):
     from .. import registry
     from ..api import solve, track
     from ..api_inputs import as_problem
-    from ..warmup import warm_up, warmup_key
     algo = registry.get(algorithm) if algorithm is not None else None
     problem = as_problem(data, algo)
     if problem.kind == "points":
@@ -76,11 +72,7 @@ def solve_problem(data, algorithm: str | None, backend: str, options: dict):
     if algo is None:
         from ..choice import choose
         algorithm = choose(problem, backend).algorithm
-    key = warmup_key(problem, algorithm, backend, options)
-    if key not in _warmed:
-        warm_up(problem, algorithm, backend, options)
-        _warmed.add(key)
-    return solve(problem, algorithm, backend, **options)  # certified inside, as every solve
+    return solve(problem, algorithm, backend, **options)  # warmed up (untimed) and certified inside, as every solve
 
 
 def solve_batch_chunk(costs, algorithm: str | None, backend: str, first: int = 0):
@@ -99,28 +91,13 @@ def _solve_chunk(costs, algorithm: str | None, backend: str):
     from .items import NpySlices
     if isinstance(costs, NpySlices):
         costs = costs.read()
-    from ..warmup import batch_kind, warm_batch
-    kind = batch_kind(costs)
-    key = ("batch", backend, kind)
-    if key not in _warmed:
-        try:
-            warm_batch(kind, backend)  # compile or load, untimed
-        except Exception:  # the real call reports its own error
-            pass
-        _warmed.add(key)
-    return solve_batch(costs, algorithm or "hungarian", backend)
+    return solve_batch(costs, algorithm or "hungarian", backend)  # warmed up per kind inside, untimed
 
 
 def track_series(series, algorithm: str, backend: str, options: dict):
     """A whole series in one task: solvers.track itself."""
     from ..api import track
-    from ..warmup import warm_up
-    solve_options = {k: v for k, v in options.items() if k != "max_distance"}  # the gate compiles nothing new
-    key = ("track", algorithm, backend, tuple(sorted((k, repr(v)) for k, v in solve_options.items())))
-    if key not in _warmed:
-        warm_up(series, algorithm, backend, solve_options, track=True)
-        _warmed.add(key)
-    return track(series, algorithm, backend, **options)
+    return track(series, algorithm, backend, **options)  # warmed up inside, untimed
 
 
 def track_stretches(stretches, gate, algorithm: str, backend: str, options: dict, source) -> list[dict]:
