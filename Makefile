@@ -11,6 +11,8 @@ SAMPLE   ?= sample_graphs/random-bipartite_200x200_d3.mtx
 FALLBACK := build/random-bipartite-200x200.mtx
 ALGO     ?= pr-seq
 PYTEST_ARGS ?=
+# the suite runs in two processes (pytest-xdist), a test file to each at a time: its tests keep their order
+PYTEST_JOBS ?= 2
 BENCH_ARGS  ?=
 
 # Qt tests need a display: use a virtual X server when there is none. Its screen must be 24-bit:
@@ -38,11 +40,11 @@ run: $(STAMP)
 
 # the whole suite, with a seeded sample of each exhaustive simulator sweep (what CI runs)
 test: $(STAMP)
-	$(XVFB) $(BIN)/python -m pytest -q $(PYTEST_ARGS)
+	$(XVFB) $(BIN)/python -m pytest -q -n $(PYTEST_JOBS) --dist loadfile $(PYTEST_ARGS)
 
 # the same suite with every sweep at full size and the empty-cache warm-up checks (several more minutes on 2 cores)
 test-all: $(STAMP)
-	MATCHSCOPE_FULL_SWEEPS=1 $(XVFB) $(BIN)/python -m pytest -q $(PYTEST_ARGS)
+	MATCHSCOPE_FULL_SWEEPS=1 $(XVFB) $(BIN)/python -m pytest -q -n $(PYTEST_JOBS) --dist loadfile $(PYTEST_ARGS)
 
 bench-gpr: $(STAMP)
 	$(BIN)/python benchmarks/bench_gpr.py $(BENCH_ARGS)

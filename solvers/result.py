@@ -236,6 +236,12 @@ class TrackResult:
     def certified(self) -> bool:
         return all(s["certified"] for s in self.frame_stats)
 
+    @property
+    def seconds(self) -> float:
+        """The algorithm's time over every frame pair's solves (as Result.seconds: no compiling,
+        no certifying)."""
+        return float(sum(s["seconds"] for s in self.frame_stats))
+
     def __str__(self) -> str:
         """One plain line (``print(tracks)``): frames, links, tracks, the proof of every pair."""
         pairs = len(self.frame_stats)

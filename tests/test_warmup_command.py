@@ -263,9 +263,9 @@ def test_solve_batch_warms_up_each_kind_once_before_its_clock_starts(monkeypatch
 
     monkeypatch.setattr(warmup, "warm_batch", warm)
     monkeypatch.setattr(batch_api.time, "perf_counter", clock)
-    costs = np.random.default_rng(2).random((4, 5, 6)).astype(np.float32)
+    costs = np.random.default_rng(2).random((4, 5, 6))
     first = solvers.solve_batch(costs, backend="cpu")
-    assert events[0] == ("warm", (np.float32, True), "cpu") and ("clock",) in events
+    assert events[0] == ("warm", (np.float64, True), "cpu") and ("clock",) in events
     assert not any(e[0] == "warm" for e in events[1:]), events  # its own warm-up is not warmed up again
     events.clear()
     solvers.solve_batch(costs, backend="cpu")
@@ -274,7 +274,7 @@ def test_solve_batch_warms_up_each_kind_once_before_its_clock_starts(monkeypatch
     mapped.flags.writeable = False
     events.clear()
     again = solvers.solve_batch(mapped, backend="cpu")
-    assert events[0] == ("warm", (np.float32, False), "cpu")
+    assert events[0] == ("warm", (np.float64, False), "cpu")
     assert np.array_equal(first.assignments[0], again.assignments[0])
     with pytest.raises(solvers.InputError):  # a batch of the wrong shape: refused before any warm-up
         events.clear()
