@@ -1264,28 +1264,34 @@ def test_cuda_kernels_compiled_without_numba_s_event_are_reported_afterwards(mon
     """numba-cuda compiles kernels without numba's compile event: for backend cuda the watch also
     counts its dispatchers' compilations when the block ends (stand-in counts here, no GPU)."""
     import solvers.warmup as warmup
-    counts = iter([4, 7])  # kernels compiled in the process before and after the block
+    # kernels compiled in the process before and after the block (and of them, without an on-disk cache)
+    counts = iter([(4, 0), (7, 0), (7, 0), (9, 1)])
     monkeypatch.setattr(warmup, "_cuda_kernels_compiled", lambda: next(counts))
     seen = []
     with warmup.watch_compiles(lambda watch: seen.append((watch.compiled, watch.cached, watch.afterwards)), "cuda"):
         pass
-    assert seen == [(3, False, True)]
+    assert seen == [(3, True, True)]  # kept in the kernel cache: the next process loads them
+    with warmup.watch_compiles(lambda watch: seen.append((watch.compiled, watch.cached, watch.afterwards)), "cuda"):
+        pass
+    assert seen[1:] == [(2, False, True)]  # one kernel without a cache: compiled in every process
+    seen = seen[:1]
     with warmup.watch_compiles(lambda watch: seen.append("cpu"), "cpu"):  # cpu: never counted this way
         pass
-    assert seen == [(3, False, True)]
-    counts = iter([7, 7])  # nothing compiled: nothing said
+    assert seen == [(3, True, True)]
+    counts = iter([(7, 0), (7, 0)])  # nothing compiled: nothing said
     with warmup.watch_compiles(lambda watch: seen.append("none"), "cuda"):
         pass
-    assert seen == [(3, False, True)]
+    assert seen == [(3, True, True)]
 
 
 def test_cuda_kernels_decide_what_is_said_even_after_a_cached_cpu_helper_compiled(tmp_path, monkeypatch):
     """A cuda run may compile a cached CPU helper (a certificate's) before its kernels: the line
-    comes at the end, and says the kernels are compiled in every new process."""
+    comes at the end, and what it says of the cache follows the kernels."""
     import solvers.warmup as warmup
     module = _import_numba_module(tmp_path / "helper.py", cache=True)
-    for kernels, cached in ((2, False), (0, True)):  # with kernels compiled, and with the helper alone
-        counts = iter([0, kernels])
+    # kernels without an on-disk cache, and with the helper alone
+    for kernels, cached in (((2, 2), False), ((0, 0), True)):
+        counts = iter([(0, 0), kernels])
         monkeypatch.setattr(warmup, "_cuda_kernels_compiled", lambda: next(counts))
         seen = []
         with warmup.watch_compiles(lambda watch: seen.append((watch.cached, watch.afterwards)), "cuda"):

@@ -45,9 +45,11 @@ HARDWARE_HINTS = ("launch_bounds", "max_registers")  # cuda.jit options the simu
 BUILT: list = []  # every dispatcher made here, in order (so compilations can be counted without a scan)
 
 
-def kernels_compiled() -> int:
-    """Kernels compiled (not loaded from the on-disk cache) by the dispatchers built so far."""
-    return sum(sum(getattr(d, "_cache_misses", {}).values()) for d in BUILT)
+def kernels_compiled(uncached: bool = False) -> int:
+    """Kernels compiled (not loaded from the on-disk cache) by the dispatchers built so far;
+    ``uncached``: only those of dispatchers without an on-disk cache (compiled in every process)."""
+    return sum(sum(getattr(d, "_cache_misses", {}).values()) for d in BUILT
+               if not uncached or type(getattr(d, "_cache", None)).__name__ in ("NullCache", "NoneType"))
 
 
 class LazyCudaKernel:
