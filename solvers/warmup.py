@@ -484,9 +484,12 @@ def warm_batches(backend: str) -> None:
     tall and ragged items; on a GPU, items for the warp kernel and the block kernel (with and
     without shared-memory column state), the certificate on the solver's copy, and batches that
     already live on the GPU (floats, and integers packed on the device)."""
-    import numpy as np
-
     from .batch.api import solve_batch
+    with _warming():  # each call its own warm-up: solve_batch does not warm up first
+        _warm_batch_paths(solve_batch, backend)
+
+
+def _warm_batch_paths(solve_batch, backend: str) -> None:
     rng = np.random.default_rng(0)
     for dtype in (np.float64, np.float32):
         for shape in ((3, 4, 4), (2, 3, 6), (2, 6, 3)):

@@ -164,8 +164,19 @@ def test_the_whole_warm_up_then_a_second_one_compiles_nothing(tmp_path):
     command = [sys.executable, "-m", "solvers", "warmup", "--backend", "cpu"]
     first = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=1200)
     assert first.returncode == 0, first.stderr[-2000:]
+    assert "compiling" not in first.stderr, first.stderr  # its own runs say nothing: it reports once, itself
     again = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0 and "nothing compiled" in again.stdout, again.stdout
+
+
+def test_the_batch_solvers_warm_up_runs_no_warm_up_of_its_own(monkeypatch):
+    """warm_all's batch step calls solve_batch on every kind: none of those calls warms up first
+    (each would print its own compiling line inside `matchscope warmup`)."""
+    monkeypatch.setattr(warmup, "_WARMED", set())
+    nested = []
+    monkeypatch.setattr(warmup, "warm_batch", lambda *args, **kwargs: nested.append(args))
+    warmup.warm_batches("cpu")
+    assert nested == []
 
 
 def test_the_batch_warm_up_takes_the_kind_the_run_will_compile():
