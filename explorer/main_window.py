@@ -4,7 +4,9 @@ and tests drive the window without file dialogs."""
 from __future__ import annotations
 
 import logging
+import math
 import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +30,10 @@ from .worker import Job, WorkerHost
 log = logging.getLogger("matchscope.explorer")
 
 REFRESH_MS = 33  # views redraw at most ~30 times a second, whatever the solver emits
+# while a run is live, redrawing the view takes at most about this share of the time: the solver's
+# thread shares the interpreter with the window, so a slow redraw (the 3-D view under software GL
+# took 20-30 ms) stretched a 20 ms tracking run to 200 ms
+LIVE_REDRAW_SHARE = 0.2
 MAX_RECENT = 10
 FAILED_VERBS = {"saved": "save", "exported": "export"}  # an export's words when it could not be written
 CENTRAL_MIN_WIDTH = 744  # the views and the timeline (see where the central widget is made)
@@ -114,6 +120,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self._build_actions()
         self._build_menus()
         self._wire()
+        self.clock = time.perf_counter  # tests move their own
+        self._redraw_due = -math.inf  # while a run is live, the next redraw waits until then
         self.timer = QtCore.QTimer(self)
         self.timer.setInterval(REFRESH_MS)
         self.timer.timeout.connect(self.tick)
@@ -350,12 +358,18 @@ class MainWindow(QtWidgets.QMainWindow):
     def tick(self) -> None:
         """~30 Hz: pull new telemetry into columns and redraw the visible view if anything changed."""
         run = self.session.current_run
-        if run is not None and run.is_active:
+        live = run is not None and run.is_active
+        if live:
             run.sync()
             self.solver_panel.show_live(run)
             self.timeline.update_position()
+        started = self.clock()
+        if live and started < self._redraw_due:
+            return  # the last redraw was slow: the solver gets the interpreter meanwhile
         if self.current_view().refresh():
             self.act_export_view.setEnabled(self.current_view().has_content())
+        ended = self.clock()
+        self._redraw_due = ended + (ended - started) * (1.0 / LIVE_REDRAW_SHARE - 1.0)
 
     def current_view(self):
         return self.tabs.currentWidget()

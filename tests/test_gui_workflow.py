@@ -399,3 +399,63 @@ def test_flow_solution_exports_per_edge_flows(window, qtbot, tmp_path):
     out_of_source = sum(fl for fl, r in zip(flows, rows) if int(r["tail"]) == network.source_vertex)
     into_source = sum(fl for fl, r in zip(flows, rows) if int(r["head"]) == network.source_vertex)
     assert out_of_source - into_source == run.result.value
+
+
+def test_the_dataset_preview_redraws_for_a_new_dataset_not_for_every_run_event(window, qtbot, tmp_path):
+    """A run's start and progress change the session; the dataset dock shows the same dataset and
+    must not redraw its preview for them (0.1 s a time for a point series, in the solver's way)."""
+    win = window
+    open_graph(qtbot, win, tmp_path, n=60)
+    redraws = []
+    real = win.dataset_panel.redraw
+    win.dataset_panel.redraw = lambda: (redraws.append(1), real())[1]
+    win.dataset_panel.refresh()
+    for _ in range(5):
+        win.session.touch()  # what a run's start, progress and end do
+        assert not win.dataset_panel.refresh()
+    assert redraws == []
+    assert win.dataset_panel.refresh(force=True) and len(redraws) == 1  # a theme change forces it
+    win.dataset_panel.invalidate()
+    assert win.dataset_panel.refresh() and len(redraws) == 2
+    open_graph(qtbot, win, tmp_path, seed=2, n=40)  # another dataset: redrawn, with its own name
+    assert len(redraws) >= 3 and "graph2.mtx" in win.dataset_panel.source_label.text()
+
+
+def test_while_a_run_is_live_a_slow_view_redraws_at_most_a_fifth_of_the_time(window, qtbot, tmp_path):
+    """The window's 30 Hz tick redraws the current view; while a run is live, a redraw that took
+    t waits 4 t before the next, so drawing takes at most about a fifth of the time the solver
+    shares the interpreter with (on a clock the test moves; none of it is wall time)."""
+    from explorer import main_window
+    win = window
+    now = [100.0]
+    win.clock = lambda: now[0]
+    view = win.current_view()
+    redraws = []
+
+    def slow_refresh(force=False):
+        redraws.append(now[0])
+        now[0] += 0.050  # this view takes 50 ms to draw
+        return True
+    view.refresh = slow_refresh
+
+    class LiveRun:
+        is_active = True
+
+        def sync(self):
+            pass
+    win.solver_panel.show_live = lambda run: None
+    win.timeline.update_position = lambda: None
+    win.session.current_run = LiveRun()
+    win._redraw_due = -float("inf")
+    for _ in range(60):  # two seconds of ticks
+        win.tick()
+        now[0] += main_window.REFRESH_MS / 1000
+    drawing = 0.050 * len(redraws)
+    elapsed = now[0] - 100.0
+    assert 2 <= len(redraws) and drawing <= main_window.LIVE_REDRAW_SHARE * elapsed + 0.050, (len(redraws), elapsed)
+    win.session.current_run = None  # no run: every tick may redraw (nothing changed: cheap)
+    count = len(redraws)
+    for _ in range(3):
+        win.tick()
+        now[0] += main_window.REFRESH_MS / 1000
+    assert len(redraws) == count + 3
