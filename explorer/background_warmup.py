@@ -3,7 +3,9 @@
 ``solvers.warmup.warm_all`` runs in a daemon thread (never the GUI thread, never the worker that
 runs the user's jobs, so neither the window nor a run waits for it; a run compiles what it needs
 itself). Progress reaches the window through queued Qt signals. It runs only for backends not yet
-marked warm in this machine's kernel cache, and stops at the next item when the window closes.
+marked warm in this machine's kernel cache, and stops at the next item when the window closes. It
+pauses at the next item while a run goes (``pause`` / ``resume``): it would take the cores and the
+interpreter from the run, whose time is the user's measurement.
 """
 from __future__ import annotations
 
@@ -35,6 +37,8 @@ class BackgroundWarmup(QtCore.QObject):
         super().__init__(parent)
         self.backends = list(backends)
         self._stop = threading.Event()
+        self._go = threading.Event()  # cleared: paused before the next item
+        self._go.set()
         self.thread: threading.Thread | None = None
 
     def start(self) -> None:
@@ -43,6 +47,22 @@ class BackgroundWarmup(QtCore.QObject):
 
     def stop(self) -> None:
         self._stop.set()
+        self._go.set()  # a paused warm-up wakes to stop
+
+    def pause(self) -> None:
+        self._go.clear()
+
+    def resume(self) -> None:
+        self._go.set()
+
+    @property
+    def paused(self) -> bool:
+        return not self._go.is_set()
+
+    def _should_stop(self) -> bool:
+        """Polled by warm_all before each item: waits while paused."""
+        self._go.wait()
+        return self._stop.is_set()
 
     @property
     def running(self) -> bool:
@@ -51,7 +71,7 @@ class BackgroundWarmup(QtCore.QObject):
     def _run(self) -> None:
         for backend in self.backends:
             try:
-                report = warmup.warm_all(backend, should_stop=self._stop.is_set,
+                report = warmup.warm_all(backend, should_stop=self._should_stop,
                                          progress=lambda done, total, label, b=backend: self.progress.emit(
                                              b, done, total, label))
             except Cancelled:

@@ -196,6 +196,7 @@ class MainWindow(QtWidgets.QMainWindow):
                          "runs do not wait for it, and later starts load them from the cache.")
             w.hide()
         self.background_warmup = None
+        self._warmup_text = ""  # the background warm-up's last progress words
         bar.addWidget(self.status_label, 1)
         bar.addPermanentWidget(self.warmup_label)
         bar.addPermanentWidget(self.warmup_bar)
@@ -810,6 +811,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _update_actions(self) -> None:
         busy = bool(self.session.active_runs())
+        self._pace_background_warmup(busy)
         have_problem = self.session.problem is not None
         self.act_run.setEnabled(have_problem and not busy and self.solver_panel.current_algorithm() is not None
                                 and not self.solver_panel.invalid_reason())
@@ -1093,12 +1095,25 @@ class MainWindow(QtWidgets.QMainWindow):
         self.background_warmup.start()
         return True
 
+    def _pace_background_warmup(self, busy: bool) -> None:
+        """The background warm-up waits (at its next step) while a run goes: a run's time is not
+        shared with compiling ahead."""
+        if self.background_warmup is None or not self.background_warmup.running:
+            return
+        self.background_warmup.pause() if busy else self.background_warmup.resume()
+        self._show_warmup_text()
+
+    def _show_warmup_text(self) -> None:
+        paused = self.background_warmup is not None and self.background_warmup.paused
+        self.warmup_label.setText(self._warmup_text + (" · paused while a run goes" if paused else ""))
+
     def _warmup_progress(self, backend: str, done: int, total: int, label: str) -> None:
         # what is being prepared now: the first step alone can take a minute on an empty cache, and
         # "0 of 119" with an empty bar looked stuck (a newcomer pass); the whole label as a tooltip
         now = label.split(" on ")[0].split(" (")[0]
-        self.warmup_label.setText(f"Preparing {backend} kernels: step {min(done + 1, total)} of {total}"
-                                  + (f" ({now})" if now else ""))
+        self._warmup_text = (f"Preparing {backend} kernels: step {min(done + 1, total)} of {total}"
+                             + (f" ({now})" if now else ""))
+        self._show_warmup_text()
         self.warmup_label.setToolTip(label)
         self.warmup_bar.setRange(0, max(total, 1))
         self.warmup_bar.setValue(done)

@@ -96,3 +96,35 @@ def test_nothing_to_warm_starts_nothing(window, monkeypatch):  # noqa: F811
     monkeypatch.setattr(warmup, "is_warm", lambda backend: True)
     assert not window.start_background_warmup()
     assert window.background_warmup is None
+
+
+def test_the_warm_up_waits_while_a_run_goes(window, qtbot, gated_plan, monkeypatch):  # noqa: F811
+    """A run's time is the user's measurement: the background warm-up pauses at its next step while
+    a run goes (it took the cores and the interpreter: a 40 ms tracking run showed 200-260 ms), says
+    so, and goes on when the run is over."""
+    win = window
+    assert win.start_background_warmup(["cpu"])
+    qtbot.waitUntil(lambda: "step 2 of 4 (" in win.warmup_label.text(), timeout=60_000)
+    runs = ["a run"]
+    monkeypatch.setattr(win.session, "active_runs", lambda: list(runs))
+    win._update_actions()  # what a run's start does
+    assert win.background_warmup.paused and win.warmup_label.text().endswith("· paused while a run goes")
+    GATE.set()  # the step under way ends; the next one waits
+    qtbot.wait(300)
+    assert win.background_warmup.running and "step 2 of 4 (" in win.warmup_label.text()
+    runs.clear()
+    win._update_actions()  # the run ended
+    assert not win.background_warmup.paused and "paused" not in win.warmup_label.text()
+    qtbot.waitUntil(lambda: not win.background_warmup.running, timeout=60_000)
+    assert warmup.is_warm("cpu")
+
+
+def test_closing_the_window_stops_a_paused_warm_up(window, qtbot, gated_plan):  # noqa: F811
+    win = window
+    assert win.start_background_warmup(["cpu"])
+    qtbot.waitUntil(lambda: "step 2 of 4 (" in win.warmup_label.text(), timeout=60_000)
+    win.background_warmup.pause()
+    GATE.set()
+    win.background_warmup.stop()  # wakes it to stop, not to go on
+    qtbot.waitUntil(lambda: not win.background_warmup.running, timeout=60_000)
+    assert not warmup.is_warm("cpu")
