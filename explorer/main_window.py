@@ -31,8 +31,8 @@ log = logging.getLogger("matchscope.explorer")
 
 REFRESH_MS = 33  # views redraw at most ~30 times a second, whatever the solver emits
 # while a run is live, redrawing the view takes at most about this share of the time: the solver's
-# thread shares the interpreter with the window, so a slow redraw (the 3-D view under software GL
-# took 20-30 ms) stretched a 20 ms tracking run to 200 ms
+# thread shares the interpreter with the window, and a slow redraw (a large chart, the 3-D view
+# under software GL) holds it from the run it is drawing
 LIVE_REDRAW_SHARE = 0.2
 MAX_RECENT = 10
 FAILED_VERBS = {"saved": "save", "exported": "export"}  # an export's words when it could not be written
