@@ -346,3 +346,32 @@ def test_a_series_opens_with_the_algorithm_track_would_run(window, qtbot, tmp_pa
     win.open_path(tmp_path / "particles-60.npz")
     wait_loaded(qtbot, win)
     assert win.solver_panel.current_algorithm().name == "hungarian"
+
+
+def test_the_3d_view_redraws_when_what_it_shows_changes_not_at_every_report(window, qtbot, tmp_path):
+    """A run under way changes the session at every report, but its tracks come with its answer:
+    the scene is redrawn for a new frame pair or a finished run, not for each report."""
+    win = window
+    open_particles(qtbot, win, tmp_path)
+    view = win.tracks_view
+    win.tabs.setCurrentWidget(view)
+    redraws = []
+    real = view.redraw
+    view.redraw = lambda: (redraws.append(win.session.frame_pair), real())[1]
+    view.refresh()
+    for _ in range(5):
+        win.session.touch()  # what each report of a run does
+        assert not view.refresh()
+    assert redraws == []
+    win.session.set_frame_pair(1)  # the view follows at once (its slider), or at the next refresh
+    view.refresh()
+    assert redraws == [1]
+    win.solver_panel.select_algorithm("lsa")
+    run = win.start_run()
+    wait_run(qtbot, run)
+    assert run.status == "finished" and run.track is not None
+    view.refresh()
+    assert len(redraws) >= 2  # the answer's tracks are drawn
+    count = len(redraws)
+    view.invalidate()  # a theme change
+    assert view.refresh() and len(redraws) == count + 1
