@@ -10,6 +10,12 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from ..theme import style_plot_widget
 
 
+def _same(now, before) -> bool:
+    """Numbers, text and tuples of them by value; anything else (a problem, a run) by identity."""
+    plain = (int, float, str, bool, tuple, type(None))
+    return now is before or (type(now) is type(before) and isinstance(now, plain) and now == before)
+
+
 class View(QtWidgets.QWidget):
     """A tab. ``refresh(session)`` is called by the main window's ~30 Hz timer; it redraws only when
     the session's version moved (or ``force``). Charts export through ``export_item`` / ``tables``."""
@@ -20,7 +26,7 @@ class View(QtWidgets.QWidget):
     def __init__(self, session, parent=None):
         super().__init__(parent)
         self.session = session
-        self._drawn_version = -1
+        self._drawn_from: tuple | None = None  # what the last redraw drew from (None: redraw next time)
         self.placeholder = QtWidgets.QLabel(alignment=QtCore.Qt.AlignmentFlag.AlignCenter, wordWrap=True)
         self.placeholder.setObjectName("placeholder")
         self.placeholder.setForegroundRole(QtGui.QPalette.ColorRole.PlaceholderText)  # follows theme changes
@@ -47,10 +53,17 @@ class View(QtWidgets.QWidget):
     def showing_message(self) -> bool:
         return self.stack.currentWidget() is self.placeholder
 
+    def drawn_from(self) -> tuple:
+        """What the view draws from: it redraws when any of it changed. By default any change of
+        the session; a view that shows less of it narrows this (objects compare by identity)."""
+        return (self.session.version,)
+
     def refresh(self, force: bool = False) -> bool:
-        if not force and self.session.version == self._drawn_version:
+        now = self.drawn_from()
+        if not force and self._drawn_from is not None and len(now) == len(self._drawn_from) \
+                and all(map(_same, now, self._drawn_from)):
             return False
-        self._drawn_version = self.session.version
+        self._drawn_from = now
         self.redraw()
         return True
 
@@ -58,7 +71,7 @@ class View(QtWidgets.QWidget):
         pass
 
     def invalidate(self) -> None:
-        self._drawn_version = -1
+        self._drawn_from = None
 
     def has_content(self) -> bool:
         return False

@@ -162,27 +162,19 @@ class DatasetPanel(View):
         self.set_content(body)
         self.show_message("No dataset.\nFile ▸ Open (Ctrl+O), Open Sample or Generate.")
         self._tables: dict = {}
-        self._shown_problem, self._shown = None, None  # what the last redraw showed (refresh)
 
     def has_content(self) -> bool:
         return self.session.problem is not None
 
-    def refresh(self, force: bool = False) -> bool:
-        """Redraws only when what it shows changed (the dataset, or the replayed record shown in its
-        place), not at every change of the session: a run's start and progress change the session,
-        and redrawing the preview (0.1 s for a point series) slowed the run's own thread."""
+    def drawn_from(self) -> tuple:
+        """The dataset, or the replayed record shown in its place: not every change of the session
+        (a run's start and progress change it, and redrawing the preview, 0.1 s for a point series,
+        slowed the run's own thread)."""
         problem = self.session.problem
         run = self.session.current_run
-        shown = (str(self.session.path), tuple(getattr(self.session, "readings", ()) or ()),
-                 repr(getattr(self.session, "generator", None)),
-                 run if problem is None and run is not None and run.replayed else None)
-        same = problem is self._shown_problem and shown == self._shown and self._drawn_version != -1
-        if same and not force:
-            return False
-        self._shown_problem, self._shown = problem, shown
-        self._drawn_version = self.session.version
-        self.redraw()
-        return True
+        return (problem, str(self.session.path), tuple(getattr(self.session, "readings", ()) or ()),
+                repr(getattr(self.session, "generator", None)),
+                run if problem is None and run is not None and run.replayed else None)
 
     def export_item(self):
         return self.charts.ci

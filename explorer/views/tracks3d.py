@@ -218,7 +218,6 @@ class Tracks3DView(View):
         self._cloud = None  # (series, points drawn, their frames, points in all, step, bounds): once per series
         self._link_table = None  # (track, the links table): made once per track
         self._drawn: dict = {}  # what the cloud and the trails were last sent to GL for
-        self._shown = None  # what the last redraw showed (refresh)
         self.picked: tuple[int, int] | None = None  # (frame, index) of the picked point
         self.pick_info = ""
         self.info_text = ""
@@ -450,20 +449,12 @@ class Tracks3DView(View):
                 return r
         return None
 
-    def refresh(self, force: bool = False) -> bool:
-        """Redraws only when what it shows changed: the series, the frame pair, the tracking run it
-        shows and its answer, the OpenGL state (its own controls force a redraw). A run under way
-        changes the session at every report, but its tracks come with its answer: redrawing the
-        same scene meanwhile (markers sent to GL again, a repaint) took the interpreter from it."""
+    def drawn_from(self) -> tuple:
+        """The series, the frame pair, the tracking run it shows and its answer, the OpenGL state
+        (its own controls force a redraw): not every report of a run under way, whose tracks come
+        with its answer (redrawing the same scene meanwhile took the interpreter from it)."""
         run = self.current_track()
-        shown = (self.session.problem, self.session.frame_pair, run, None if run is None else run.track, self.gl_error)
-        same = (self._shown is not None and self._drawn_version != -1
-                and all(a is b for a, b in zip(shown[:1] + shown[2:], self._shown[:1] + self._shown[2:]))
-                and shown[1] == self._shown[1])
-        if same and not force:
-            return False
-        self._shown = shown
-        return super().refresh(force=True)
+        return (self.session.problem, self.session.frame_pair, run, None if run is None else run.track, self.gl_error)
 
     def has_content(self) -> bool:
         """A point series drawn on a working canvas (a matching or a flow has nothing to show here)."""
