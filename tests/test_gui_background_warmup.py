@@ -82,10 +82,15 @@ def test_the_status_bar_shows_the_warm_up_from_its_first_step(window, qtbot, gat
     qtbot.waitUntil(lambda: not win.background_warmup.running, timeout=60_000)
 
 
-def test_closing_the_window_stops_the_warm_up_at_the_next_item(window, qtbot, gated_plan):  # noqa: F811
+@pytest.mark.parametrize("paused", [False, True])
+def test_closing_the_window_stops_the_warm_up_at_the_next_item(window, qtbot, gated_plan, paused):  # noqa: F811
+    """Paused too (a run goes): stopping wakes it to stop, not to go on."""
     win = window
     assert win.start_background_warmup(["cpu"])
     qtbot.waitUntil(lambda: "step 2 of 4 (" in win.warmup_label.text(), timeout=60_000)
+    if paused:
+        win.background_warmup.pause()
+        GATE.set()
     win.background_warmup.stop()
     GATE.set()
     qtbot.waitUntil(lambda: not win.background_warmup.running, timeout=60_000)
@@ -109,8 +114,16 @@ def test_the_warm_up_waits_while_a_run_goes(window, qtbot, gated_plan, monkeypat
     monkeypatch.setattr(win.session, "active_runs", lambda: list(runs))
     win._update_actions()  # what a run's start does
     assert win.background_warmup.paused and win.warmup_label.text().endswith("· paused while a run goes")
+    waiting = threading.Event()
+
+    class Watched(threading.Event):  # says when the warm-up thread is waiting at its next step
+        def wait(self, timeout=None):
+            waiting.set()
+            return super().wait(timeout)
+    win.background_warmup._go = Watched()  # cleared, as pause left it
     GATE.set()  # the step under way ends; the next one waits
-    qtbot.wait(300)
+    assert waiting.wait(60)
+    QtCore.QCoreApplication.processEvents()  # any progress it had sent would be shown now
     assert win.background_warmup.running and "step 2 of 4 (" in win.warmup_label.text()
     runs.clear()
     win._update_actions()  # the run ended
@@ -118,13 +131,3 @@ def test_the_warm_up_waits_while_a_run_goes(window, qtbot, gated_plan, monkeypat
     qtbot.waitUntil(lambda: not win.background_warmup.running, timeout=60_000)
     assert warmup.is_warm("cpu")
 
-
-def test_closing_the_window_stops_a_paused_warm_up(window, qtbot, gated_plan):  # noqa: F811
-    win = window
-    assert win.start_background_warmup(["cpu"])
-    qtbot.waitUntil(lambda: "step 2 of 4 (" in win.warmup_label.text(), timeout=60_000)
-    win.background_warmup.pause()
-    GATE.set()
-    win.background_warmup.stop()  # wakes it to stop, not to go on
-    qtbot.waitUntil(lambda: not win.background_warmup.running, timeout=60_000)
-    assert not warmup.is_warm("cpu")
