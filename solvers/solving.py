@@ -10,7 +10,7 @@ from . import registry
 from .errors import DeviceOutOfMemory, InputError, is_device_out_of_memory
 from .problems import CostMatrix, EuclideanCosts, PointSeries, SparseCosts
 from .result import Result
-from .targets import resolve_backend
+from .targets import context_attached, resolve_backend
 from .telemetry import Observer, RunInfo, Telemetry
 
 
@@ -56,16 +56,17 @@ def run_algorithm(problem, algo: registry.Algorithm, backend: str, observer: Obs
     described = problem.describe() if observer is not None else {}
     tel = Telemetry.attach(observer, RunInfo(algo.name, chosen, problem.kind, described, options, algo.label))
     run = algo.run_function()
-    start = time.perf_counter()
-    try:
-        solution = run(prepared, chosen, tel, **options)
-    except Exception as exc:
-        if chosen != "cpu" and is_device_out_of_memory(exc):
-            raise DeviceOutOfMemory(_out_of_memory_words(problem, algo.name)) from None
-        raise
-    seconds = time.perf_counter() - start
-    # distances materialised for a dense solver are certified as they are, not computed again
-    certificate = certify(prepared if isinstance(problem, EuclideanCosts) else problem, solution)
+    with context_attached(chosen):
+        start = time.perf_counter()
+        try:
+            solution = run(prepared, chosen, tel, **options)
+        except Exception as exc:
+            if chosen != "cpu" and is_device_out_of_memory(exc):
+                raise DeviceOutOfMemory(_out_of_memory_words(problem, algo.name)) from None
+            raise
+        seconds = time.perf_counter() - start
+        # distances materialised for a dense solver are certified as they are, not computed again
+        certificate = certify(prepared if isinstance(problem, EuclideanCosts) else problem, solution)
     result = Result(problem.kind, algo.name, chosen, float(certificate.witness.get("value", solution.value)),
                     solution.iterations, seconds, certificate, solution.row_match, solution.col_match,
                     solution.flow, solution.duals, dict(solution.stats), options)

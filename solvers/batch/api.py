@@ -30,6 +30,7 @@ import time
 from dataclasses import dataclass
 
 from ..errors import BackendUnavailable, InputError
+from ..targets import context_attached
 
 BATCH_BACKENDS = {
     "cpu": "solvers.batch.cpu:solve_packed",
@@ -126,45 +127,46 @@ def solve_batch(costs, algorithm: str = "hungarian", backend: str = "auto"):
         check_batch_shape(costs)  # a batch of the wrong shape is refused before anything is compiled
     from ..warmup import prepare_batch_run
     prepare_batch_run(costs, algorithm, name, on_device)  # compiling or loading kernels: untimed
-    started = time.perf_counter()
-    if on_device:
-        prepare = getattr(module, "prepare_device", None)
-        if name == "cpu" or prepare is None:
-            raise BackendUnavailable("device arrays need the cuda backend; none is usable here "
-                                     "(pass a numpy array, or run where an NVIDIA GPU is)")
-        batch = prepare(costs)
-    elif loaded:
-        batch = costs.batch
-    else:  # a backend may check host costs its own way (cuda: while uploading; cpu: item by item)
-        batch = getattr(module, "prepare_host", prepare_batch)(costs)
-    packed_at = time.perf_counter()
-    solution = solve_packed(batch.packed)
-    solved_at = time.perf_counter()
-    certify_there = getattr(module, "certify_packed", None) if name != "cpu" else None
-    inline = getattr(solution, "certificate", None)  # checked by the backend, item by item
-    if inline is not None:
-        checked = inline
-    elif certify_there is not None:
-        checked = certify_there(batch.packed, solution)
-    else:
-        from .certify_batch import certify_packed
-        checked = certify_packed(_on_host(batch.packed), solution)
-    from .certify_batch import recheck_doubtful_proofs
-    checked = recheck_doubtful_proofs(batch.packed, solution, checked)
-    certified_at = time.perf_counter()
-    from .result import unpack
-    seconds = {"pack": packed_at - started, "solve": solved_at - packed_at, "certify": certified_at - solved_at}
-    if inline is not None:  # the certificate's own time, out of the solve's
-        share = min(float(getattr(solution, "certify_seconds", 0.0)) / _threads(), seconds["solve"])
-        seconds["solve"] -= share
-        seconds["certify"] += share
-    result = unpack(batch, solution, checked, name, seconds)
-    seconds["total"] = time.perf_counter() - started
-    if on_device:
-        to_device = getattr(module, "result_to_device", None)
-        if to_device is not None:  # assignments back on the caller's device
-            result = to_device(result, costs)
-    return result
+    with context_attached(name):  # one lookup of the CUDA context for the whole batch
+        started = time.perf_counter()
+        if on_device:
+            prepare = getattr(module, "prepare_device", None)
+            if name == "cpu" or prepare is None:
+                raise BackendUnavailable("device arrays need the cuda backend; none is usable here "
+                                         "(pass a numpy array, or run where an NVIDIA GPU is)")
+            batch = prepare(costs)
+        elif loaded:
+            batch = costs.batch
+        else:  # a backend may check host costs its own way (cuda: while uploading; cpu: item by item)
+            batch = getattr(module, "prepare_host", prepare_batch)(costs)
+        packed_at = time.perf_counter()
+        solution = solve_packed(batch.packed)
+        solved_at = time.perf_counter()
+        certify_there = getattr(module, "certify_packed", None) if name != "cpu" else None
+        inline = getattr(solution, "certificate", None)  # checked by the backend, item by item
+        if inline is not None:
+            checked = inline
+        elif certify_there is not None:
+            checked = certify_there(batch.packed, solution)
+        else:
+            from .certify_batch import certify_packed
+            checked = certify_packed(_on_host(batch.packed), solution)
+        from .certify_batch import recheck_doubtful_proofs
+        checked = recheck_doubtful_proofs(batch.packed, solution, checked)
+        certified_at = time.perf_counter()
+        from .result import unpack
+        seconds = {"pack": packed_at - started, "solve": solved_at - packed_at, "certify": certified_at - solved_at}
+        if inline is not None:  # the certificate's own time, out of the solve's
+            share = min(float(getattr(solution, "certify_seconds", 0.0)) / _threads(), seconds["solve"])
+            seconds["solve"] -= share
+            seconds["certify"] += share
+        result = unpack(batch, solution, checked, name, seconds)
+        seconds["total"] = time.perf_counter() - started
+        if on_device:
+            to_device = getattr(module, "result_to_device", None)
+            if to_device is not None:  # assignments back on the caller's device
+                result = to_device(result, costs)
+        return result
 
 
 def _threads() -> int:

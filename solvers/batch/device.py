@@ -539,9 +539,9 @@ def prepare_device(costs):
     if total and not transposed and dtype == out_dtype and _c_contiguous(array):
         flat = array.reshape(total)  # already the packed layout: used in place
     else:
-        flat = cuda.device_array(max(total, 1), dtype=out_dtype)[:total]
+        flat = launcher.empty(max(total, 1), out_dtype)[:total]
         integer_source = dtype.kind in "iu" and dtype.itemsize >= 8
-        flags = cuda.to_device(np.zeros(2 if integer_source else 1, np.int32))
+        flags = launcher.zeros(2 if integer_source else 1, np.int32)
         if total:
             launcher.launch(K.PACK, total, array, flat, transposed, flags)
         if integer_source and int(flags.copy_to_host()[0]):
@@ -550,9 +550,9 @@ def prepare_device(costs):
     packed = _packed(flat, shapes)
     per = n * m
     if b and per and dtype.kind == "f":
-        bad = cuda.device_array(b, np.int8)
-        where = cuda.device_array(b, np.int64)
-        biggest = cuda.device_array(b, np.float64)
+        bad = launcher.empty(b, np.int8)
+        where = launcher.empty(b, np.int64)
+        biggest = launcher.empty(b, np.float64)
         launcher.launch(K.SCAN, b, flat, np.int64(per), bad, where, biggest)
         bad_h, where_h, biggest_h = bad.copy_to_host(), where.copy_to_host(), biggest.copy_to_host()
         found = np.flatnonzero(bad_h)

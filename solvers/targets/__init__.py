@@ -15,6 +15,7 @@ cache location in cache.py.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import sys
@@ -127,6 +128,24 @@ def resolve_backend(requested: str, supported: tuple[str, ...], algorithm: str =
     return requested
 
 
+@contextlib.contextmanager
+def context_attached(backend: str):
+    """Run the enclosed solve with numba's CUDA context attached to this thread (backend cuda): each
+    numba call otherwise asks the driver for the current context and looks it up again, and a
+    G-PR solve with its certificate makes about 180 such calls. Other backends: nothing to do."""
+    if backend != "cuda":
+        yield
+        return
+    from numba.cuda.cudadrv import devices
+    runtime = getattr(devices, "_runtime", None)
+    with contextlib.ExitStack() as stack:
+        try:  # the solve itself says it when there is no usable GPU; another numba-cuda layout: as before
+            stack.enter_context(runtime.ensure_context())
+        except Exception:
+            pass
+        yield
+
+
 __all__ = ["BACKENDS", "Kernel", "LAUNCHERS", "Launcher", "THREADS_PER_BLOCK", "WARP_SIZE",
-           "available_backends", "configure_numba", "cuda_available", "enable_simulator", "gpu_present", "grid_for",
+           "available_backends", "configure_numba", "context_attached", "cuda_available", "enable_simulator", "gpu_present", "grid_for",
            "launcher_for", "quiet_kernel_hints", "resolve_backend", "simulator_enabled"]

@@ -7,7 +7,7 @@ from contextlib import contextmanager
 import numpy as np
 from numba import cuda
 
-from . import quiet_kernel_hints
+from . import device_pool, quiet_kernel_hints
 from .geometry import SIM_THREADS_PER_BLOCK, THREADS_PER_BLOCK, WARP_SIZE, grid_for
 from .kernel import BLOCK_PER_ITEM, COOPERATIVE, EACH, MATRIX, ONE_BLOCK, Kernel
 
@@ -127,17 +127,17 @@ class CudaLauncher:
                 if source.flags.writeable:
                     return upload_flat(source, target)
         array = np.ascontiguousarray(source, dtype=target)
-        return cuda.to_device(array if array.size else np.zeros(1, dtype=array.dtype))
+        return device_pool.to_device(array if array.size else np.zeros(1, dtype=array.dtype))
 
     def upload_matrix(self, host: np.ndarray, dtype, scan=None):
         from .staged_upload import upload_matrix
         return upload_matrix(host, dtype, scan)
 
     def empty(self, n: int, dtype):
-        return cuda.device_array(int(n), dtype=dtype)
+        return device_pool.device_array(int(n), dtype)
 
     def empty_matrix(self, rows: int, cols: int, dtype):
-        return cuda.device_array((int(rows), int(cols)), dtype=dtype)
+        return device_pool.device_array((int(rows), int(cols)), dtype)
 
     def full(self, n: int, value, dtype):
         """A device array of n copies of ``value``, set on the device with no host array and no copy
@@ -147,7 +147,7 @@ class CudaLauncher:
         pattern = one.view(np.uint8)
         if self.simulated or n <= 0:
             return cuda.to_device(np.full(int(n), value, dtype=dtype))
-        array = cuda.device_array(int(n), dtype=dtype)
+        array = device_pool.device_array(int(n), dtype)
         if (pattern == pattern[0]).all():
             from numba.cuda.cudadrv.driver import device_memset
             device_memset(array, int(pattern[0]), array.nbytes)  # on the default stream, before any later launch

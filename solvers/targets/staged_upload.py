@@ -17,6 +17,7 @@ import numpy as np
 from numba import cuda, njit, prange
 
 from ..cost_summary import HeldScan, convert, converted
+from .device_pool import device_array, to_device
 
 
 CHUNK_BYTES = 32 << 20   # each of the two pinned buffers
@@ -79,11 +80,11 @@ def upload_matrix(costs: np.ndarray, dtype, scan=None) -> object:
     dtype = np.dtype(dtype)
     rows, cols = costs.shape
     if rows * cols * dtype.itemsize < STAGED_MIN_BYTES:
-        return cuda.to_device(converted(costs, dtype, scan))
+        return to_device(converted(costs, dtype, scan))
     if cols * dtype.itemsize > CHUNK_BYTES:  # a single row longer than a buffer
-        return cuda.to_device(converted(costs, dtype, scan))
+        return to_device(converted(costs, dtype, scan))
     chunk_rows = CHUNK_BYTES // (cols * dtype.itemsize)
-    device = cuda.device_array((rows, cols), dtype=dtype)
+    device = device_array((rows, cols), dtype)
     with _staging_in_use:
         _copy_rows(costs, device, chunk_rows, dtype, scan)
     return device
@@ -117,12 +118,12 @@ def upload_flat(values: np.ndarray, dtype, fill=None) -> object:
     values = np.asarray(values).reshape(-1)
     if values.size * dtype.itemsize < STAGED_MIN_BYTES:
         if fill is None:
-            return cuda.to_device(np.ascontiguousarray(values, dtype=dtype))
+            return to_device(np.ascontiguousarray(values, dtype=dtype))
         staged = np.empty(values.size, dtype=dtype)
         fill(0, values.size, staged)
-        return cuda.to_device(staged)
+        return to_device(staged)
     chunk = CHUNK_BYTES // dtype.itemsize
-    device = cuda.device_array(values.size, dtype=dtype)
+    device = device_array(values.size, dtype)
     with _staging_in_use:
         _copy_flat(values, device, chunk, dtype, fill)
     return device
