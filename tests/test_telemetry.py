@@ -357,3 +357,52 @@ def test_the_recorder_keeps_where_each_solve_of_a_tracking_run_began(tmp_path):
         else:
             with pytest.raises(InputError, match=error):
                 RunRecord.load(tmp_path / name)
+
+
+def test_solves_watched_by_one_observer_share_their_snapshot_pace(manual_clock):
+    class Slow(Observer):
+        snapshot_interval = 60.0
+    watching = Slow()
+    first, second = Telemetry.attach(watching, INFO), Telemetry.attach(watching, INFO)
+    assert first.snapshot_due("labels")
+    assert not second.snapshot_due("labels")  # the next solve of the same run waits its turn
+    assert second.snapshot_due("labels", final=True)  # its end state is always due
+    assert Telemetry.attach(Slow(), INFO).snapshot_due("labels")  # another run starts its own pace
+
+
+def test_an_observer_without_weak_references_keeps_a_pace_per_solve(manual_clock):
+    class Slotted:  # an observer by its methods alone, with no room for weak references
+        __slots__ = ()
+        snapshot_interval = 60.0
+
+        def on_start(self, info):
+            pass
+    watching = Slotted()
+    assert Telemetry.attach(watching, INFO).snapshot_due("labels")
+    assert Telemetry.attach(watching, INFO).snapshot_due("labels")
+
+
+def test_a_tracking_runs_solves_take_one_snapshot_pace_and_each_its_end_state(manual_clock):
+    """The bundled particles: 17 short solves under one observer. With the clock standing still the
+    shared throttle grants one snapshot; the others are each solve's end state (a throttle per solve
+    took the first of each solve too, and more as its gaps started short)."""
+    import solvers
+    series = solvers.load(str(SAMPLES / "particles_100x10.npz"))
+    rec = Recorder(snapshot_interval=0.05)
+    solvers.track(series, "auction", backend="cpu", observer=rec)
+    labels = [s for s in rec.snapshots if s.kind == "labels"]
+    assert len(rec.solves) >= 10
+    assert len(rec.solves) <= len(labels) <= len(rec.solves) + 1
+    # a dual objective that costs nothing on this clock is reported at every completed phase
+    completed = [s for s in rec.iterations if s.phase == "eps-scale" and s.extra.get("unassigned") == 0]
+    assert completed and all("dual_objective" in s.extra for s in completed)
+
+
+def test_a_budget_with_no_free_cost_defers_even_a_cheap_report(manual_clock):
+    budget = Budget(ratio=4.0, free=0.0)
+    budget.start()
+    manual_clock.now += 1e-5
+    budget.stop()
+    assert not budget.due()
+    manual_clock.now += 4e-5 + 1e-9
+    assert budget.due()
