@@ -379,3 +379,29 @@ def test_rows_arriving_during_a_run_are_inserted_in_input_order(qtbot, qapp):
     assert inserted == [0, 0, 0, 3, 2] and resets == []
     model.set_rows(rows[:2], labels)  # another run: a reset
     assert resets == [1] and model.rowCount() == 2
+
+
+def test_the_cluster_view_redraws_for_a_new_state_a_stop_or_a_theme_change_only(qtbot, qapp):
+    from explorer.cluster_run import ClusterRequest, ClusterRun
+    from explorer.session import Session
+    from explorer.views.cluster import ClusterView
+    from solvers.scale_out.progress import Progress
+
+    view = ClusterView(Session())
+    qtbot.addWidget(view)
+    drawn = []
+    original = view.redraw
+    view.redraw = lambda: (drawn.append(view.state), original())
+    run = ClusterRun(ClusterRequest([], [], "folder", "nothing"))
+    view.runner = run
+    run._take(Progress("started", 0, 4, 0, 1))
+    view.state = run.snapshot()
+    assert view.refresh() and not view.refresh()  # the same state: nothing to draw again
+    run._take(Progress("task", 1, 4, 0, 1, 0, "x", "", "tcp://w:1", 0.001))
+    view.state = run.snapshot()
+    assert view.refresh() and drawn[-1] is view.state
+    run.stop()  # asked to stop: the view says "stopping" before the run's next word
+    assert view.refresh() and len(drawn) == 3 and "stopping" in view.header.text()
+    view.invalidate()  # a theme change
+    assert view.refresh() and len(drawn) == 4
+    assert not view.refresh()

@@ -130,7 +130,6 @@ class ClusterView(View):
         self.runner = None       # the ClusterRun shown (the last one)
         self.state = None        # its last snapshot
         self.ended = None        # its final phase, once the window has heard it ended (its cluster closed)
-        self._drawn = -1
         self.placeholder.setText("Run ▸ Run on cluster… solves a batch, a point series or a folder of files "
                                  "on a Dask cluster (a local one or a scheduler's address); its progress per "
                                  "worker and its results show here.")
@@ -264,13 +263,10 @@ class ClusterView(View):
                              f"cluster run {PHASE_WORDS[phase]}: {state.message} ({duration(state.elapsed)})")
 
     # ---- drawing -------------------------------------------------------------------------------
-    def refresh(self, force: bool = False) -> bool:
-        version = -1 if self.state is None else self.state.version
-        if not force and version == self._drawn:
-            return False
-        self._drawn = version
-        self.redraw()
-        return True
+    def drawn_from(self) -> tuple:
+        """The run's state (a new snapshot per change), and whether a stop was asked: not the
+        session's version, which the cluster run does not move."""
+        return (self.state, self.runner is not None and self.runner.stopping)
 
     def redraw(self) -> None:
         state, runner = self.state, self.runner
