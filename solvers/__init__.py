@@ -18,6 +18,7 @@ __version__ = "0.1.0"
 
 _HOMES = {
     "algorithms": "api", "generate": "api", "load": "api", "save": "api", "solve": "api", "track": "api",
+    "release_device_memory": "api",
     "match_points": "points_exact", "default_algorithm": "choice",
     "solve_batch": "batch.api", "AssignmentBatch": "batch.problem", "BatchResult": "batch.result",
     "solve_many": "scale_out.run",

@@ -114,3 +114,17 @@ def track(series, algorithm: str | None = None, backend: str = "auto",
 
 __all__ = ["load", "save", "generate", "solve", "track", "algorithms",
            "BipartiteGraph", "FlowNetwork", "CostMatrix", "SparseCosts", "EuclideanCosts", "PointSeries"]
+
+
+def release_device_memory() -> None:
+    """Free the GPU memory matchscope keeps between solves: the arrays of earlier solves, kept for
+    the next (at most an eighth of the device's memory, and given up by matchscope itself when the
+    device is full), and the pinned host buffers of its uploads. For a process that shares its GPU
+    with other libraries (as ``torch.cuda.empty_cache()``). A no-op where nothing is kept."""
+    import sys
+    pool = sys.modules.get("solvers.targets.device_pool")
+    if pool is not None:
+        pool.release()
+    staging = sys.modules.get("solvers.targets.staged_upload")
+    if staging is not None:
+        staging.release_staging()

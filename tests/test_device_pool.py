@@ -180,6 +180,21 @@ def test_on_a_gpu_a_freed_arrays_memory_serves_the_next_one_and_a_live_view_keep
 
 
 @requires_gpu
+def test_on_a_gpu_released_memory_goes_back_to_the_driver():
+    import solvers
+    from numba import cuda
+    size = 256 << 20
+    a = device_pool.device_array(size, np.uint8)
+    del a
+    gc.collect()
+    assert device_pool.idle_bytes() >= size
+    held_free = cuda.current_context().get_memory_info().free
+    solvers.release_device_memory()
+    assert device_pool.idle_bytes() == 0
+    assert cuda.current_context().get_memory_info().free >= held_free + size * 0.9
+
+
+@requires_gpu
 def test_on_a_gpu_solves_on_reused_memory_agree_with_scipy():
     from scipy.optimize import linear_sum_assignment
     import solvers
@@ -193,3 +208,24 @@ def test_on_a_gpu_solves_on_reused_memory_agree_with_scipy():
             assert result.certified and result.value == costs[rows, cols].sum()
             if again:  # the second solve's arrays come from the first one's memory
                 assert device_pool._numba_pool().reused >= reused + 10
+
+
+def test_releasing_device_memory_empties_every_pool_and_frees_it_at_once(monkeypatch):
+    import solvers
+    device = Device()
+    pools = [device.pool(), device.pool()]
+    for pool in pools:
+        pool.give_back(pool.take(8192))
+    monkeypatch.setattr(device_pool, "_all_pools", set(pools))
+    solvers.release_device_memory()
+    assert all(pool.idle_bytes == 0 for pool in pools) and device.flushed == 2
+    assert not device.live  # nothing the pools held is still referenced
+
+
+def test_releasing_device_memory_where_no_gpu_was_used_does_nothing(monkeypatch):
+    import sys
+    import solvers
+    monkeypatch.delitem(sys.modules, "solvers.targets.device_pool", raising=False)
+    monkeypatch.delitem(sys.modules, "solvers.targets.staged_upload", raising=False)
+    solvers.release_device_memory()
+    assert "solvers.targets.device_pool" not in sys.modules  # nothing was imported to do it

@@ -222,7 +222,7 @@ class CudaLauncher:
         if self.simulated:
             return None
         free, _ = cuda.current_context().get_memory_info()
-        return int(free)
+        return int(free) + device_pool.idle_bytes()  # the pool gives its idle memory up when the device is full
 
     def synchronize(self) -> None:
         cuda.synchronize()

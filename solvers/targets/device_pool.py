@@ -73,7 +73,7 @@ class Pool:
             if not self._out_of_memory(exc):
                 raise
             self.release()  # the device is full: give back what is idle here and try once more
-            self._flush()
+            self.flush()
             chunk = self._allocate(size)
         self.allocated += 1
         return chunk
@@ -90,6 +90,10 @@ class Pool:
         with self._lock:
             self._idle.clear()
             self.idle_bytes = 0
+
+    def flush(self) -> None:
+        """Have the allocator free what it holds pending now (numba defers its frees)."""
+        self._flush()
 
 
 _pools = threading.local()  # per thread: (context, Pool)
@@ -167,7 +171,15 @@ def to_device(host: np.ndarray):
     return array
 
 
+def idle_bytes() -> int:
+    """Idle memory of this thread's pool on the current context (0 when there is none yet)."""
+    held = getattr(_pools, "held", None)
+    return 0 if held is None else held[1].idle_bytes
+
+
 def release() -> None:
-    """Free the idle memory of every thread's pool (what arrays still hold stays theirs)."""
+    """Free the idle memory of every thread's pool, back to the driver now (what arrays still hold
+    stays theirs)."""
     for pool in list(_all_pools):
         pool.release()
+        pool.flush()
