@@ -2,6 +2,7 @@
 # This stop's work on the GPU machine (issues 13 to 16, and the certificates), results into $OUT:
 #   source .whl/preamble.sh; bash benchmarks/gpu_today.sh tests points batch   # then: ... scale-out
 #   on a machine with several GPUs: bash benchmarks/gpu_today.sh tests multi-gpu
+#   the whole non-GUI suite: bash benchmarks/gpu_today.sh suite-1, then (another command) suite-2
 set -uo pipefail
 out=${OUT:-benchmarks/results}
 mkdir -p "$out"
@@ -80,6 +81,13 @@ for label, data in (('float32 50x40x40', rng.random((50, 40, 40), dtype=np.float
       echo "=== scale-out on one GPU: one worker, then two sharing it (issue 16)"
       timeout 400 python3 benchmarks/bench_scale_out.py --gpu --laps 4000 --n 256 --frames 100 --workers-per-gpu 2 \
         --out "$out/scale-out-gpu.json" 2>&1 | grep -v -E "distributed\.|INFO|WARNING" | tail -14 ;;
+    suite-1|suite-2)
+      # the whole non-GUI suite on the GPU in two commands (each under the device's ten minutes on
+      # 14 workers; the explorer's tests need PySide6, which the GPU machine lacks); failures named
+      echo "=== the non-GUI test suite, half ${part#suite-} of 2"
+      files=$(ls tests/test_*.py | grep -v test_gui_ | awk -v half="${part#suite-}" '{ if ((NR <= 28) == (half == 1)) print }')
+      timeout "${SUITE_LIMIT:-540}" python3 -m pytest -q -p no:cacheprovider -n "${SUITE_JOBS:-14}" --dist loadfile \
+        -rfE --tb=line $files 2>&1 | grep -v -i -E "warn|^\.+ *\[" | tail -40 ;;
     multi-gpu)
       echo "=== scale-out over every GPU: one worker per GPU, 1 GPU then all (issue 16's goal sizes)"
       timeout 450 python3 benchmarks/bench_scale_out.py --gpu --out "$out/scale-out-multi-gpu.json" 2>&1 \
