@@ -229,3 +229,28 @@ def test_releasing_device_memory_where_no_gpu_was_used_does_nothing(monkeypatch)
     monkeypatch.delitem(sys.modules, "solvers.targets.staged_upload", raising=False)
     solvers.release_device_memory()
     assert "solvers.targets.device_pool" not in sys.modules  # nothing was imported to do it
+
+
+def test_the_pools_of_one_device_keep_their_idle_memory_under_one_limit():
+    from solvers.targets.device_pool import IdleLimit
+    device = Device()
+    shared = IdleLimit(3 * 8192)
+    first, second = (Pool(device.allocate, shared) for _ in range(2))  # two threads' pools
+    chunks = [first.take(8192) for _ in range(2)] + [second.take(8192) for _ in range(2)]
+    for chunk in chunks[:2]:
+        first.give_back(chunk)
+    for chunk in chunks[2:]:
+        second.give_back(chunk)
+    assert shared.total == first.idle_bytes + second.idle_bytes == 3 * 8192
+    assert second.take(8192) is chunks[3] and shared.total == 2 * 8192
+
+
+def test_a_full_device_frees_what_every_threads_pool_keeps_idle():
+    from solvers.targets.device_pool import IdleLimit
+    device = Device(capacity=64 << 10)
+    shared = IdleLimit(1 << 30)
+    other, mine = (Pool(device.allocate, shared, lambda exc: isinstance(exc, OutOfMemory), device.flush)
+                   for _ in range(2))
+    other.give_back(other.take(48 << 10))  # another thread's idle memory fills the device
+    assert mine.take(32 << 10).size == 32 << 10
+    assert other.idle_bytes == 0 and shared.total == 0

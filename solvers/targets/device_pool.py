@@ -11,8 +11,8 @@ after the work of the array that held it, on the same stream or on one that wait
 streams wait for the default stream). A pool belongs to one thread (a thread with its own default
 stream never hands memory to another's work still queued) and to one context.
 
-Idle memory is bounded (``IDLE_SHARE`` of the device's); an allocation that finds the device full
-frees the idle memory and tries once more. ``release()`` frees it all (the idle pools of every
+Idle memory is bounded (``IDLE_SHARE`` of the device's, for all the threads' pools together); an
+allocation that finds the device full frees the idle memory and tries once more. ``release()`` frees it all (the idle pools of every
 thread). Import only on the cuda path (it imports numba.cuda).
 """
 from __future__ import annotations
@@ -40,23 +40,36 @@ def size_class(nbytes: int) -> int:
     return -(-nbytes // step) * step
 
 
+class IdleLimit:
+    """The idle memory that the pools of one device keep together (one pool per thread: a Dask
+    worker's threads must not each keep their own share), and the lock they share."""
+
+    def __init__(self, limit: int):
+        self.limit = int(limit)
+        self.total = 0
+        self.lock = threading.Lock()
+        self.pools: "weakref.WeakSet[Pool]" = weakref.WeakSet()
+
+
 class Pool:
     """Idle chunks by size class, oldest first. ``allocate(nbytes)`` makes a chunk (an object with a
     ``size``); dropping the pool's reference to a chunk frees it (numba's own deferred free).
-    ``out_of_memory(exc)`` tells the device's out-of-memory error from others. Thread-safe:
-    chunks come back from whichever thread collects their arrays."""
+    ``idle_limit``: bytes, or an IdleLimit shared with other pools. ``out_of_memory(exc)`` tells
+    the device's out-of-memory error from others. Thread-safe: chunks come back from whichever
+    thread collects their arrays."""
 
-    def __init__(self, allocate, idle_limit: int, out_of_memory=lambda exc: False, flush=lambda: None):
+    def __init__(self, allocate, idle_limit, out_of_memory=lambda exc: False, flush=lambda: None):
         self._allocate = allocate
         self._out_of_memory = out_of_memory
         self._flush = flush  # frees what the allocator itself has pending (numba's deferred frees)
-        self.idle_limit = int(idle_limit)
+        self.shared = idle_limit if isinstance(idle_limit, IdleLimit) else IdleLimit(idle_limit)
         self._idle: OrderedDict = OrderedDict()  # (size, serial) -> chunk, least recently returned first
         self._serial = itertools.count()
-        self._lock = threading.Lock()
+        self._lock = self.shared.lock
         self.idle_bytes = 0
         self.allocated = 0  # chunks made
         self.reused = 0     # requests served from idle chunks
+        self.shared.pools.add(self)
 
     def take(self, nbytes: int):
         size = size_class(nbytes)
@@ -65,6 +78,7 @@ class Pool:
                 if key[0] == size:
                     chunk = self._idle.pop(key)
                     self.idle_bytes -= size
+                    self.shared.total -= size
                     self.reused += 1
                     return chunk
         try:
@@ -72,23 +86,28 @@ class Pool:
         except Exception as exc:
             if not self._out_of_memory(exc):
                 raise
-            self.release()  # the device is full: give back what is idle here and try once more
-            self.flush()
+            for pool in list(self.shared.pools):  # the device is full: what every thread keeps idle goes
+                pool.release()
+            self.flush()  # and numba's pending frees with it; then once more
             chunk = self._allocate(size)
         self.allocated += 1
         return chunk
 
     def give_back(self, chunk) -> None:
+        shared = self.shared
         with self._lock:
             self._idle[(chunk.size, next(self._serial))] = chunk
             self.idle_bytes += chunk.size
-            while self.idle_bytes > self.idle_limit and self._idle:
+            shared.total += chunk.size
+            while shared.total > shared.limit and self._idle:
                 (size, _), _ = self._idle.popitem(last=False)  # the oldest goes: freed by numba
                 self.idle_bytes -= size
+                shared.total -= size
 
     def release(self) -> None:
         with self._lock:
             self._idle.clear()
+            self.shared.total -= self.idle_bytes
             self.idle_bytes = 0
 
     def flush(self) -> None:
@@ -97,6 +116,8 @@ class Pool:
 
 
 _pools = threading.local()  # per thread: (context, Pool)
+_limits: dict = {}  # device id -> the IdleLimit of its pools
+_limits_lock = threading.Lock()
 _all_pools: "weakref.WeakSet[Pool]" = weakref.WeakSet()
 _lent = {}  # serial -> the numba pointer lent out (kept alive until every view of it is gone)
 _lent_serial = itertools.count()
@@ -108,8 +129,11 @@ def _numba_pool(context=None) -> Pool:
     context = cuda.current_context() if context is None else context
     held = getattr(_pools, "held", None)
     if held is None or held[0] is not context:
-        total = context.get_memory_info().total
-        pool = Pool(context.memalloc, total // IDLE_SHARE, is_device_out_of_memory, context.deallocations.clear)
+        with _limits_lock:
+            limit = _limits.get(context.device.id)
+            if limit is None:
+                limit = _limits[context.device.id] = IdleLimit(context.get_memory_info().total // IDLE_SHARE)
+        pool = Pool(context.memalloc, limit, is_device_out_of_memory, context.deallocations.clear)
         held = _pools.held = (context, pool)
         _all_pools.add(pool)
     return held[1]
