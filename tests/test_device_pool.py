@@ -254,3 +254,41 @@ def test_a_full_device_frees_what_every_threads_pool_keeps_idle():
     other.give_back(other.take(48 << 10))  # another thread's idle memory fills the device
     assert mine.take(32 << 10).size == 32 << 10
     assert other.idle_bytes == 0 and shared.total == 0
+
+
+def test_a_pool_collected_with_its_thread_no_longer_counts_against_the_limit():
+    from solvers.targets.device_pool import IdleLimit
+    device = Device()
+    shared = IdleLimit(1 << 20)
+    gone = Pool(device.allocate, shared)
+    gone.give_back(gone.take(8192))
+    assert shared.total == 8192
+    del gone
+    gc.collect()
+    assert shared.total == 0
+
+
+def test_memory_given_back_while_a_pool_holds_its_lock_does_not_deadlock():
+    """An array collected during a pool's own bookkeeping (a garbage collection started inside it)
+    gives its memory back from the same thread: the lock must let it in."""
+    device = Device()
+    pool = device.pool()
+    inner = pool.take(4096)
+
+    class Collecting(Chunk):  # reading its size gives another chunk back, as a collection would
+        @property
+        def size(self):
+            if not self.fired:
+                self.fired = True
+                pool.give_back(inner)
+            return 8192
+
+        @size.setter
+        def size(self, value):
+            self.fired = False
+    outer = Collecting(8192, 1)
+    worker = threading.Thread(target=pool.give_back, args=(outer,), daemon=True)
+    worker.start()
+    worker.join(10)
+    assert not worker.is_alive(), "the pool deadlocked on its own lock"
+    assert pool.idle_bytes == 4096 + 8192

@@ -147,5 +147,5 @@ def context_attached(backend: str):
 
 
 __all__ = ["BACKENDS", "Kernel", "LAUNCHERS", "Launcher", "THREADS_PER_BLOCK", "WARP_SIZE",
-           "available_backends", "configure_numba", "context_attached", "cuda_available", "enable_simulator", "gpu_present", "grid_for",
-           "launcher_for", "quiet_kernel_hints", "resolve_backend", "simulator_enabled"]
+           "available_backends", "configure_numba", "context_attached", "cuda_available", "enable_simulator",
+           "gpu_present", "grid_for", "launcher_for", "quiet_kernel_hints", "resolve_backend", "simulator_enabled"]

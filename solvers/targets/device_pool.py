@@ -12,8 +12,8 @@ streams wait for the default stream). A pool belongs to one thread (a thread wit
 stream never hands memory to another's work still queued) and to one context.
 
 Idle memory is bounded (``IDLE_SHARE`` of the device's, for all the threads' pools together); an
-allocation that finds the device full frees the idle memory and tries once more. ``release()`` frees it all (the idle pools of every
-thread). Import only on the cuda path (it imports numba.cuda).
+allocation that finds the device full frees the idle memory and tries once more. ``release()``
+frees it all (the idle pools of every thread). Import only on the cuda path (it imports numba.cuda).
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-IDLE_SHARE = 8        # a pool keeps at most 1/IDLE_SHARE of the device's memory idle
+IDLE_SHARE = 8        # the pools of a device keep at most 1/IDLE_SHARE of its memory idle
 SMALL = 1 << 12       # up to this many bytes, sizes go up to a multiple of GRANULE
 GRANULE = 512
 STEPS = 16            # above SMALL, a size goes up to a sixteenth of its power of two (<= 12.5% more)
@@ -47,8 +47,15 @@ class IdleLimit:
     def __init__(self, limit: int):
         self.limit = int(limit)
         self.total = 0
-        self.lock = threading.Lock()
+        # re-entrant: an array collected while a pool holds the lock (a garbage collection started
+        # by an allocation inside it) gives its memory back from the same thread
+        self.lock = threading.RLock()
         self.pools: "weakref.WeakSet[Pool]" = weakref.WeakSet()
+
+    def forget(self, idle: list) -> None:
+        """A pool was collected (its thread ended): its idle memory, freed with it, counts no more."""
+        with self.lock:
+            self.total -= idle[0]
 
 
 class Pool:
@@ -66,10 +73,15 @@ class Pool:
         self._idle: OrderedDict = OrderedDict()  # (size, serial) -> chunk, least recently returned first
         self._serial = itertools.count()
         self._lock = self.shared.lock
-        self.idle_bytes = 0
+        self._idle_bytes = [0]  # a cell the finalizer below reads when the pool is collected
         self.allocated = 0  # chunks made
         self.reused = 0     # requests served from idle chunks
         self.shared.pools.add(self)
+        weakref.finalize(self, self.shared.forget, self._idle_bytes)
+
+    @property
+    def idle_bytes(self) -> int:
+        return self._idle_bytes[0]
 
     def take(self, nbytes: int):
         size = size_class(nbytes)
@@ -77,7 +89,7 @@ class Pool:
             for key in self._idle:  # few idle chunks (one solve's arrays): a scan is cheap
                 if key[0] == size:
                     chunk = self._idle.pop(key)
-                    self.idle_bytes -= size
+                    self._idle_bytes[0] -= size
                     self.shared.total -= size
                     self.reused += 1
                     return chunk
@@ -97,18 +109,18 @@ class Pool:
         shared = self.shared
         with self._lock:
             self._idle[(chunk.size, next(self._serial))] = chunk
-            self.idle_bytes += chunk.size
+            self._idle_bytes[0] += chunk.size
             shared.total += chunk.size
             while shared.total > shared.limit and self._idle:
                 (size, _), _ = self._idle.popitem(last=False)  # the oldest goes: freed by numba
-                self.idle_bytes -= size
+                self._idle_bytes[0] -= size
                 shared.total -= size
 
     def release(self) -> None:
         with self._lock:
             self._idle.clear()
-            self.shared.total -= self.idle_bytes
-            self.idle_bytes = 0
+            self.shared.total -= self._idle_bytes[0]
+            self._idle_bytes[0] = 0
 
     def flush(self) -> None:
         """Have the allocator free what it holds pending now (numba defers its frees)."""
