@@ -208,9 +208,10 @@ def to_device(host: np.ndarray):
 
 
 def idle_bytes() -> int:
-    """Idle memory of this thread's pool on the current context (0 when there is none yet)."""
+    """Idle memory of the pools of this thread's device (every thread's: a full device frees them
+    all), 0 before this thread's first pooled array."""
     held = getattr(_pools, "held", None)
-    return 0 if held is None else held[1].idle_bytes
+    return 0 if held is None else held[1].shared.total
 
 
 def release() -> None:
