@@ -804,7 +804,7 @@ def _points(values, name: str, source: str | None) -> np.ndarray:
     if a.size and float(np.abs(a).max()) > MAX_COORDINATE:
         raise InputError(f"{name} holds a coordinate beyond {MAX_COORDINATE:g} in size, where squared "
                          "distances overflow: rescale the points", source)
-    return _frozen(a)
+    return _frozen_view(a)  # the caller's own array stays writeable (it was made read-only in place)
 
 
 @dataclass(frozen=True, eq=False)
@@ -819,9 +819,12 @@ class EuclideanCosts:
     b: np.ndarray
     source: str | None = None
 
-    @classmethod
-    def from_points(cls, a, b, source: str | None = None) -> "EuclideanCosts":
-        first, second = _points(a, "the first point set", source), _points(b, "the second point set", source)
+    def __post_init__(self):
+        """The points checked and held as read-only float64 views, whichever way the problem is
+        made (``EuclideanCosts(a, b)`` took anything before: NaN, four coordinates, a list; and
+        arrays of another layout than the warm-up's, compiled inside the timed solve)."""
+        source = self.source
+        first, second = _points(self.a, "the first point set", source), _points(self.b, "the second point set", source)
         if max(first.shape[1], second.shape[1]) > 3:
             raise InputError(f"points have 1 to 3 coordinates, not {max(first.shape[1], second.shape[1])}", source)
         if first.shape[1] != second.shape[1]:
@@ -831,7 +834,12 @@ class EuclideanCosts:
         if span is not None:
             raise InputError(f"the points span only {span:.3g}, below {MIN_SPAN:g}, where squared distances "
                              "underflow: rescale the points", source)
-        return cls(first, second, source)
+        object.__setattr__(self, "a", first)
+        object.__setattr__(self, "b", second)
+
+    @classmethod
+    def from_points(cls, a, b, source: str | None = None) -> "EuclideanCosts":
+        return cls(a, b, source)
 
     @property
     def shape(self) -> tuple[int, int]:

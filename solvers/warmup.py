@@ -61,13 +61,24 @@ def size_class(problem) -> int:
     return 0
 
 
+def shape_kind(problem) -> str:
+    """"square", "wide" or "tall" for costs (each takes compiled paths of its own: a square
+    assignment's column reduction, a rectangle's reverse auction, the point certificates' square
+    case), "" for other problems. A newcomer saw a square solve after a rectangular one compile for
+    a second inside its timed call: one warm-up had served both."""
+    if not isinstance(problem, (CostMatrix, EuclideanCosts, SparseCosts)):
+        return ""
+    rows, cols = problem.shape
+    return "square" if rows == cols else ("wide" if rows < cols else "tall")
+
+
 TRACKING_GATE = "max_distance"  # solvers.track's gate: its warm-up always takes the automatic one, whose
 # second round re-solves on gated sparse costs (the paths of a fixed gate), after the plain solves (no gate)
 
 
 def warmup_key(problem, algorithm: str, backend: str, options: dict) -> tuple:
     """Runs with equal keys take the same compiled paths: one warm-up serves them all."""
-    return (algorithm, backend, type(problem).__name__, size_class(problem),
+    return (algorithm, backend, type(problem).__name__, size_class(problem), shape_kind(problem),
             tuple(sorted((k, repr(v)) for k, v in options.items() if k != TRACKING_GATE)))
 
 
@@ -85,8 +96,9 @@ def warmup_problem(problem):
         big = min(2 * COST_CORNER, max(rows, cols)) if rows != cols else small
         shape = (small, big) if rows < cols else (big, small)
         return CostMatrix.from_array(np.array(problem.values[:shape[0], :shape[1]]), source="<warm-up>")
-    if isinstance(problem, SparseCosts):
-        return generate("sparse-lap", rows=16, cols=16, degree=4, seed=1)
+    if isinstance(problem, SparseCosts):  # in the problem's orientation, as the dense ones
+        rows, cols = {"square": (16, 16), "wide": (16, 24), "tall": (24, 16)}[shape_kind(problem)]
+        return generate("sparse-lap", rows=rows, cols=cols, degree=4, seed=1)
     if isinstance(problem, EuclideanCosts):  # the first points of each set: same dimension, same orientation
         rows, cols = problem.shape
         small = min(COST_CORNER, rows, cols)

@@ -195,3 +195,30 @@ def test_points_are_frozen_and_distances_match_cdist():
     assert not problem.a.flags.writeable
     rows, cols = np.meshgrid(np.arange(20), np.arange(15), indexing="ij")
     assert np.array_equal(problem.distances(rows.ravel(), cols.ravel()).reshape(20, 15), cdist(a, b))
+
+
+@pytest.mark.parametrize("a, b, words", [
+    ([[np.nan, 0.0, 0.0]], [[0.0, 0.0, 0.0]], "not a finite number"),
+    (np.zeros((2, 4)), np.zeros((2, 4)), "1 to 3 coordinates"),
+    (np.zeros((2, 3)), np.zeros((2, 2)), "differ in dimension"),
+    (np.zeros(3), np.zeros((2, 3)), "array of points"),
+    ([[0.0, 0.0, 0.0], [1e-200, 0.0, 0.0]], [[0.0, 0.0, 0.0]], "underflow"),
+])
+def test_the_constructor_checks_the_points_as_from_points_does(a, b, words):
+    """``EuclideanCosts(a, b)`` (the issue's own spelling) took anything before; both ways of
+    making one now refuse bad points in one line."""
+    for make in (EuclideanCosts, EuclideanCosts.from_points):
+        with pytest.raises(InputError, match=words):
+            make(a, b)
+
+
+def test_the_callers_point_arrays_stay_writeable_and_the_problem_holds_read_only_views():
+    a, b = np.random.default_rng(1).random((5, 3)), np.random.default_rng(2).random((7, 3))
+    for problem in (EuclideanCosts(a, b), EuclideanCosts.from_points(a, b)):
+        assert a.flags.writeable and b.flags.writeable  # they were made read-only in place before
+        assert not problem.a.flags.writeable and problem.a.dtype == np.float64
+    solvers.match_points(a, b)
+    assert a.flags.writeable and b.flags.writeable
+    a[0, 0] = 0.5  # the user's own array can still be written
+    listed = EuclideanCosts([[0, 0, 0], [1, 1, 1]], [[0, 0, 1]])
+    assert listed.a.dtype == np.float64 and listed.shape == (2, 1)

@@ -344,3 +344,57 @@ def test_point_sets_and_batches_are_prepared_untimed_on_an_empty_cache(tmp_path)
     # each kind's warm-up run compiled; the two timed runs after it compiled nothing
     assert len(timed) == 6 and int(timed[0]) > 0 and int(timed[3]) > 0, done.stdout
     assert timed[1:3] == timed[4:] == ["0", "0"], done.stdout
+
+
+def test_square_wide_and_tall_costs_warm_up_apart_in_their_own_shape():
+    """A square assignment takes compiled paths a rectangle does not (the column reduction), and a
+    rectangle its own (the reverse auction): one warm-up served both, and a square solve after a
+    rectangular one compiled for a second inside its timed call (a newcomer saw it)."""
+    import numpy as np
+    from solvers.problems import CostMatrix
+    rng = np.random.default_rng(4)
+    made = {"square": CostMatrix.from_array(rng.random((60, 60))), "wide": CostMatrix.from_array(rng.random((9, 70))),
+            "tall": CostMatrix.from_array(rng.random((70, 9)))}
+    keys = {name: warmup.warmup_key(problem, "hungarian", "cpu", {}) for name, problem in made.items()}
+    assert len(set(keys.values())) == 3
+    for name, problem in made.items():
+        assert warmup.shape_kind(warmup.warmup_problem(problem)) == name
+    sparse = {name: solvers.generate("sparse-lap", rows=r, cols=c, degree=4, seed=1)
+              for name, (r, c) in {"square": (30, 30), "wide": (20, 50), "tall": (50, 20)}.items()}
+    for name, problem in sparse.items():
+        assert warmup.shape_kind(problem) == name == warmup.shape_kind(warmup.warmup_problem(problem))
+    points = solvers.EuclideanCosts(rng.random((20, 3)), rng.random((20, 3)))
+    assert warmup.shape_kind(points) == "square" == warmup.shape_kind(warmup.warmup_problem(points))
+
+
+SHAPES_CODE = """
+import numpy as np, solvers
+from solvers import warmup
+rng = np.random.default_rng(6)
+cases = [("hungarian", rng.random((16, 24)), rng.random((2, 2))),
+         ("auction", rng.random((16, 16)), rng.random((5, 9))),
+         ("knn", solvers.EuclideanCosts(rng.random((12, 3)), rng.random((30, 3))),
+          solvers.EuclideanCosts(rng.random((20, 3)), rng.random((20, 3))))]
+for algorithm, first, second in cases:
+    solvers.solve(first, algorithm, backend="cpu")
+    warmup.prepare(solvers.api_inputs.as_problem(second), algorithm, "cpu", {})
+    with warmup.watch_compiles() as watch:
+        solvers.solve(second, algorithm, backend="cpu")
+    print(algorithm, watch.compiled)
+"""
+
+
+@pytest.mark.skipif(not FULL_SWEEPS, reason="make test-all: compiles three solvers from an empty cache (about 30 s)")
+def test_a_solve_of_another_shape_compiles_nothing_inside_its_timed_call(tmp_path):
+    """On an empty kernel cache: a square solve after a rectangular one (and the reverse, and point
+    sets made with the constructor) finds its own warm-up run before its clock starts."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "kernels"), PYTHONPATH=str(root))
+    done = subprocess.run([sys.executable, "-c", SHAPES_CODE], cwd=root, env=env, capture_output=True, text=True,
+                          timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["hungarian", "0", "auction", "0", "knn", "0"], done.stdout
