@@ -260,7 +260,7 @@ def _cmd_solve_batch(args) -> int:
         kind = batch_kind(data)
         if not batch_warmed(kind, backend):  # the warm-up will compile and say so: bad values are refused
             prepare_batch(data)              # first, in their one line (a second pass, on first use only)
-        with watch_compiles(lambda watch: _say_compiling(watch, "the batch solver", backend), backend) as watch:
+        with watch_compiles(lambda watch: _say_compiling(watch, "hungarian (batches)", backend), backend) as watch:
             warm_batch(kind, backend)  # compile or load, untimed (a mapped file is read-only)
         mark_batch_warmed(kind, backend)
         compile_seconds = time.perf_counter() - start
@@ -371,8 +371,9 @@ def _prepare_and_run(solvers, run: _Run, problem, progress, out):
         outcome = _execute(solvers, run, problem, progress, out)
         return _with_preparation(outcome, 0.0, None)
 
-    def say_compiling(watch) -> None:
-        _say_compiling(watch, run.algorithm, run.backend, progress)
+    def say_compiling(watch) -> None:  # the API's words: "compiling lsa (cost matrices) for cpu (...)"
+        from .warmup import problem_words
+        _say_compiling(watch, f"{run.algorithm} ({problem_words(problem)})", run.backend, progress)
 
     if progress:
         progress.show(f"preparing {run.algorithm} [{run.backend}]: compiling or loading its kernels")

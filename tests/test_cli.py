@@ -141,7 +141,7 @@ def test_gen_then_solve_in_subprocesses_json_last_line(tmp_path):
     assert record["iterations"] >= 0 and record["seconds"] >= 0
     assert record["compile_seconds"] > 0 and record["load_seconds"] > 0  # pr-seq warms up first
     # piped: no progress line; at most the line saying the kernels are compiled (a fresh checkout)
-    assert all(line.startswith("compiling pr-seq for cpu (") for line in proc.stderr.splitlines()), proc.stderr
+    assert all(line.startswith("compiling pr-seq (graphs) for cpu (") for line in proc.stderr.splitlines()), proc.stderr
 
 
 def summary_fields(out: str) -> dict[str, str]:
@@ -299,8 +299,8 @@ def test_epsilon_run_is_certified_within_its_gap(capsys):
     assert record["certified"] is True and record["optimal"] is False
     assert record["value"] > optimum and record["gap"] == pytest.approx(record["value"] - optimum)
     assert record["bound"] == 25.0 and "certified within gap" in record["certificate"]
-    # a cold kernel cache adds its one line (compiling auction for cpu (...)); nothing else is said
-    assert re.sub(r"compiling auction for cpu \([^)]*\)\n", "", err) == ""
+    # a cold kernel cache adds its one line (compiling auction (cost matrices) for cpu (...)); nothing else
+    assert re.sub(r"compiling auction \(cost matrices\) for cpu \([^)]*\)\n", "", err) == ""
     assert main(argv) == 0
     out, err = capsys.readouterr()
     assert f"yes, within gap {record['gap']:g} of optimal" in out and err == ""
@@ -992,7 +992,7 @@ def test_a_compile_is_announced_on_stderr_once_and_never_on_stdout(tmp_path, cap
     path = diagonal_costs(tmp_path / "c.npy")
     assert main(["solve", str(path), "--algo", "numba-stand-in", "--json"]) == 0
     out, err = capsys.readouterr()
-    assert err == f"compiling numba-stand-in for cpu ({why})\n"
+    assert err == f"compiling numba-stand-in (cost matrices) for cpu ({why})\n"
     assert len(out.splitlines()) == 1 and last_json(out)["compile_seconds"] > 0
     # compiled now: the next run in this process compiles nothing and says nothing
     assert main(["solve", str(path), "--algo", "numba-stand-in"]) == 0
@@ -1013,7 +1013,8 @@ def test_compile_line_on_a_terminal_clears_the_progress_line_first(tmp_path, mon
     assert _main_capturing(["solve", str(path), "--algo", "numba-stand-in", "--json"], stdout=out, stderr=terminal) == 0
     lines = terminal.getvalue().split("\n")
     assert len(lines) == 2  # one line that stays, then the cleared progress line
-    assert lines[0].endswith("compiling numba-stand-in for cpu (its cpu kernels are compiled in every new process)")
+    assert lines[0].endswith("compiling numba-stand-in (cost matrices) for cpu (its cpu kernels are compiled in every new "
+                              "process)")
     assert lines[0].split("\r")[-1].startswith("compiling")
     assert lines[1].endswith("\r") and "compiling" not in lines[1]
 
