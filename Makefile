@@ -36,6 +36,7 @@ run: $(STAMP)
 	  echo "$(SAMPLE) is missing; generating $$sample"; \
 	  $(BIN)/matchscope gen random-bipartite --rows 200 --cols 200 --degree 3 --seed 1 --out "$$sample" || exit $$?; \
 	fi; \
+	echo "opening the explorer on $$sample ($(ALGO)); close its window to return"; \
 	$(BIN)/matchscope gui "$$sample" --algo $(ALGO)
 
 # the whole suite, with a seeded sample of each exhaustive simulator sweep (what CI runs)
