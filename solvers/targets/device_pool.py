@@ -8,8 +8,10 @@ next array of the same size class takes it, as PyTorch's and CuPy's caching allo
 
 Reuse is safe in stream order: every later use of the memory (a memset, a copy, a launch) is queued
 after the work of the array that held it, on the same stream or on one that waits for it (numba's
-streams wait for the default stream). A pool belongs to one thread (a thread with its own default
-stream never hands memory to another's work still queued) and to one context.
+streams wait for the default stream). Code that launches on streams of its own keeps its arrays
+alive until the default stream has waited for that work (the ragged batch: its readbacks). A pool
+belongs to one thread (a thread with its own default stream never hands memory to another's work
+still queued) and to one context.
 
 Idle memory is bounded (``IDLE_SHARE`` of the device's, for all the threads' pools together); an
 allocation that finds the device full frees the idle memory and tries once more. ``release()``
