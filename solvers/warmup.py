@@ -82,6 +82,14 @@ def warmup_key(problem, algorithm: str, backend: str, options: dict) -> tuple:
             tuple(sorted((k, repr(v)) for k, v in options.items() if k != TRACKING_GATE)))
 
 
+def _corner(rows: int, cols: int) -> tuple[int, int]:
+    """The warm-up's share of a rows x cols cost problem: at most COST_CORNER on the short side,
+    twice that on the long one, square when the problem is (its shape_kind kept)."""
+    small = min(COST_CORNER, rows, cols)
+    big = min(2 * COST_CORNER, max(rows, cols)) if rows != cols else small
+    return (small, big) if rows < cols else (big, small)
+
+
 def warmup_problem(problem):
     """A tiny problem of the same kind, taking the same compiled paths (None for an unknown kind)."""
     from .generators import generate
@@ -91,19 +99,14 @@ def warmup_problem(problem):
                         degree=min(3, max(cols, 1)), seed=1)
     if isinstance(problem, CostMatrix):
         problem.check()  # held integers not yet checked: refused here in their own name, not the corner's
-        rows, cols = problem.shape  # (not problem.costs: a held integer matrix would be made float64 whole)
-        small = min(COST_CORNER, rows, cols)
-        big = min(2 * COST_CORNER, max(rows, cols)) if rows != cols else small
-        shape = (small, big) if rows < cols else (big, small)
-        return CostMatrix.from_array(np.array(problem.values[:shape[0], :shape[1]]), source="<warm-up>")
+        # the shape, not problem.costs: a held integer matrix would be made float64 whole
+        rows, cols = _corner(*problem.shape)
+        return CostMatrix.from_array(np.array(problem.values[:rows, :cols]), source="<warm-up>")
     if isinstance(problem, SparseCosts):  # in the problem's orientation, as the dense ones
         rows, cols = {"square": (16, 16), "wide": (16, 24), "tall": (24, 16)}[shape_kind(problem)]
         return generate("sparse-lap", rows=rows, cols=cols, degree=4, seed=1)
     if isinstance(problem, EuclideanCosts):  # the first points of each set: same dimension, same orientation
-        rows, cols = problem.shape
-        small = min(COST_CORNER, rows, cols)
-        big = min(2 * COST_CORNER, max(rows, cols)) if rows != cols else small
-        first, second = (small, big) if rows < cols else (big, small)
+        first, second = _corner(*problem.shape)
         return EuclideanCosts.from_points(problem.a[:first], problem.b[:second], source="<warm-up>")
     if isinstance(problem, FlowNetwork):
         return generate("washington-rlg", rows=4, cols=4, seed=1)
