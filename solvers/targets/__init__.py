@@ -137,10 +137,9 @@ def context_attached(backend: str):
         yield
         return
     from numba.cuda.cudadrv import devices
-    runtime = getattr(devices, "_runtime", None)
     with contextlib.ExitStack() as stack:
         try:  # the solve itself says it when there is no usable GPU; another numba-cuda layout: as before
-            stack.enter_context(runtime.ensure_context())
+            stack.enter_context(devices._runtime.ensure_context())
         except Exception:
             pass
         yield
