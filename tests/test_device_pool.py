@@ -292,3 +292,32 @@ def test_memory_given_back_while_a_pool_holds_its_lock_does_not_deadlock():
     worker.join(10)
     assert not worker.is_alive(), "the pool deadlocked on its own lock"
     assert pool.idle_bytes == 4096 + 8192
+
+
+def test_a_flush_frees_what_numba_queued_with_its_memory_manager_and_with_the_context():
+    """numba-cuda 0.30 queues memory frees with the context's memory manager, not in
+    ``context.deallocations`` (streams and events): clearing only the latter freed nothing."""
+    class Queue:
+        def __init__(self):
+            self.cleared = 0
+
+        def clear(self):
+            self.cleared += 1
+
+    class Manager:
+        deallocations = Queue()
+
+    class Context:
+        deallocations = Queue()
+        memory_manager = Manager()
+
+    context = Context()
+    device_pool._pending_frees(context)()
+    assert context.deallocations.cleared == 1 and context.memory_manager.deallocations.cleared == 1
+
+    class Older:  # one queue for everything, no memory manager
+        deallocations = Queue()
+
+    older = Older()
+    device_pool._pending_frees(older)()
+    assert older.deallocations.cleared == 1

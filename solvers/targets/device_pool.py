@@ -147,10 +147,25 @@ def _numba_pool(context=None) -> Pool:
             limit = _limits.get(context.device.id)
             if limit is None:
                 limit = _limits[context.device.id] = IdleLimit(context.get_memory_info().total // IDLE_SHARE)
-        pool = Pool(context.memalloc, limit, is_device_out_of_memory, context.deallocations.clear)
+        pool = Pool(context.memalloc, limit, is_device_out_of_memory, _pending_frees(context))
         held = _pools.held = (context, pool)
         _all_pools.add(pool)
     return held[1]
+
+
+def _pending_frees(context):
+    """What frees numba's deferred memory frees of ``context`` now. numba-cuda queues them with its
+    memory manager (0.30: ``context.deallocations`` holds only streams' and events'; a flush of
+    that alone freed nothing, seen on an H200), older versions on the context: both are cleared."""
+    queues = [context.deallocations]
+    manager = getattr(getattr(context, "memory_manager", None), "deallocations", None)
+    if manager is not None and manager is not context.deallocations:
+        queues.append(manager)
+
+    def flush() -> None:
+        for queue in queues:
+            queue.clear()
+    return flush
 
 
 def _lend(pool: Pool, chunk, context):
