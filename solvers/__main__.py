@@ -1,6 +1,5 @@
 """`python -m solvers ...` is the `matchscope` command."""
-import sys
 
-from .cli import main
+from .cli import run
 
-sys.exit(main())
+run()

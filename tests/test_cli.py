@@ -144,6 +144,39 @@ def test_gen_then_solve_in_subprocesses_json_last_line(tmp_path):
     assert all(line.startswith("compiling pr-seq (graphs) for cpu (") for line in proc.stderr.splitlines()), proc.stderr
 
 
+RUN_WITH_TEARDOWN_MARK = ("import atexit, sys; atexit.register(lambda: print('teardown', file=sys.stderr)); "
+                          "sys.argv[0] = 'matchscope'; from solvers.cli import run; run()")
+
+
+def test_the_program_ends_without_teardown_after_a_solve_with_its_output_whole(tmp_path, graph_file):
+    """`matchscope solve` skips the interpreter's teardown (a fifth of a second of freeing numba's
+    registries) once its output is written; other commands, and a solve under a profiler, end normally."""
+    path, expected, _ = graph_file
+    out = tmp_path / "m.csv"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+
+    def program(*args, prefix=()):
+        return subprocess.run([sys.executable, *prefix, "-c", RUN_WITH_TEARDOWN_MARK, *map(str, args)], cwd=ROOT,
+                              env=env, capture_output=True, text=True, timeout=300)
+
+    solved = program("solve", path, "--algo", "hopcroft-karp", "--out", out, "--json")
+    assert solved.returncode == 0, solved.stderr
+    assert "teardown" not in solved.stderr
+    assert last_json(solved.stdout)["value"] == expected
+    assert len(out.read_text().strip().splitlines()) == expected + 1  # a header, then every pair
+    refused = program("solve", tmp_path / "missing.mtx", "--algo", "hopcroft-karp")
+    assert refused.returncode == 2 and "teardown" not in refused.stderr
+    listed = program("algos")
+    assert listed.returncode == 0 and "teardown" in listed.stderr
+    profile = tmp_path / "solve.prof"
+    profiled = subprocess.run([sys.executable, "-m", "cProfile", "-o", str(profile), "-m", "solvers", "solve",
+                               str(path), "--algo", "hopcroft-karp"], cwd=ROOT, env=env, capture_output=True,
+                              text=True, timeout=300)
+    assert profiled.returncode == 0, profiled.stderr
+    assert profile.stat().st_size > 0  # the profiler's report, written at exit
+
+
 def summary_fields(out: str) -> dict[str, str]:
     """The human summary's rows: a 12-character key column, then the value."""
     return {line[:12].strip(): line[12:] for line in out.strip().splitlines()}
