@@ -35,7 +35,7 @@ def position_in_row(row_ptr, col_ind, i, j) -> int:
     return lo if lo < row_ptr[i + 1] and col_ind[lo] == j else -1
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def _bounds_and_checksum(values, first_position):
     least = values[0]
     greatest = values[0]
@@ -58,7 +58,7 @@ def bounds_and_checksum(values: np.ndarray, first_position: int) -> tuple[int, i
     return int(least), int(greatest), int(total)
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def _drops_and_checksum(ptr, first_position):
     drops = 0
     total = np.uint64(0)
@@ -91,7 +91,7 @@ def _position_table(chunks: int, lines: int, entries: int) -> np.ndarray:
     return np.zeros((chunks, lines), dtype=np.int32 if entries < 2 ** 31 else np.int64)
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def _count_by_chunk(major, n_lines, chunks, counts):
     """counts[t, line]: entries of chunk t (the t-th equal slice of ``major``) on each line."""
     n = major.size
@@ -100,7 +100,7 @@ def _count_by_chunk(major, n_lines, chunks, counts):
             counts[t, major[k]] += 1
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def _positions(counts, ptr):
     """Counts -> each chunk's first write position on each line; ptr from the line totals."""
     chunks, n_lines = counts.shape
@@ -120,7 +120,7 @@ def _positions(counts, ptr):
             at += c
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def _scatter_pairs(major, minor, chunks, positions, out):
     n = major.size
     for t in prange(chunks):
@@ -130,7 +130,7 @@ def _scatter_pairs(major, minor, chunks, positions, out):
             positions[t, line] += 1
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def _sort_lines(ptr, ind, kept):
     """Sort each line in place; kept[line] = its distinct entries."""
     for line in prange(ptr.size - 1):
@@ -143,7 +143,7 @@ def _sort_lines(ptr, ind, kept):
         kept[line] = distinct
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def _drop_repeats(ptr, ind, new_ptr, out):
     for line in prange(ptr.size - 1):
         at = new_ptr[line]
@@ -153,7 +153,7 @@ def _drop_repeats(ptr, ind, new_ptr, out):
                 at += 1
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def _count_transpose(ptr, ind, bounds, counts):
     """Like _count_by_chunk for a CSR's entries, chunk t being rows bounds[t] .. bounds[t + 1]."""
     for t in prange(bounds.size - 1):
@@ -161,7 +161,7 @@ def _count_transpose(ptr, ind, bounds, counts):
             counts[t, ind[k]] += 1
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def _scatter_transpose(ptr, ind, bounds, positions, out):
     for t in prange(bounds.size - 1):
         for row in range(bounds[t], bounds[t + 1]):
@@ -200,7 +200,7 @@ BUCKET_BITS = 16  # a bucket of 2^16 columns: its counting table (512 KB) stays 
 # at most 16: an entry's column travels as its low BUCKET_BITS in a uint16 (its bucket holds the rest)
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def _count_buckets(ptr, ind, bounds, shift, counts):
     """counts[t, b]: entries of chunk t (rows bounds[t] .. bounds[t + 1]) in column bucket b."""
     for t in prange(bounds.size - 1):
@@ -208,7 +208,7 @@ def _count_buckets(ptr, ind, bounds, shift, counts):
             counts[t, ind[k] >> shift] += 1
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def _scatter_buckets(ptr, ind, bounds, shift, positions, lows_out, rows_out):
     """Each entry (row, col) to its bucket's next place: a bucket's entries in row order, each
     column as its low ``shift`` bits."""
@@ -223,7 +223,7 @@ def _scatter_buckets(ptr, ind, bounds, shift, positions, lows_out, rows_out):
                 positions[t, col >> shift] = at + 1
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def _sort_buckets(starts, shift, n_cols, lows_in, rows_in, col_ptr, row_ind):
     """Within each bucket a stable counting sort by column (``lows_in``: each entry's column less
     the bucket's first): col_ptr of its columns and their rows, increasing (the bucket holds them

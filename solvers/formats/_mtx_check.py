@@ -143,7 +143,7 @@ def _piece_bounds(buf, pieces):
     return bounds
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)
 def _count_pieces(buf, field, n_rows, n_cols, bounds):
     """Entry lines of each piece, -1 for a piece with a line outside the grammar."""
     pieces = bounds.size - 1
@@ -187,7 +187,7 @@ def _parse_lines(buf, lo, hi, field, rows, cols, values, k):
         k += 1
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)
 def _parse_pieces(buf, field, bounds, starts, rows, cols, values):
     for p in prange(bounds.size - 1):
         _parse_lines(buf, bounds[p], bounds[p + 1], field, rows, cols, values, starts[p])
