@@ -38,8 +38,14 @@ def gpu_present() -> bool:
     return cuda_available()
 
 
+def child_pythonpath() -> str:
+    """PYTHONPATH for a test's subprocess: this checkout first, then whatever the caller's has (on the
+    GPU machine its carried numpy and plyfile live there)."""
+    return os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+
+
 def _cudasim_child(code: str) -> subprocess.Popen:
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(ROOT))
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=child_pythonpath())
     prelude = f"import sys; sys.path.insert(0, {str(ROOT / 'tests')!r}); import cudasim_fix\n"
     return subprocess.Popen([sys.executable, "-c", prelude + textwrap.dedent(code)], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -20,6 +20,7 @@ from scipy.sparse.csgraph import maximum_bipartite_matching, maximum_flow, min_w
 
 import solvers
 from solvers import InputError
+from conftest import child_pythonpath
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -337,7 +338,7 @@ def test_optional_libraries_are_not_imported():
     code = ("import sys, solvers; solvers.solve([[1.0, 2.0], [3.0, 0.0]], 'lsa'); "
             "import scipy.sparse; solvers.solve(scipy.sparse.eye(3, format='csr'), 'hopcroft-karp'); "
             "print('networkx' in sys.modules, 'pandas' in sys.modules)")
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env = dict(os.environ, PYTHONPATH=child_pythonpath())
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["False", "False"]

@@ -31,6 +31,7 @@ from solvers.cli import ProgressLine, main
 from solvers.registry import Algorithm
 from solvers.result import Solution
 from solvers.telemetry import IterationStats, RunInfo
+from conftest import child_pythonpath
 
 ROOT = Path(__file__).resolve().parent.parent
 SUMMARY_KEYS = {"problem", "algorithm", "backend", "value", "certified", "seconds", "iterations", "path",
@@ -71,7 +72,7 @@ def scipy_max_flow(n, tail, head, cap, s, t) -> int:
 
 
 def run_cli(*args, env_extra=None, timeout=300):
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env = dict(os.environ, PYTHONPATH=child_pythonpath())
     env.pop("NUMBA_ENABLE_CUDASIM", None)
     env.update(env_extra or {})
     return subprocess.run([sys.executable, "-m", "solvers", *map(str, args)], cwd=ROOT, env=env,
@@ -153,7 +154,7 @@ def test_the_program_ends_without_teardown_after_a_solve_with_its_output_whole(t
     registries) once its output is written; other commands, and a solve under a profiler, end normally."""
     path, expected, _ = graph_file
     out = tmp_path / "m.csv"
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env = dict(os.environ, PYTHONPATH=child_pythonpath())
     env.pop("NUMBA_ENABLE_CUDASIM", None)
 
     def program(*args, prefix=()):
@@ -638,7 +639,7 @@ def test_progress_shown_on_a_terminal_and_cleared(graph_file, monkeypatch):
     code = _main_capturing(["solve", str(graph_file[0]), "--algo", "pr-seq", "--json"], stdout=out, stderr=terminal)
     assert code == 0
     # a cold kernel cache adds its one permanent line (compiling ... for cpu (...)); nothing else stays
-    text = re.sub(r"compil(?:ing|ed) pr-seq for cpu \([^)]*\)\n", "", terminal.getvalue())
+    text = re.sub(r"compil(?:ing|ed) pr-seq \(graphs\) for cpu \([^)]*\)\n", "", terminal.getvalue())
     assert "loading" in text and "pr-seq [cpu]" in text and "iteration" in text
     assert text.endswith("\r") and "\n" not in text  # cleared, nothing left behind
     assert last_json(out.getvalue())["certified"] is True
@@ -1336,7 +1337,7 @@ def test_cuda_kernels_decide_what_is_said_even_after_a_cached_cpu_helper_compile
 
 def env_without_numba_hints() -> dict:
     """A child's environment with numba's hint variables and the simulator unset: what a user has."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env = dict(os.environ, PYTHONPATH=child_pythonpath())
     for name in ("NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS", "NUMBA_CUDA_WARN_ON_IMPLICIT_COPY", "NUMBA_ENABLE_CUDASIM"):
         env.pop(name, None)
     return env
@@ -1414,7 +1415,7 @@ def test_importing_the_package_loads_no_numba():
     variable numba reads once, on import) after it has imported solvers."""
     code = "import sys, solvers, solvers.cli; print('numba' in sys.modules)"
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
-    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=dict(env, PYTHONPATH=str(ROOT)),
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=dict(env, PYTHONPATH=child_pythonpath()),
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and proc.stdout.strip() == "False", proc.stderr
 
@@ -1424,7 +1425,7 @@ def test_a_reader_that_stops_early_gets_no_traceback(args):
     """`matchscope formats --json | head -c 10`: the reader closes the pipe before the command
     writes; the command ends quietly (exit 0, nothing on stderr), not with a broken-pipe traceback.
     The pipe is closed before the child's first write, so the case is met on every run."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env = dict(os.environ, PYTHONPATH=child_pythonpath())
     env.pop("NUMBA_ENABLE_CUDASIM", None)
     child = subprocess.Popen([sys.executable, "-m", "solvers", *args], cwd=ROOT, env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)

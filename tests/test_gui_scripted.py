@@ -15,6 +15,7 @@ from test_gui_fakes import assert_real_content, colourful_fraction, configure_qt
 configure_qt_platform()
 
 import solvers  # noqa: E402
+from conftest import child_pythonpath
 
 pytestmark = pytest.mark.gui
 ROOT = Path(__file__).resolve().parent.parent
@@ -22,7 +23,7 @@ SHOTS = Path(os.environ.get("EXPLORER_SHOTS", "/tmp/explorer-shots"))
 
 
 def explorer(*args: str, home: Path, timeout: float = 240) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(ROOT), XDG_CONFIG_HOME=str(home))  # settings away from the user's
+    env = dict(os.environ, PYTHONPATH=child_pythonpath(), XDG_CONFIG_HOME=str(home))  # settings away from the user's
     return subprocess.run([sys.executable, "-m", "explorer", *args], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=timeout)
 
@@ -80,7 +81,7 @@ def test_matchscope_gui_reports_a_bad_file_as_path_line_message(tmp_path):
     bad.write_text("%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 7\n")
     with pytest.raises(solvers.InputError) as expected:
         solvers.load(str(bad))
-    env = dict(os.environ, PYTHONPATH=str(ROOT), XDG_CONFIG_HOME=str(tmp_path))
+    env = dict(os.environ, PYTHONPATH=child_pythonpath(), XDG_CONFIG_HOME=str(tmp_path))
     proc = subprocess.run([sys.executable, "-m", "solvers", "gui", str(bad), "--algo", "pr-seq", "--run",
                            "--screenshot", str(tmp_path / "x.png"), "--quit"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
@@ -159,7 +160,7 @@ def test_numba_cuda_performance_hints_are_off_in_the_explorer(tmp_path):
     code = ("import sys; from explorer.app import main; code = main(sys.argv[1:]); "
             "from numba.core import config; "
             "print(code, config.CUDA_LOW_OCCUPANCY_WARNINGS, config.CUDA_WARN_ON_IMPLICIT_COPY)")
-    env = dict(os.environ, PYTHONPATH=str(ROOT), XDG_CONFIG_HOME=str(tmp_path))
+    env = dict(os.environ, PYTHONPATH=child_pythonpath(), XDG_CONFIG_HOME=str(tmp_path))
     for name in ("NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS", "NUMBA_CUDA_WARN_ON_IMPLICIT_COPY", "NUMBA_ENABLE_CUDASIM"):
         env.pop(name, None)
     proc = subprocess.run([sys.executable, "-c", code, str(path), "--algo", "gpr", "--backend", "cpu", "--run",

@@ -32,6 +32,7 @@ from solvers.errors import InfeasibleError, InputError
 from solvers.exact import INT64_MAX, float_sum_up, int_sum
 from solvers.problems import CostMatrix, FlowNetwork, SparseCosts, cost_limit
 from solvers.result import Solution
+from conftest import child_pythonpath
 
 ROOT = Path(__file__).resolve().parent.parent
 SCALES = (1e-300, 1e-20, 1e-12, 1.0, 1e12, 1e290)
@@ -511,7 +512,7 @@ def test_an_auction_certificate_says_plainly_what_proves_it():
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=str(ROOT))
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=child_pythonpath())
     return subprocess.run([sys.executable, "-m", "solvers", *args], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=600)
 
