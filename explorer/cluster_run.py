@@ -291,6 +291,8 @@ class ClusterRun(QtCore.QObject):
                 processing = None
             if processing is not None:
                 with self._lock:
+                    if stop.is_set():  # the run ended while this asked (a slow scheduler): its final state stands
+                        return
                     for address, keys in processing.items():
                         self.state.worker(address).busy = bool(keys)
             self._poke()

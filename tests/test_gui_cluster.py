@@ -361,6 +361,37 @@ def test_a_flood_of_events_pokes_the_window_a_few_times(qtbot, qapp):
     assert len(pokes) <= 2 + state.elapsed / 0.1 + 1 and len(pokes) < events / 100
 
 
+def test_a_poll_answered_after_the_run_ended_leaves_no_worker_busy(qtbot, qapp):
+    """The poller asks the scheduler which workers are busy; on a loaded machine the answer came back
+    after the run had ended (the poller's join gave up after 5 s) and marked a worker busy for good."""
+    from explorer.cluster_run import ClusterRequest, ClusterRun
+
+    asked, answer = threading.Event(), threading.Event()
+
+    class SlowScheduler:
+        def processing(self):
+            asked.set()
+            answer.wait(10)
+            return {"tcp://w:1": ["task-7"], "tcp://w:2": []}
+
+    run = ClusterRun(ClusterRequest([], [], "folder", "nothing"))
+    run.state.worker("tcp://w:1")
+    run.state.worker("tcp://w:2")
+    stop = threading.Event()
+    poller = threading.Thread(target=run._poll, args=(SlowScheduler(), stop), daemon=True)
+    poller.start()
+    assert asked.wait(10)
+    stop.set()  # the run ends as the cluster run's own ending does: stop, then every worker idle
+    with run._lock:
+        for worker in run.state.workers.values():
+            worker.busy = False
+    answer.set()
+    poller.join(10)
+    assert not poller.is_alive()
+    assert sorted(run.state.workers) == ["tcp://w:1", "tcp://w:2"]
+    assert not any(worker.busy for worker in run.state.workers.values())
+
+
 def test_rows_arriving_during_a_run_are_inserted_in_input_order(qtbot, qapp):
     from explorer.views.cluster import ResultsTable
     from solvers.scale_out import ItemResult
