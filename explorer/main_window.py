@@ -1055,7 +1055,9 @@ class MainWindow(QtWidgets.QMainWindow):
         width = min(max(int(self.width() * 0.28), 330), 430)
         self.resizeDocks([self.dataset_dock], [width], QtCore.Qt.Orientation.Horizontal)
         column = max(self.height() - 120, 300)
-        self.resizeDocks([self.dataset_dock, self.solver_dock], [int(column * 0.38), int(column * 0.62)],
+        # a short window gives the Dataset less (its facts scroll) so that the options keep a few rows
+        share = 0.28 + 0.10 * min(max((self.height() - 700) / 200, 0.0), 1.0)
+        self.resizeDocks([self.dataset_dock, self.solver_dock], [int(column * share), int(column * (1 - share))],
                          QtCore.Qt.Orientation.Vertical)
         self.resizeDocks([self.log_dock], [max(90, int(self.height() * 0.13))], QtCore.Qt.Orientation.Vertical)
 

@@ -14,7 +14,7 @@ from test_gui_fakes import (configure_qt_platform, fake_algorithms, flush_delete
 configure_qt_platform()
 
 import solvers  # noqa: E402
-from PySide6 import QtWidgets  # noqa: E402
+from PySide6 import QtCore, QtWidgets  # noqa: E402
 from solvers.registry import Option  # noqa: E402
 from solvers.text import duration  # noqa: E402
 
@@ -268,6 +268,61 @@ def test_playback_choices_and_the_position_are_not_cut(window, qtbot, size):
     label = win.timeline.position_label
     assert label.width() >= label.fontMetrics().horizontalAdvance("report 46 of 46 · 6.41 ms"), label.width()
     save_shot(win, f"leftovers-timeline-{size[0]}.png")
+
+
+@pytest.mark.parametrize("size", [(1800, 1000), (1024, 700)])
+def test_result_notes_sit_beside_their_rows_in_a_wide_panel_and_under_them_in_a_narrow_one(window, qtbot, size):
+    """In the 1024 x 700 window the notes column was a few words wide ("solve, checks and
+    certificate; no warm-up" in three lines); there each note now takes its own line under its row."""
+    from explorer.session import RunState
+    from explorer.views.solver_panel import rows_html
+    win = window
+    win.resize(*size)
+    win.fit_docks()
+    qtbot.waitUntil(lambda: win.width() == size[0], timeout=10_000)
+    QtWidgets.QApplication.processEvents()
+    panel = win.solver_panel
+    narrow = size[0] < 1200
+    assert panel.notes_below() == narrow, panel.width()
+    run = RunState("lsa", "cpu", {}, "assignment", dataset="d")
+    run.status, run.wall_seconds = "finished", 0.322
+    win.session.add_run(run)
+    panel.show_live(run)
+    wall = next(row for row in panel.rows if row[0] == "wall")
+    assert panel.live.text() == rows_html(panel.rows, narrow)
+    row_lines = panel.live.text().split("<tr>")
+    holding = [i for i, part in enumerate(row_lines) if wall[2] in part]
+    assert len(holding) == 1
+    assert (wall[1] in row_lines[holding[0]]) != narrow  # beside the value, or on the line after it
+    if narrow:
+        assert wall[1] in row_lines[holding[0] - 1]
+    save_shot(win, f"leftovers-result-notes-{size[0]}.png")
+
+
+def test_a_short_window_keeps_four_solver_options_in_sight_beside_a_runs_lines(window, qtbot):
+    """At 1024 x 700 the options box showed one option and half of the next after a tracking run: the
+    Dataset dock (whose facts scroll) now gives way first. With a matching run's lines: four whole."""
+    win = window
+    win.resize(1024, 700)
+    win.fit_docks()
+    qtbot.waitUntil(lambda: win.height() == 700, timeout=10_000)
+    win.session.set_problem(small_graph(1, 20))
+    panel = win.solver_panel
+    panel.select_algorithm("gpr")
+    from explorer.session import RunState
+    run = RunState("gpr", "cpu", {}, "matching", dataset="g")  # a finished run's lines below Run, as after a run
+    run.status, run.wall_seconds, run.warmup_seconds = "finished", 0.322, 1.89
+    win.session.add_run(run)
+    panel.show_live(run)
+    panel.certificate.setText("konig-cover: certified optimal (vertex cover of size 20 = |M|)")
+    QtWidgets.QApplication.processEvents()
+    form = panel.options_form
+    assert form.rowCount() >= 4
+    fourth = form.itemAt(3, QtWidgets.QFormLayout.ItemRole.FieldRole).widget()
+    qtbot.waitUntil(lambda: fourth.height() > 0, timeout=10_000)  # laid out
+    bottom = fourth.mapTo(panel.scroll.widget(), QtCore.QPoint(0, fourth.height())).y()
+    assert bottom <= panel.scroll.viewport().height(), (bottom, panel.scroll.viewport().height())
+    save_shot(win, "leftovers-options-1024.png")
 
 
 @pytest.mark.parametrize("size", [(1440, 900), (1024, 700)])

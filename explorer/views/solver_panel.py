@@ -22,6 +22,7 @@ from ..theme import icon
 from ..wording import certificate_short, duration, plain_text, plural, problem_words, settings_words
 
 IDLE = "no run yet"  # the status line before any run (a lone dash read as a stray mark)
+NOTES_BESIDE_EMS = 34  # a result panel narrower than this many ems puts each note under its row
 BACKEND_NOTES = {"cuda": "needs an NVIDIA GPU and driver (none usable in this process)",
                  "cudasim": "the CUDA simulator must be chosen before numba loads: start with NUMBA_ENABLE_CUDASIM=1"}
 
@@ -171,9 +172,15 @@ class SolverPanel(QtWidgets.QWidget):
         spacing = layout.spacing() * (len(self.footer) + 2) + 8
         self.setMinimumHeight(top + self.scroll.minimumHeight() + needed + spacing)
 
+    def notes_below(self) -> bool:
+        """Whether the result notes go under their rows: the panel is narrower than NOTES_BESIDE_EMS."""
+        return self.width() < NOTES_BESIDE_EMS * self.fontMetrics().horizontalAdvance("m")
+
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt's name)
         super().resizeEvent(event)
         if event.oldSize().width() != event.size().width():
+            if self.rows:
+                self.live.setText(rows_html(self.rows, self.notes_below()))
             self._fit_height()
 
     # ---- algorithm / backend / options ------------------------------------------------------
@@ -413,7 +420,7 @@ class SolverPanel(QtWidgets.QWidget):
         run.sync()
         self.elapsed.setText(self._status_line(run))
         self.rows = self._rows(run)
-        self.live.setText(rows_html(self.rows))
+        self.live.setText(rows_html(self.rows, self.notes_below()))
         finished = run.status == "finished"
         self.certificate.setText(run.certificate_text if finished else "")
         units = self._units(run)
@@ -510,8 +517,10 @@ class SolverPanel(QtWidgets.QWidget):
         return rows
 
 
-def rows_html(rows: list[tuple[str, str, str]]) -> str:
-    """A small table: name, value, and a muted note that explains it (wrapped, never cut)."""
+def rows_html(rows: list[tuple[str, str, str]], notes_below: bool = False) -> str:
+    """A small table: name, value, and a muted note that explains it (wrapped, never cut). With
+    ``notes_below`` (a narrow panel) each note takes its own line under its row, the panel's whole
+    width: beside the value it wrapped into a column a few words wide."""
     if not rows:
         return ""
     cells = []
@@ -521,7 +530,10 @@ def rows_html(rows: list[tuple[str, str, str]]) -> str:
             continue
         cells.append(f"<tr><td style='padding-right:8px; white-space:nowrap'>{html.escape(name)}</td>"
                      f"<td style='padding-right:8px; white-space:nowrap'><b>{html.escape(value)}</b></td>"
-                     f"<td style='color:#888'>{html.escape(note)}</td></tr>")
+                     + ("" if notes_below else f"<td style='color:#888'>{html.escape(note)}</td>") + "</tr>")
+        if notes_below and note:
+            cells.append(f"<tr><td colspan='2' style='color:#888; padding-left:12px; padding-bottom:3px'>"
+                         f"{html.escape(note)}</td></tr>")
     return "<table cellspacing='0' cellpadding='0'>" + "".join(cells) + "</table>"
 
 
