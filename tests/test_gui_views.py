@@ -390,3 +390,31 @@ def test_the_solver_panel_starts_on_the_algorithm_solve_picks_unnamed(qtbot):
     panel.select_algorithm(other)
     panel.set_problem(solvers.CostMatrix.from_array(np.ones((5, 5))))
     assert panel.algo_combo.currentData() == other
+
+
+def test_a_runs_algorithm_and_backend_stay_whole_in_a_1024_wide_window(qtbot):
+    """At 1024 × 700 the Replay bar has about 740 pixels: the run list showed "#1 auction [cp…"; the
+    dataset's name may be cut ("#1 auction [cpu] · …", the tooltip has it whole), the run's own not."""
+    from PySide6 import QtWidgets
+    from explorer.views import Timeline
+    stream = [IterationStats(i, 1e-3 * i, "push", 10, float(i)) for i in range(466)]
+    session = replay_session(stream)
+    session.current_run.name = "#1 auction [cpu]"
+    session.current_run.dataset = "particles_100x10.npz"
+    timeline = Timeline(session)
+    qtbot.addWidget(timeline)
+    timeline.sync_runs()
+    timeline.show()
+    timeline.resize(740, 40)
+    qtbot.waitUntil(lambda: timeline.width() == 740)
+    combo = timeline.run_combo
+    shown = combo.style().subControlRect(QtWidgets.QStyle.ComplexControl.CC_ComboBox, _combo_option(combo),
+                                         QtWidgets.QStyle.SubControl.SC_ComboBoxEditField, combo)
+    assert combo.fontMetrics().horizontalAdvance("#1 auction [cpu] · …") <= shown.width()
+
+
+def _combo_option(combo):
+    from PySide6 import QtWidgets
+    option = QtWidgets.QStyleOptionComboBox()
+    combo.initStyleOption(option)
+    return option

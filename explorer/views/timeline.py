@@ -29,7 +29,7 @@ SPEED_TIPS = {None: "the whole run in about 5 s, in even steps of reports",
               0.1: "1/10 of the run's recorded speed", 1.0: "as fast as the run went", 10.0: "10 times as fast"}
 FIT_SECONDS = 5.0
 TICK_MS = 33
-SLIDER_MIN_WIDTH = 160  # the one control that needs room: it never collapses to a square
+SLIDER_MIN_WIDTH = 110  # the slider never collapses to a square; at 1024 wide the run list keeps "#1 auction [cpu]" whole
 RUN_TIP = "The run shown in the views: the newest, or one picked to replay"
 # a batch run solves every problem in one call and reports no steps (as Save Run Record says): the
 # bar says where a problem's run can be watched instead of offering an empty slider
