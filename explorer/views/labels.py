@@ -253,7 +253,9 @@ class LabelsView(View):
         if c.size:
             self.hist_note.set(None)
         else:
-            self.hist_note.set(f"all {unreachable} {side} at the cap (unreachable)" if unreachable else
+            self.hist_note.set(f"all {unreachable} {side} at the cap (unreachable):\nnone can reach a free vertex, so\n"
+                               f"there is no finite {name} to draw\n(the heatmap's column is empty too)"
+                               if unreachable else
                                f"no finite {side} labels in this snapshot")
         set_axis_label(self.hist_plot, "bottom", name)
         self._draw_traces(run, usable, side, name, float(edges[-1]))
