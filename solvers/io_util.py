@@ -85,6 +85,16 @@ def check_output_name(path) -> None:
                          name)
 
 
+def write_refused(exc: OSError, path) -> InputError:
+    """The one line for a write the system refused: check_output_name's words where they apply (a
+    missing folder is named as such, whoever writes), else the system's own reason."""
+    try:
+        check_output_name(path)
+    except InputError as precise:
+        return precise
+    return InputError(f"cannot write file: {exc.strerror or exc}", str(path))
+
+
 def atomic_write_text(path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 

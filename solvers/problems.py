@@ -443,7 +443,8 @@ def _validate_costs(values: np.ndarray, source: str | None, shape: tuple[int, in
                              f"exactly: integer costs must stay within +-2^53 ({EXACT_INTEGER})", source)
     values = values.astype(np.float64, copy=False)
     if np.isnan(values).any():
-        raise InputError(f"the cost at {_entry_words(np.argwhere(np.isnan(values))[0])} is NaN", source)
+        raise InputError(f"the cost at {_entry_words(np.argwhere(np.isnan(values))[0])} is NaN "
+                         "(use inf to forbid a pair)", source)
     if np.isneginf(values).any():
         raise InputError(f"the cost at {_entry_words(np.argwhere(np.isneginf(values))[0])} is -inf "
                          "(use inf to forbid a pair)", source)

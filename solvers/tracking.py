@@ -327,7 +327,8 @@ def check_trackable(series: PointSeries) -> None:
     coordinates past MAX_COORDINATE overflow, and those of frame pairs spread less than MIN_SPAN
     underflow (an InputError each; storing them is fine)."""
     if series.n_frames < 2:
-        raise InputError("a point series needs at least two frames to track; it holds one", series.source)
+        raise InputError("a point series needs at least two frames to track; it holds one (a frame column in "
+                         ".csv or .ply, or frame_ptr in .npz, puts points in frames)", series.source)
     frames = series.frames
     for t, frame in enumerate(frames):
         if frame.size and float(np.abs(frame).max()) > MAX_COORDINATE:

@@ -286,8 +286,8 @@ def test_certificate_refuses_a_suboptimal_assignment_with_consistent_looking_dua
     ([np.zeros((2, 2)), np.array([["a", "b"]])], "item 1: costs must be real numbers, got text"),
     (np.array([[[1 + 1j]]]), "complex"),
     (np.ones((2, 2, 2), dtype=bool), "true/false"),
-    ([np.ones((2, 2)), np.array([[0.0, np.nan]])], "item 1: the cost at row 0, column 1 is NaN"),
-    ([np.ones((2, 2)), np.ones((2, 2)), np.array([[0.0], [-np.inf]])], "item 2: the cost at row 1, column 0 is -inf"),
+    ([np.ones((2, 2)), np.array([[0.0, np.nan]])], "item 1: the cost at row 0, column 1 (0-based) is NaN"),
+    ([np.ones((2, 2)), np.ones((2, 2)), np.array([[0.0], [-np.inf]])], "item 2: the cost at row 1, column 0 (0-based) is -inf"),
     ([np.array([[2**60, 0]])], "item 0: integer cost"),
     ([np.array([[1e307, 0]])], "item 0: costs up to"),
     ([np.zeros((0, 10**9))], "no costs are refused"),
@@ -413,7 +413,7 @@ def test_cli_refuses_corrupt_batch_files_in_one_line(tmp_path, capsys):
     npz = tmp_path / "broken.npz"
     npz.write_bytes(b"PK\x03\x04 not really an archive")
     np.savez(tmp_path / "flat.npz", np.ones((2, 2)), np.ones(3))
-    for name, words in [(truncated, "truncated"), (nan, "item 2: the cost at row 1, column 0 is NaN"),
+    for name, words in [(truncated, "truncated"), (nan, "item 2: the cost at row 1, column 0 (0-based) is NaN"),
                         (npz, "npz"), (tmp_path / "flat.npz", "item 1")]:
         capsys.readouterr()
         assert main(["solve", str(name)]) == 2, name
@@ -539,7 +539,7 @@ def test_a_bad_batch_file_is_one_line_even_where_nothing_is_compiled_yet(tmp_pat
                          env=env, timeout=300)
     lines = run.stderr.strip().splitlines()
     assert run.returncode == 2 and len(lines) == 1 and "bad.npy" in lines[0], run.stderr
-    assert ("refused" if declared != "a NaN" else "item 2: the cost at row 1, column 1 is NaN") in lines[0]
+    assert ("refused" if declared != "a NaN" else "item 2: the cost at row 1, column 1 (0-based) is NaN") in lines[0]
     assert not run.stdout
 
 

@@ -5,9 +5,9 @@ path whose upload is that pass."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
-
 import pytest
 
 from checksum_reference import cost_terms
@@ -80,7 +80,7 @@ def test_the_batch_refusals_name_the_first_bad_entry_in_the_items_own_orientatio
     tall = np.zeros((2, 5, 3))
     tall[1, 4, 0] = -np.inf
     tall[1, 3, 2] = np.nan  # later in the stored (transposed) order: column 2 comes after column 0
-    with pytest.raises(InputError, match=r"item 1: the cost at row 4, column 0 is -inf"):
+    with pytest.raises(InputError, match=re.escape("item 1: the cost at row 4, column 0 (0-based) is -inf")):
         prepare_batch(tall)
 
 
@@ -159,7 +159,7 @@ def test_on_the_gpu_path_the_pass_that_uploads_is_the_one_that_checks(run_cudasi
     for label in ("square", "tall float32", "ragged"):
         assert got[label]["certified"], label
         assert got[label]["values"] == pytest.approx(got[label]["scipy"], rel=1e-6), label
-    assert got["refused"] == "item 2: the cost at row 3, column 1 is NaN (use +inf to forbid a pair)"
+    assert got["refused"] == "item 2: the cost at row 3, column 1 (0-based) is NaN (use +inf to forbid a pair)"
     assert got["host_calls"] == 0
     # the solver's arrays are certified on the device only while the caller's copies cannot differ
     assert got["read_only"] and got["writeable_after"] and got["fresh"] == [0, 0, 0]
@@ -196,8 +196,8 @@ def test_the_cpu_backend_certifies_each_item_as_the_separate_certificate_does(se
 
 
 @pytest.mark.parametrize("where, value, words", [
-    ((2, 3, 1), np.nan, "item 2: the cost at row 3, column 1 is NaN"),
-    ((1, 0, 5), -np.inf, "item 1: the cost at row 0, column 5 is -inf"),
+    ((2, 3, 1), np.nan, "item 2: the cost at row 3, column 1 (0-based) is NaN"),
+    ((1, 0, 5), -np.inf, "item 1: the cost at row 0, column 5 (0-based) is -inf"),
     ((0, 2, 2), 1e307, "item 0: costs up to 1e+307 can overflow float64 sums"),
 ])
 def test_the_cpu_backend_refuses_a_bad_batch_as_the_checking_pass_does(where, value, words):

@@ -21,7 +21,8 @@ from solvers.text import duration  # noqa: E402
 pytestmark = pytest.mark.gui
 ROOT = Path(__file__).resolve().parent.parent
 ONE_FRAME = ROOT / "sample_graphs" / "particles_100_frame0.ply"
-ONE_FRAME_REASON = "a point series needs at least two frames to track; it holds one"
+ONE_FRAME_REASON = ("a point series needs at least two frames to track; it holds one (a frame column in .csv or "
+                    ".ply, or frame_ptr in .npz, puts points in frames)")
 
 
 # ---- A. a one-frame point series is refused in the form, like an invalid option ------------------

@@ -574,6 +574,20 @@ def test_a_name_too_long_is_one_line_for_load_and_save(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == [longest.name]  # no temporary left
 
 
+def test_a_missing_folder_is_named_by_every_writer(tmp_path):
+    """`matchscope gen ... --out missing/x.mtx` said "No such file or directory" where `solve --out`
+    named the missing folder: every writer now says it as the output check does."""
+    from solvers.formats.batch import save_batch
+    missing = tmp_path / "nowhere"
+    graph = BipartiteGraph.from_edges([0], [1], 2, 2)
+    for write, name in ((lambda path: save(graph, path), "x.mtx"),
+                        (lambda path: save_batch(np.ones((2, 3, 3)), path), "b.npy")):
+        with pytest.raises(InputError) as caught:
+            write(missing / name)
+        assert caught.value.message == f"cannot write file: no such folder {missing}"
+    assert not missing.exists()
+
+
 def test_odd_names_load_and_save(tmp_path):
     graph = BipartiteGraph.from_edges([0], [1], 2, 2)
     for name in ("-dash.mtx", "sp ace.mtx", "new\nline.mtx", "ünï cödé.mtx", ".hidden.mtx"):

@@ -266,7 +266,7 @@ def test_a_refused_item_of_a_chunked_batch_is_named_by_its_number_in_the_batch(c
     path = tmp_path / "laps.npy"
     np.save(path, costs)
     [row] = solve_many([str(path)], client=client)
-    assert row.error is not None and "item 150: the cost at row 2, column 3 is NaN" in row.error, row.error
+    assert row.error is not None and "item 150: the cost at row 2, column 3 (0-based) is NaN" in row.error, row.error
 
 
 def test_workers_sharing_a_gpu_each_see_that_gpu_only(monkeypatch):

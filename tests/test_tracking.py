@@ -361,7 +361,8 @@ def test_a_one_frame_series_is_refused_with_its_path():
     one = PointSeries.from_frames([np.zeros((4, 3))], source="one.ply")
     with pytest.raises(InputError) as caught:
         track(one, "lsa", backend="cpu")
-    assert str(caught.value) == "one.ply: a point series needs at least two frames to track; it holds one"
+    assert str(caught.value) == ("one.ply: a point series needs at least two frames to track; it holds one "
+                                 "(a frame column in .csv or .ply, or frame_ptr in .npz, puts points in frames)")
     with pytest.raises(InputError, match="at least two frames"):
         solvers.track(PointSeries.from_frames([np.zeros((4, 3))]), "lsa")
 

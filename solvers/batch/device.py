@@ -562,7 +562,7 @@ def prepare_device(costs):
             if transposed:
                 i, j = j, i
             what = "NaN" if bad_h[item] == 1 else "-inf"
-            raise InputError(f"item {item}: the cost at row {i}, column {j} is {what} (use +inf to forbid a pair)")
+            raise InputError(f"item {item}: the cost at row {i}, column {j} (0-based) is {what} (use +inf to forbid a pair)")
         limit = FLOAT_MAX / (16.0 * max(n + m, 1))
         over = np.flatnonzero(biggest_h > limit)
         if over.size:

@@ -295,7 +295,7 @@ def refuse_bad_items(packed: PackedBatch, bad: np.ndarray, where: np.ndarray, bi
         if packed.transposed[b]:
             i, j = j, i
         what = "NaN" if bad[b] == 1 else "-inf"
-        raise InputError(f"item {b}: the cost at row {i}, column {j} is {what} (use +inf to forbid a pair)")
+        raise InputError(f"item {b}: the cost at row {i}, column {j} (0-based) is {what} (use +inf to forbid a pair)")
     limits = cost_limits(packed)
     over = np.flatnonzero(biggest > limits)
     if over.size:

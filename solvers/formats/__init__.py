@@ -301,7 +301,8 @@ def save(obj, path, format: str | None = None, **options) -> None:
     try:
         fmt.write(obj, path, **options)
     except OSError as e:  # a name too long, a missing folder, a read-only file, a full disk...
-        raise InputError(f"cannot write file: {e.strerror or e}", name) from None
+        from ..io_util import write_refused
+        raise write_refused(e, name) from None
     except ValueError as e:
         if "null" not in str(e):  # os functions refuse a NUL in a name with ValueError
             raise

@@ -106,7 +106,8 @@ def _write(path, data: bytes) -> None:
     try:
         write_file(path, data)
     except OSError as e:
-        raise InputError(f"cannot write file: {e.strerror or e}", str(path)) from None
+        from ..io_util import write_refused
+        raise write_refused(e, path) from None
 
 
 def _assigned_costs(assignment: np.ndarray, costs) -> np.ndarray:

@@ -107,7 +107,8 @@ def _block_rows(block: Block, n_cols: int | None, path) -> tuple[np.ndarray | No
     lines = block.first_line + rows
     bad = first_bad(np.isnan(costs).any(axis=1))
     if bad is not None:
-        raise InputError(f"cost in column {int(np.flatnonzero(np.isnan(costs[bad]))[0]) + 1} is NaN",
+        raise InputError(f"cost in column {int(np.flatnonzero(np.isnan(costs[bad]))[0]) + 1} is NaN "
+                         "(use inf or an empty cell to forbid a pair)",
                          str(path), int(lines[bad]))
     bad = first_bad(np.isneginf(costs).any(axis=1))
     if bad is not None:

@@ -152,7 +152,7 @@ def _scan(path, kind: str) -> _Parsed:
     if state.p_line is None:
         raise InputError(f"missing 'p {kind} NODES ARCS' line", name)
     if state.arcs_seen < state.n_arcs:
-        raise InputError(f"the 'p' line declares {state.n_arcs} arcs but the file has {state.arcs_seen}",
+        raise InputError(f"the 'p' line declares {state.n_arcs:,} arcs but the file has {state.arcs_seen:,}",
                          name, state.p_line)
     touched = min(state.n_nodes, 2 * state.n_arcs + state.n_node_lines)
     check_declared_beyond_data(state.n_nodes, touched, f"the 'p' line declares {plural(state.n_nodes, 'node')} "

@@ -140,7 +140,7 @@ class _Matrix(_Header):
             raise InputError("missing the size line 'ROWS COLS ENTRIES'", self.path)
         if seen < self.size[2]:
             declared = plural(self.size[2], "entry", "entries")
-            raise InputError(f"the size line declares {declared} but the file has {seen} "
+            raise InputError(f"the size line declares {declared} but the file has {seen:,} "
                              "(truncated?)", self.path, self.size_line)
         width = len(_FIELD_KINDS[self.field])
         empty = [np.empty(0, np.int64)] * width

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
-from ..io_util import jsonable
+from ..io_util import jsonable, write_refused
 from ._text import format_rows, read_all, shown, write_file
 from .results import written_as
 
@@ -110,7 +110,7 @@ def save(result, path, series=None) -> None:
             data = (json.dumps(_record(result, series), indent=1) + "\n").encode()
         write_file(path, data)
     except OSError as e:
-        raise InputError(f"cannot write file: {e.strerror or e}", name) from None
+        raise write_refused(e, name) from None
 
 
 @dataclass
