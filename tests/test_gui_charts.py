@@ -388,6 +388,7 @@ def test_tracking_solves_are_marked_with_their_frame_pairs(qtbot, monkeypatch, s
     assert points(view.solve_lines[0]) == 2 * (solves - 1)  # one dashed line per solve after the first
     assert [text.toPlainText() for text in view.solve_labels] == \
         [f"{t}→{t + 1}" + ("*" if g else "") for t, g in zip(order, gated)]
+    assert ("*&nbsp;solved&nbsp;again&nbsp;within&nbsp;the&nbsp;gate" in view.events_label.text()) == any(gated)
     assert view.active_plot.getAxis("bottom").labelText == "" and \
         view.value_plot.getAxis("bottom").labelText == "report (across solves)"
     # the curves are not joined across solves: each solve's last point ends a segment

@@ -212,7 +212,10 @@ def test_activity_marks_events_and_log_scale(qtbot):
     view = ActivityView(session)
     qtbot.addWidget(view)
     view.refresh(force=True)
-    assert "global-relabel × 5" in view.events_label.text()
+    from PySide6 import QtGui
+    shown = QtGui.QTextDocument()
+    shown.setHtml(view.events_label.text())
+    assert "global-relabel\u00a0×\u00a05" in shown.toRawText()  # one event never wraps inside itself
     view.log_scale.setChecked(True)
     assert view.active_plot.getAxis("left").logMode
     assert view.extra_combo.currentData() == "max_level"  # a documented scalar is picked by default

@@ -281,6 +281,9 @@ class ActivityView(View):
             line.setLogMode(False, logged)
             line.setData(*event_segments(edges, lo, hi), connect="pairs")
         labels = [solve_label(s) for s in solves]
+        if any(label is not None and label[0].endswith("*") for label in labels):  # said once, beside the events
+            self.events_label.setText(self.events_label.text() + "&nbsp;&nbsp; *&nbsp;solved&nbsp;again&nbsp;within"
+                                      "&nbsp;the&nbsp;gate")
         if not any(labels):
             return
         low, top = _extent(values[0], log)
@@ -329,7 +332,8 @@ class ActivityView(View):
             color = PHASE_COLORS[len(shown) % len(PHASE_COLORS)]
             shown.append(phase)
             where = np.flatnonzero(codes == code)
-            texts.append(f"<span style='color:{color}'>■</span> {phase} × {where.size}")
+            # non-breaking spaces: a narrow window wraps between events, never inside one ("reverse ×" / "78")
+            texts.append(f"<span style='color:{color}'>■</span>&nbsp;{phase}&nbsp;×&nbsp;{where.size}")
             scatter, lines = self._event_items(phase, color)
             ex = x[where]
             marker_y = np.where(np.isfinite(active[where]), active[where],
