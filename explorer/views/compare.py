@@ -127,6 +127,7 @@ class CompareView(View):
         self.config_table = QtWidgets.QTableWidget(0, 3)
         self.config_table.setHorizontalHeaderLabels(["algorithm", "backend", "options"])
         self.config_table.horizontalHeader().setStretchLastSection(True)
+        self.config_table.resizeColumnsToContents()  # empty: the headers' widths, so "options" is not cut
         self.config_table.verticalHeader().setVisible(False)
         self.config_table.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
         self.config_table.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectionBehavior.SelectRows)
@@ -234,6 +235,7 @@ class CompareView(View):
     def clear_configs(self) -> None:
         self.configs.clear()
         self.config_table.setRowCount(0)
+        self.config_table.resizeColumnsToContents()
         self._update_buttons()
 
     def remove_selected(self) -> None:
