@@ -326,6 +326,27 @@ def test_a_short_window_keeps_four_solver_options_in_sight_beside_a_runs_lines(w
     save_shot(win, "leftovers-options-1024.png")
 
 
+@pytest.mark.parametrize("size", [(1600, 1000), (1024, 700)])
+def test_the_empty_configurations_table_shows_its_headers_whole(window, qtbot, size):
+    from explorer.session import RunState
+    win = window
+    win.resize(*size)
+    win.fit_docks()
+    win.show_view(win.compare_view)
+    qtbot.waitUntil(lambda: win.width() == size[0], timeout=10_000)
+    graph = small_graph(1, 20)
+    win.session.set_problem(graph)
+    run = RunState("gpr", "cpu", {"variant": "shrink", "gr": "adaptive"}, "matching", problem=graph, dataset="g")
+    run.status = "finished"
+    win.session.compare_with([run])  # the results take the width their columns need: the box gives way
+    win.compare_view.refresh(force=True)
+    QtWidgets.QApplication.processEvents()
+    table = win.compare_view.config_table
+    assert table.rowCount() == 0
+    assert table.horizontalHeader().length() <= table.viewport().width()  # "options" was cut, with a scroll bar
+    assert not table.horizontalScrollBar().isVisible()
+
+
 @pytest.mark.parametrize("size", [(1440, 900), (1024, 700)])
 def test_compare_empty_notes_stay_inside_their_charts(window, qtbot, tmp_path, size):
     win = window
