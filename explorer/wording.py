@@ -89,6 +89,20 @@ def problem_words(info: Mapping | None) -> str:
     return f"{kind}: " + ", ".join(parts)
 
 
+LABEL_WORDS = {  # what each solver's "labels" snapshots hold, in a few words (the Labels view says it)
+    "psi": "distance to a free column",
+    "height": "push-relabel height",
+    "dual": "dual potential",
+    "price": "auction price",
+}
+
+
+def label_words(name: str) -> str:
+    """ "psi (distance to a free column)": a label's name with what it measures, where known."""
+    words = LABEL_WORDS.get(name)
+    return f"{name} ({words})" if words else name
+
+
 def certificate_short(status: str | None, gap: float = 0.0) -> str:
     """What the status bar says of a certificate: ``certified optimal``, ``NOT certified``...
 

@@ -500,7 +500,7 @@ def test_the_histogram_title_names_the_snapshot_shown(qtbot):
     session.add_run(labels_run([0, 3, 41]))  # with the end state
     view.refresh(force=True)
     assert view.hist_plot.titleLabel.text == "psi histogram at report 42"
-    assert view.info.text() == "3 of 3 snapshots · label: psi"
+    assert view.info.text() == "3 of 3 snapshots · label: psi (distance to a free column)"
 
 
 def test_a_snapshot_with_every_label_at_the_cap_is_shown_not_dropped(qtbot):
@@ -519,7 +519,7 @@ def test_a_snapshot_with_every_label_at_the_cap_is_shown_not_dropped(qtbot):
     session.set_problem(small_graph())
     session.add_run(run)
     view = shown(LabelsView(session), qtbot)
-    assert view.info.text() == "4 of 4 snapshots · label: psi"
+    assert view.info.text() == "4 of 4 snapshots · label: psi (distance to a free column)"
     assert view.hist_plot.titleLabel.text == "psi histogram at report 42"
     assert view.hist_note.text.startswith("all 10 rows at the cap (unreachable):\nnone can reach a free vertex") and view.hist_note.label.isVisible()
     assert np.unique(view.tables()["heatmap"]["report"]).tolist() == [1, 4, 21, 42]

@@ -106,7 +106,7 @@ def test_gpr_on_a_perfect_matching_shows_its_final_labels_snapshot(window, qtbot
     assert labels[-1][1].meta["rows.unreachable"] == 500
     view = win.labels_view
     shown(win, view, "real-gpr-delaunay-labels.png")
-    assert view.info.text() == f"{len(labels)} of {len(labels)} snapshots · label: psi"
+    assert view.info.text() == f"{len(labels)} of {len(labels)} snapshots · label: psi (distance to a free column)"
     assert view.hist_plot.titleLabel.text == f"psi histogram at report {run.n_reports}"
     assert view.hist_note.text.startswith("all 500 rows at the cap (unreachable):\nnone can reach a free vertex")
 

@@ -15,6 +15,7 @@ from PySide6 import QtCore, QtWidgets
 from solvers.text import plural
 
 from ..theme import faint, series_color
+from ..wording import label_words
 from .base import (EmptyNote, View, add_plot, cursor_line, new_layout_widget, no_data_words, no_si_prefix,
                    set_axis_label, set_title)
 
@@ -259,7 +260,7 @@ class LabelsView(View):
                                f"no finite {side} labels in this snapshot")
         set_axis_label(self.hist_plot, "bottom", name)
         self._draw_traces(run, usable, side, name, float(edges[-1]))
-        self.info.setText(f"{len(usable)} of {plural(len(all_usable), 'snapshot')} · label: {name}")
+        self.info.setText(f"{len(usable)} of {plural(len(all_usable), 'snapshot')} · label: {label_words(name)}")
         centers = 0.5 * (edges[:-1] + edges[1:])
         self._tables = {
             "heatmap": {"report": np.repeat(xs, centers.size), "label": np.tile(centers, xs.size),
