@@ -57,6 +57,9 @@ def reported_solves(run) -> list:
     return [by_position[p] for p in sorted(by_position)]
 
 
+GATE_NOTE = "*&nbsp;solved&nbsp;again&nbsp;within&nbsp;the&nbsp;gate"  # beside the events, what a "*" label means
+
+
 def solve_label(solve) -> tuple[str, str] | None:
     """(label, tooltip) of a solve of a tracking run: its frame pair, "*" for a re-solve within the
     automatic gate; None for a solve of no frame pair (a single solve)."""
@@ -245,11 +248,13 @@ class ActivityView(View):
         else:
             self.extra_plot.hide()
 
-        self._draw_events(cols, x, active, value, n, ignore=ENDPOINT_PHASES if several else frozenset())
+        events = self._draw_events(cols, x, active, value, n, ignore=ENDPOINT_PHASES if several else frozenset())
         active_all = cols.column("active").astype(np.float64)
         active_all[active_all < 0] = np.nan
         extra_all = cols.column(f"extra.{extra_key}") if extra_key else None
         self._draw_solves(solves, x_all, starts_all, (active_all, cols.column("value"), extra_all), log)
+        gated = starts_all.size and any(s.unit == "gated frame pair" for s in solves)  # their labels end in "*"
+        self.events_label.setText("&nbsp;&nbsp; ".join(filter(None, [events, GATE_NOTE if gated else ""])))
         self._pin_ranges(x_all, cols, log)
         cursor_on = self.session.cursor is not None and n > 0
         for line in self.cursors:
@@ -281,9 +286,6 @@ class ActivityView(View):
             line.setLogMode(False, logged)
             line.setData(*event_segments(edges, lo, hi), connect="pairs")
         labels = [solve_label(s) for s in solves]
-        if any(label is not None and label[0].endswith("*") for label in labels):  # said once, beside the events
-            self.events_label.setText(self.events_label.text() + "&nbsp;&nbsp; *&nbsp;solved&nbsp;again&nbsp;within"
-                                      "&nbsp;the&nbsp;gate")
         if not any(labels):
             return
         low, top = _extent(values[0], log)
@@ -317,9 +319,10 @@ class ActivityView(View):
             if fits:
                 shown.append(rect)
 
-    def _draw_events(self, cols, x, active, value, n, ignore=frozenset()) -> None:
+    def _draw_events(self, cols, x, active, value, n, ignore=frozenset()) -> str:
         """Markers (active plot) and vertical lines (objective plot) per non-main phase. The items
-        are kept and only their data changes, so scrubbing does not rebuild the scene."""
+        are kept and only their data changes, so scrubbing does not rebuild the scene. Returns the
+        events' line (their colours and counts)."""
         main = cols.main_phase()
         codes = cols.column("phase", n)
         log = self.log_scale.isChecked()
@@ -356,8 +359,7 @@ class ActivityView(View):
             self.active_plot.removeItem(scatter)
             self.value_plot.removeItem(lines)
             self.legend.removeItem(scatter)
-        self.events_label.setText("events: " + "  ".join(texts) if texts else
-                                  (f"one phase: {main}" if main else ""))
+        return "events: " + "  ".join(texts) if texts else (f"one phase: {main}" if main else "")
 
     def _event_items(self, phase: str, color: str):
         items = self.event_items.get(phase)
