@@ -73,6 +73,12 @@ for label, data in (('float32 50x40x40', rng.random((50, 40, 40), dtype=np.float
     probe)
       echo "=== solve_batch stage by stage (issue 15)"
       timeout 240 python3 benchmarks/probe_batch_stages.py 2>&1 | tail -45 ;;
+    early-solve)
+      echo "=== a host batch solved while it goes up (issue 15): its GPU tests, then the from-numpy clock with and without"
+      timeout 300 python3 -m pytest -q -p no:cacheprovider tests/test_batch_early_solve.py tests/test_batch_device.py \
+        tests/test_staged_upload.py -k "gpu or GPU or cuda" 2>&1 | tail -8
+      timeout 300 python3 benchmarks/probe_early_solve.py --repeats "${EARLY_REPEATS:-9}" 2>&1 \
+        | tee "$out/early-solve.jsonl" | tail -8 ;;
     batch)
       echo "=== batch on the GPU (issue 15)"
       timeout 150 python3 benchmarks/bench_batch_gpu.py --out "$out/batch-gpu-final.json" --repeats 3 --scipy-sample 50 2>&1 \

@@ -243,7 +243,7 @@ def prepare_host(costs):
     item right before solving it (one read of the costs from memory for the check, the solve and the
     certificate)."""
     from .inputs import prepare_batch
-    return prepare_batch(costs, scan=lambda flat, offsets: None)
+    return prepare_batch(costs, scan=lambda packed: None)
 
 
 def solve_packed(packed: PackedBatch) -> PackedSolution:

@@ -19,8 +19,8 @@ only runs in such a process.
 """
 from __future__ import annotations
 
+import sys
 import threading
-
 import warnings
 import weakref
 from dataclasses import dataclass, replace
@@ -177,54 +177,86 @@ def solve_packed_device(costs_device, offsets, rows, cols, row_offsets, col_offs
     Items of at most ``warp_cols`` columns (default ``device_kernels.WARP_COLS``, never more) are
     solved one warp each, wider ones one block each (0: every item by a block).
     Returns the target's arrays (not synchronised: a readback or ``cuda.synchronize()`` waits)."""
-    from . import device_kernels as K
-
     launcher = launcher or _launcher(backend)
-    host_rows = np.asarray(rows) if not hasattr(rows, "__cuda_array_interface__") else None
-    host_cols = np.asarray(cols) if not hasattr(cols, "__cuda_array_interface__") else None
-    if host_rows is not None and host_cols is not None and np.any(host_rows > host_cols):
-        raise ValueError("every item must be oriented with rows <= cols")
-    costs, offsets_d, rows_d, cols_d, row_off_d, col_off_d, batch = _batch_arrays(
-        launcher, costs_device, offsets, rows, cols, row_offsets, col_offsets)
-    total_rows = _last(row_offsets, row_off_d, batch)
-    total_cols = _last(col_offsets, col_off_d, batch)
-    if host_cols is None:
-        host_cols = _index_host(cols_d)
-    narrow = host_cols <= min(K.WARP_COLS, K.WARP_COLS if warp_cols is None else int(warp_cols))
-    widest = int(host_cols.max()) if len(host_cols) else 0
-    scratch = total_cols if widest > K.SMEM_COLS else 1  # global column state for the widest items only
-    row_to_col = launcher.empty(max(total_rows, 1), np.int64)
-    u = launcher.empty(max(total_rows, 1), np.float64)
-    v = launcher.empty(max(total_cols, 1), np.float64)
-    iterations = launcher.empty(max(batch, 1), np.int64)
-    status = launcher.empty(max(batch, 1), np.int8)
-    items = np.arange(batch, dtype=np.int64)
-    wide_items = items[~narrow]
-    narrow_items = items[narrow]
-    # a ragged batch with both kinds: the two launches on two streams of their own, so that the warps'
-    # items fill the SMs beside the blocks' (the legacy default stream, which readbacks and later
-    # kernels use, waits for both)
-    streams = _streams() if len(wide_items) and len(narrow_items) and not launcher.simulated else None
-    if len(wide_items):  # one block per item, launched first: the longest searches start early
-        g_dist, g_path, g_r4c, g_seen = _column_scratch(launcher, scratch)
-        args = (costs, offsets_d, rows_d, cols_d, row_off_d, col_off_d, launcher.upload(wide_items), row_to_col, u, v,
-                iterations, status, g_dist, g_path, g_r4c, g_seen,
-                np.int32(K.TREE if launcher.simulated else K.BLOCK_MODE))
-        if streams:
-            K.SOLVE.cuda[len(wide_items), launcher.threads(K.SOLVE), streams[0]](*args)
-        else:
-            launcher.launch(K.SOLVE, len(wide_items), *args)
-    if len(narrow_items):  # one warp per item (under the simulator: one block per item)
-        per_block = 1 if launcher.simulated else K.WARPS_PER_BLOCK
-        blocks = (len(narrow_items) + per_block - 1) // per_block
-        args = (costs, offsets_d, rows_d, cols_d, row_off_d, col_off_d, launcher.upload(narrow_items), row_to_col, u,
-                v, iterations, status, np.int32(K.TREE if launcher.simulated else K.WARP_MODE))
-        if streams:
-            K.SOLVE_WARP.cuda[blocks, launcher.threads(K.SOLVE_WARP), streams[1]](*args)
-        else:
-            launcher.launch(K.SOLVE_WARP, blocks, *args)
-    return DeviceSolution(row_to_col[:total_rows], u[:total_rows], v[:total_cols], iterations[:batch],
-                          status[:batch])
+    plan = SolvePlan(launcher, offsets, rows, cols, row_offsets, col_offsets, warp_cols)
+    plan.launch(_costs_array(launcher, costs_device), 0, plan.batch)
+    return plan.solution()
+
+
+class SolvePlan:
+    """One batch's solver launches: its index arrays on the target, its outputs, and which items the
+    warp kernel takes (the narrow ones) and which the block kernel. ``launch(costs, first, last)``
+    starts items ``[first, last)``: all at once, or range by range while the costs are still going up
+    (``solvers.batch.early_solve``); ``solution()`` is the outputs once every item was launched."""
+
+    def __init__(self, launcher, offsets, rows, cols, row_offsets, col_offsets, warp_cols: int | None = None):
+        from . import device_kernels as K
+
+        self.launcher = launcher
+        host_rows = np.asarray(rows) if not hasattr(rows, "__cuda_array_interface__") else None
+        host_cols = np.asarray(cols) if not hasattr(cols, "__cuda_array_interface__") else None
+        if host_rows is not None and host_cols is not None and np.any(host_rows > host_cols):
+            raise ValueError("every item must be oriented with rows <= cols")
+        self.indexes = tuple(_index_array(launcher, a) for a in (offsets, rows, cols, row_offsets, col_offsets))
+        rows_d, row_off_d, col_off_d = self.indexes[1], self.indexes[3], self.indexes[4]
+        self.batch = batch = int(rows_d.shape[0]) if hasattr(rows, "__cuda_array_interface__") else len(rows)
+        self.total_rows = _last(row_offsets, row_off_d, batch)
+        self.total_cols = _last(col_offsets, col_off_d, batch)
+        if host_cols is None:
+            host_cols = _index_host(self.indexes[2])
+        narrow = host_cols <= min(K.WARP_COLS, K.WARP_COLS if warp_cols is None else int(warp_cols))
+        widest = int(host_cols.max()) if len(host_cols) else 0
+        self.row_to_col = launcher.empty(max(self.total_rows, 1), np.int64)
+        self.u = launcher.empty(max(self.total_rows, 1), np.float64)
+        self.v = launcher.empty(max(self.total_cols, 1), np.float64)
+        self.iterations = launcher.empty(max(batch, 1), np.int64)
+        self.status = launcher.empty(max(batch, 1), np.int8)
+        items = np.arange(batch, dtype=np.int64)
+        self.wide_items, self.narrow_items = items[~narrow], items[narrow]
+        # each kind's item list goes up once; a range's launch takes a slice of it
+        self.wide_d = launcher.upload(self.wide_items) if len(self.wide_items) else None
+        self.narrow_d = launcher.upload(self.narrow_items) if len(self.narrow_items) else None
+        if len(self.wide_items):  # global column state for the widest items only
+            self.scratch = _column_scratch(launcher, self.total_cols if widest > K.SMEM_COLS else 1)
+
+    def launch(self, costs, first: int, last: int, stream=None) -> None:
+        """Start items ``[first, last)`` on ``stream`` (None: the default stream, or for a ragged
+        batch with both kinds two streams of their own, so that the warps' items fill the SMs beside
+        the blocks'; the legacy default stream, which readbacks and later kernels use, waits for
+        both)."""
+        from . import device_kernels as K
+
+        L = self.launcher
+        wide = slice(*np.searchsorted(self.wide_items, [first, last]))
+        narrow = slice(*np.searchsorted(self.narrow_items, [first, last]))
+        wide_count, narrow_count = wide.stop - wide.start, narrow.stop - narrow.start
+        streams = None
+        if not L.simulated:
+            if stream is not None:
+                streams = (stream, stream)
+            elif wide_count and narrow_count:
+                streams = _streams()
+        outputs = (self.row_to_col, self.u, self.v, self.iterations, self.status)
+        if wide_count:  # one block per item, launched first: the longest searches start early
+            args = (costs, *self.indexes, self.wide_d[wide], *outputs, *self.scratch,
+                    np.int32(K.TREE if L.simulated else K.BLOCK_MODE))
+            if streams:
+                K.SOLVE.cuda[wide_count, L.threads(K.SOLVE), streams[0]](*args)
+            else:
+                L.launch(K.SOLVE, wide_count, *args)
+        if narrow_count:  # one warp per item (under the simulator: one block per item)
+            per_block = 1 if L.simulated else K.WARPS_PER_BLOCK
+            blocks = (narrow_count + per_block - 1) // per_block
+            args = (costs, *self.indexes, self.narrow_d[narrow], *outputs,
+                    np.int32(K.TREE if L.simulated else K.WARP_MODE))
+            if streams:
+                K.SOLVE_WARP.cuda[blocks, L.threads(K.SOLVE_WARP), streams[1]](*args)
+            else:
+                L.launch(K.SOLVE_WARP, blocks, *args)
+
+    def solution(self) -> DeviceSolution:
+        return DeviceSolution(self.row_to_col[:self.total_rows], self.u[:self.total_rows], self.v[:self.total_cols],
+                              self.iterations[:self.batch], self.status[:self.batch])
 
 
 _STREAMS: list = []
@@ -329,8 +361,12 @@ def _solve_packed(packed, backend: str, **options):
     launcher = _launcher(backend)
     uploaded = getattr(packed, "device_costs", None)  # made by prepare_host's checking pass
     costs = uploaded if uploaded is not None else _costs_array(launcher, packed.costs)
-    out = solve_packed_device(costs, packed.offsets, packed.rows, packed.cols, packed.row_offsets,
-                              packed.col_offsets, launcher=launcher, **options)
+    solving = getattr(packed, "solving", None)  # started by that pass, as the chunks went up
+    if solving is not None and not options and not solving.finished:
+        out = solving.finish(costs)  # once: a second solve of the same batch solves it again
+    else:
+        out = solve_packed_device(costs, packed.offsets, packed.rows, packed.cols, packed.row_offsets,
+                                  packed.col_offsets, launcher=launcher, **options)
     solution = _solution_class()(row_to_col=_read(launcher, out.row_to_col, np.int64),
                                  u=_read(launcher, out.u, np.float64), v=_read(launcher, out.v, np.float64),
                                  iterations=_read(launcher, out.iterations, np.int64),
@@ -371,17 +407,24 @@ def prepare_host(costs):
     return prepare_batch(costs, scan=_scan_uploading)
 
 
-def _scan_uploading(costs, offsets):
-    """scan.scan_items's arrays for ``costs`` and their GPU copy, from one pass over them."""
+def _scan_uploading(packed):
+    """scan.scan_items's arrays for ``packed.costs``, their GPU copy, from one pass over them, and
+    the solve started on the copy's items as their chunks went up (early_solve)."""
     from ..targets.staged_upload import upload_flat  # under the simulator too (its copies are numpy's)
+    from .early_solve import SolveAsItArrives
     from .scan import ItemScan
-    _device_launcher()  # numba configured for this process's target
-    found = ItemScan(offsets)
+    costs = packed.costs
+    found = ItemScan(packed.offsets)
+    solving = SolveAsItArrives(_device_launcher(), packed, found)
 
     def fill(first, last, staged):
         found.add(costs, first, last, staged)
-    copy = upload_flat(costs, costs.dtype, fill)
-    return found.verdicts(costs) + (copy,)
+    try:
+        copy = upload_flat(costs, costs.dtype, fill, solving.sent)
+    finally:
+        if solving.stopped or sys.exc_info()[0] is not None:
+            solving.wait()  # a refused batch's arrays are freed only once its launched kernels are done
+    return found.verdicts(costs) + (copy, solving)
 
 
 def _on_device(array) -> bool:

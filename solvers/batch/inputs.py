@@ -219,10 +219,11 @@ def check_batch_shape(costs) -> None:
 def prepare_batch(costs, scan=None) -> BatchInput:
     """Validate and pack a host batch (see the module docstring); InputError names the bad item.
 
-    ``scan(flat_costs, offsets)``, when given, is the validating pass: it returns scan.scan_items's
-    four arrays and a copy of the costs it made on the way (a GPU backend uploads them in the same
-    pass), kept as the packed batch's ``device_costs``; or None, leaving the check to the backend's
-    solve (the cpu backend checks each item right before solving it: ``unchecked``)."""
+    ``scan(packed)``, when given, is the validating pass over a packed batch's costs: it returns
+    scan.scan_items's four arrays, a copy of the costs it made on the way (a GPU backend uploads
+    them in the same pass), kept as the packed batch's ``device_costs``, and the solve it started on
+    that copy meanwhile, or None (``solving``); or None, leaving the check to the backend's solve
+    (the cpu backend checks each item right before solving it: ``unchecked``)."""
     if isinstance(costs, (list, tuple)):
         return _prepare_ragged(costs, scan)
     if device_input(costs):
@@ -265,17 +266,17 @@ def _checked(packed: PackedBatch, scan=None) -> PackedBatch:
     magnitudes whose sums could overflow are refused (refuse_bad_items); the packed batch comes back
     with its items' checksums (and the copy ``scan`` made). ``scan`` returning None leaves the
     check to the backend's solve (``unchecked``)."""
-    copy = None
+    copy = solving = None
     if scan is None:
         from .scan import scan_items
         bad, where, biggest, checksums = scan_items(packed.costs, packed.offsets)
     else:
-        found = scan(packed.costs, packed.offsets)
+        found = scan(packed)
         if found is None:
             return replace(packed, unchecked=True)
-        bad, where, biggest, checksums, copy = found
+        bad, where, biggest, checksums, copy, solving = found
     refuse_bad_items(packed, bad, where, biggest)
-    return replace(packed, checksums=checksums, device_costs=copy)
+    return replace(packed, checksums=checksums, device_costs=copy, solving=solving)
 
 
 def cost_limits(packed: PackedBatch) -> np.ndarray:

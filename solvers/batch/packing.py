@@ -30,6 +30,8 @@ class PackedBatch:
     computed): a copy of the costs elsewhere (the GPU's) is certified only after it matches them.
     device_costs: a GPU copy of ``costs`` made by the pass that checked them (None where none was):
         a GPU backend solves on it instead of uploading the costs again.
+    solving: the solve a GPU backend started on ``device_costs`` while they went up (an
+        ``early_solve.SolveAsItArrives``), or None.
     unchecked: the costs have not been checked yet: the backend that solves them checks each item
         first (the cpu backend, while the item is in its core's cache) and refuses the batch as the
         checking pass would (inputs.refuse_bad_items).
@@ -43,6 +45,7 @@ class PackedBatch:
     col_offsets: np.ndarray
     checksums: np.ndarray | None = None
     device_costs: object = None
+    solving: object = None
     unchecked: bool = False
 
     @property

@@ -107,13 +107,15 @@ def _copy_rows(costs, device, chunk_rows: int, dtype, scan) -> None:
         stream.synchronize()
 
 
-def upload_flat(values: np.ndarray, dtype, fill=None) -> object:
+def upload_flat(values: np.ndarray, dtype, fill=None, sent=None) -> object:
     """A device copy of the 1-D ``values`` in ``dtype`` (a packed batch's costs), staged through the
     same two pinned buffers; returns when the copy is complete.
 
     ``fill(first, last, staged)``, when given, replaces the plain conversion of each chunk: it must
     write values[first:last] into ``staged`` in ``dtype`` (a caller checks the values in the pass
-    that copies them). Below STAGED_MIN_BYTES it fills one ordinary buffer, which goes up whole."""
+    that copies them). Below STAGED_MIN_BYTES it fills one ordinary buffer, which goes up whole.
+    ``sent(first, last, device, stream)``, when given, is called once each chunk's copy is queued on
+    ``stream`` (a caller starts work on the device that waits for it; not below STAGED_MIN_BYTES)."""
     dtype = np.dtype(dtype)
     values = np.asarray(values).reshape(-1)
     if values.size * dtype.itemsize < STAGED_MIN_BYTES:
@@ -125,7 +127,7 @@ def upload_flat(values: np.ndarray, dtype, fill=None) -> object:
     chunk = CHUNK_BYTES // dtype.itemsize
     device = device_array(values.size, dtype)
     with _staging_in_use:
-        _copy_flat(values, device, chunk, dtype, fill)
+        _copy_flat(values, device, chunk, dtype, fill, sent)
     return device
 
 
@@ -160,7 +162,7 @@ def download_flat(device, dtype) -> np.ndarray:
     return out
 
 
-def _copy_flat(values, device, chunk: int, dtype, fill) -> None:
+def _copy_flat(values, device, chunk: int, dtype, fill, sent) -> None:
     stages = _stages()
     for k, first in enumerate(range(0, values.size, chunk)):
         buffer, stream = stages[k % 2]
@@ -172,5 +174,7 @@ def _copy_flat(values, device, chunk: int, dtype, fill) -> None:
         else:
             fill(first, last, staged)
         device[first:last].copy_to_device(staged, stream=stream)
+        if sent is not None:
+            sent(first, last, device, stream)
     for _, stream in stages:
         stream.synchronize()

@@ -1,0 +1,102 @@
+"""Solving a host batch on the GPU while it is still going up.
+
+From host costs a batch goes to the GPU in chunks (``targets.staged_upload``): all cores check a
+chunk while copying it into a pinned buffer, and its copy to the device runs while the next chunk is
+checked. ``SolveAsItArrives`` starts the solver on the items that the chunks sent so far hold whole,
+on streams of its own that wait for those chunks' copies, so the solve runs beside the host's pass
+instead of after it: what is left when the last chunk is up is that chunk's items.
+
+An item is launched only once the pass found it clean (no NaN or -inf, magnitudes whose sums cannot
+overflow): a batch that will be refused launches nothing from its first bad item on, and ``wait()``
+lets the launched kernels finish before the refusal frees the arrays they write.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from .device import SolvePlan
+from .inputs import cost_limits
+
+STREAMS = 4  # solve streams, taken in turn by the chunks' launches (one chunk's kernels need not wait for the last's)
+_local = threading.local()  # each thread's solve streams: another thread's kernels are not waited for
+
+
+def _solve_streams(launcher) -> list:
+    if launcher.simulated:
+        return [None] * STREAMS  # the simulator runs each launch to its end
+    if not hasattr(_local, "streams"):
+        from numba import cuda
+        _local.streams = [cuda.stream() for _ in range(STREAMS)]
+    return _local.streams
+
+
+class SolveAsItArrives:
+    """The solver's launches for ``packed`` (a checked batch's layout, its costs still on the host),
+    driven by the upload: ``sent`` after each chunk's copy is queued, ``finish`` once every chunk
+    is. ``scan`` is the validating pass's ``scan.ItemScan``, filled chunk by chunk before ``sent``."""
+
+    def __init__(self, launcher, packed, scan):
+        self.launcher = launcher
+        self.plan = SolvePlan(launcher, packed.offsets, packed.rows, packed.cols, packed.row_offsets,
+                              packed.col_offsets)
+        self.offsets = np.asarray(packed.offsets, dtype=np.int64)
+        self.limits = cost_limits(packed)
+        self.scan = scan
+        self.streams = _solve_streams(launcher)
+        self.chunks: list = []   # (first entry, last entry, event after its copy) per chunk sent
+        self.launched = 0        # items [0, launched) are started
+        self.launches = 0
+        self.stopped = False     # a bad item was found: nothing more is started
+        self.finished = False
+
+    def sent(self, first: int, last: int, device, stream) -> None:
+        """Entries ``[first, last)`` of the costs are queued on ``stream`` for ``device`` (the whole
+        batch's device array): start the items they complete."""
+        event = None
+        if not self.launcher.simulated:  # the simulator's copies and launches are done when called
+            from numba import cuda
+            event = cuda.event(timing=False)
+            event.record(stream)
+        self.chunks.append((first, last, event))
+        if self.stopped:
+            return
+        whole = int(np.searchsorted(self.offsets[1:], last, side="right"))  # items ending at or before ``last``
+        if whole <= self.launched:
+            return
+        new = slice(self.launched, whole)
+        clean = (self.scan.bits[new] == 0) & (self.scan.top_bits[new].view(np.float64) <= self.limits[new])
+        if not clean.all():
+            whole = self.launched + int(np.argmin(clean))  # up to the first bad item
+            self.stopped = True
+            if whole == self.launched:
+                return
+        solve_stream = self.streams[self.launches % len(self.streams)]
+        start, end = self.offsets[self.launched], self.offsets[whole]
+        if solve_stream is not None:
+            for chunk_first, chunk_last, chunk_event in self.chunks:
+                if chunk_first < end and chunk_last > start:  # a chunk these items read
+                    chunk_event.wait(solve_stream)
+        self.plan.launch(device, self.launched, whole, solve_stream)
+        self.launched = whole
+        self.launches += 1
+
+    def wait(self) -> None:
+        """Until every launched kernel has finished."""
+        for stream in self.streams:
+            if stream is not None:
+                stream.synchronize()
+
+    def finish(self, costs):
+        """The solution's device arrays once every item is started (those no chunk completed, as
+        from a batch too small to be sent in chunks, start now); the kernels may still run (a
+        readback waits for them)."""
+        self.finished = True
+        if self.launched < self.plan.batch:
+            self.wait()  # the default stream's launch below must not overtake the chunks' kernels
+            self.plan.launch(costs, self.launched, self.plan.batch)
+            self.launched = self.plan.batch
+        else:
+            self.wait()
+        return self.plan.solution()

@@ -1,0 +1,173 @@
+"""A host batch solved on the GPU while it goes up (solvers.batch.early_solve): items start as the
+chunks holding them are sent, in order, each once; a refused batch starts nothing from its first bad
+item on; the answers are those of a solve after the upload (scipy's values, certified).
+
+The simulator runs it with the upload's chunks made tiny (its launches run to the end when called);
+on a GPU (skipped without one) the same at the real chunk size, where the launches run on streams
+beside the host's pass."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from scipy.optimize import linear_sum_assignment
+
+from conftest import run_early_cudasim
+from solvers.targets import cuda_available
+
+SIM_CODE = r'''
+import json
+import numpy as np
+from solvers.targets import staged_upload as S
+S.release_staging()
+S.STAGED_MIN_BYTES = 1 << 10
+S.CHUNK_BYTES = 50 * 8         # 50 float64 entries a chunk
+import solvers
+from solvers.batch import device as D, early_solve as E
+from solvers.errors import InputError
+
+launches, sent = [], []
+real_launch, real_sent = D.SolvePlan.launch, E.SolveAsItArrives.sent
+def launch(self, costs, first, last, stream=None):
+    launches.append([first, last, sent[-1] if sent else None])
+    real_launch(self, costs, first, last, stream)
+def on_sent(self, first, last, device, stream):
+    sent.append(last)
+    real_sent(self, first, last, device, stream)
+D.SolvePlan.launch, E.SolveAsItArrives.sent = launch, on_sent
+
+rng = np.random.default_rng(4)
+mats = [rng.random((4, 5)), rng.random((6, 3)), rng.integers(0, 3, (4, 4)).astype(float),
+        rng.random((9, 15)),                        # 135 entries: over two chunks
+        rng.random((2, 130)),                       # wider than a warp's items: the block kernel
+        rng.random((3, 3))]
+mats[0][2, :3] = np.inf                             # forbidden pairs
+mats += [rng.random((3, 4)) for _ in range(8)]
+out = {}
+result = solvers.solve_batch(mats, backend="cudasim")
+out["values"] = [float(v) for v in result.values]
+out["certified"] = bool(np.all(result.certified))
+out["launches"], out["sent"] = launches[:], sent[:]
+offsets = np.cumsum([0] + [m.size for m in mats]).tolist()
+out["offsets"] = offsets
+
+def refused(bad_mats):
+    launches.clear(); sent.clear()
+    try:
+        solvers.solve_batch(bad_mats, backend="cudasim")
+        return None, launches[:]
+    except InputError as e:
+        return str(e), launches[:]
+nan_mats = [m.copy() for m in mats]
+nan_mats[9][1, 2] = np.nan
+out["nan"] = refused(nan_mats)
+huge_mats = [m.copy() for m in mats]
+huge_mats[5][0, 0] = 1e307
+out["huge"] = refused(huge_mats)
+
+# prepared once, solved twice: the second solve solves again (the early solve is taken once)
+prepared = D.prepare_host(mats[6:])
+first = D.solve_packed_cudasim(prepared.packed)
+launches.clear()
+second = D.solve_packed_cudasim(prepared.packed)
+out["again"] = {"launches": launches[:], "same": bool(np.array_equal(first.row_to_col, second.row_to_col))}
+print("RESULT " + json.dumps(out))
+'''
+
+
+def _scipy_value(matrix) -> float:
+    finite = np.where(np.isfinite(matrix), matrix, 1e12)
+    r, c = linear_sum_assignment(finite)
+    return float(matrix[r, c].sum())
+
+
+EARLY_CUDASIM = SIM_CODE  # started when the tests are collected (conftest)
+EARLY_CUDASIM_FIXTURE = "sim"
+
+
+@pytest.fixture(scope="module")
+def sim():
+    text = run_early_cudasim(__name__, SIM_CODE, timeout=600)
+    line = [x for x in text.splitlines() if x.startswith("RESULT ")][-1]
+    return json.loads(line[len("RESULT "):])
+
+
+def _mats():
+    rng = np.random.default_rng(4)
+    mats = [rng.random((4, 5)), rng.random((6, 3)), rng.integers(0, 3, (4, 4)).astype(float),
+            rng.random((9, 15)), rng.random((2, 130)), rng.random((3, 3))]
+    mats[0][2, :3] = np.inf
+    return mats + [rng.random((3, 4)) for _ in range(8)]
+
+
+def test_items_start_chunk_by_chunk_in_order_each_once(sim):
+    launches, offsets = sim["launches"], sim["offsets"]
+    assert len(sim["sent"]) > 3 and len(launches) > 3  # several chunks, several launches: not all at the end
+    covered = 0
+    for first, last, sent_through in launches:
+        assert first == covered and last > first  # in order, no item twice, none skipped
+        assert offsets[last] <= sent_through  # started only once its entries were sent
+        covered = last
+    assert covered == len(offsets) - 1
+
+
+def test_the_answers_are_scipys_and_certified(sim):
+    assert sim["certified"]
+    assert sim["values"] == pytest.approx([_scipy_value(m) for m in _mats()], rel=1e-12)
+
+
+def test_a_refused_batch_starts_nothing_from_its_bad_item_on(sim):
+    message, launches = sim["nan"]
+    assert message == "item 9: the cost at row 1, column 2 (0-based) is NaN (use +inf to forbid a pair)"
+    assert launches and max(last for _, last, _ in launches) <= 9
+    message, launches = sim["huge"]
+    assert message.startswith("item 5: costs up to 1e+307 can overflow float64 sums")
+    assert max((last for _, last, _ in launches), default=0) <= 5
+
+
+def test_a_second_solve_of_the_same_batch_solves_again(sim):
+    assert sim["again"]["launches"] and sim["again"]["same"]
+
+
+gpu = pytest.mark.skipif(not cuda_available(), reason="needs an NVIDIA GPU (the simulator runs the same above)")
+
+
+@gpu
+def test_gpu_batch_solved_while_it_goes_up_equals_scipy():
+    """At the real chunk size: 160 items of 256 x 256 float32 (40 MB, two chunks and more), and a
+    ragged batch whose large items straddle chunks; every value scipy's, every item certified."""
+    import solvers
+    from solvers.batch import early_solve as E
+    rng = np.random.default_rng(8)
+    regular = rng.random((160, 256, 256)).astype(np.float32)
+    ragged = [rng.random((int(n), int(n) + 40)) for n in rng.integers(300, 1200, 24)]
+    starts = []
+    real = E.SolveAsItArrives.sent
+    E.SolveAsItArrives.sent = lambda self, *a: (real(self, *a), starts.append(self.launched))[0]
+    try:
+        for batch in (regular, ragged):
+            starts.clear()
+            result = solvers.solve_batch(batch, backend="cuda")
+            assert np.all(result.certified)
+            assert len(set(starts)) > 1  # items started before the last chunk went up
+            for b in range(0, len(batch), 7):
+                m = np.asarray(batch[b], dtype=np.float64)
+                assert result.values[b] == pytest.approx(_scipy_value(m), rel=1e-9), b
+    finally:
+        E.SolveAsItArrives.sent = real
+
+
+@gpu
+def test_gpu_refused_batch_names_its_item_and_leaves_the_gpu_usable():
+    import solvers
+    from solvers.errors import InputError
+    rng = np.random.default_rng(9)
+    batch = rng.random((300, 128, 160))
+    batch[250, 3, 7] = -np.inf
+    with pytest.raises(InputError, match=r"^item 250: the cost at row 3, column 7 \(0-based\) is -inf"):
+        solvers.solve_batch(batch, backend="cuda")
+    batch[250, 3, 7] = 0.5
+    result = solvers.solve_batch(batch, backend="cuda")
+    assert np.all(result.certified)
+    assert result.values[250] == pytest.approx(_scipy_value(batch[250]), rel=1e-9)
