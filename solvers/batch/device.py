@@ -227,8 +227,8 @@ class SolvePlan:
         from . import device_kernels as K
 
         L = self.launcher
-        wide = slice(*np.searchsorted(self.wide_items, [first, last]))
-        narrow = slice(*np.searchsorted(self.narrow_items, [first, last]))
+        wide = slice(*(int(k) for k in np.searchsorted(self.wide_items, [first, last])))  # a grid takes ints
+        narrow = slice(*(int(k) for k in np.searchsorted(self.narrow_items, [first, last])))
         wide_count, narrow_count = wide.stop - wide.start, narrow.stop - narrow.start
         streams = None
         if not L.simulated:
