@@ -6,10 +6,6 @@ checked. ``SolveAsItArrives`` starts the solver on the items that the chunks sen
 on streams of its own that wait for those chunks' copies, so the solve runs beside the host's pass
 instead of after it: what is left when the last chunk is up is that chunk's items.
 
-The launches themselves are issued by a thread of their own: numba's launch of the solver is about
-a third of a millisecond of Python, which would otherwise stall the pass (the pass's compiled loops
-let go of the GIL, so that thread runs beside them).
-
 An item is launched only once the pass found it clean (no NaN or -inf, magnitudes whose sums cannot
 overflow): a batch that will be refused launches nothing from its first bad item on, and ``wait()``
 lets the launched kernels finish before the refusal frees the arrays they write.
@@ -25,16 +21,6 @@ from .inputs import cost_limits
 
 STREAMS = 4  # solve streams, taken in turn by the chunks' launches (one chunk's kernels need not wait for the last's)
 _local = threading.local()  # each thread's solve streams: another thread's kernels are not waited for
-_issuer = []  # the one thread that issues the chunks' launches, made on first use
-_issuer_made = threading.Lock()
-
-
-def _launch_thread():
-    with _issuer_made:
-        if not _issuer:
-            from concurrent.futures import ThreadPoolExecutor
-            _issuer.append(ThreadPoolExecutor(1, thread_name_prefix="matchscope-batch-launches"))
-    return _issuer[0]
 
 
 def _solve_streams(launcher) -> list:
@@ -60,8 +46,7 @@ class SolveAsItArrives:
         self.scan = scan
         self.streams = _solve_streams(launcher)
         self.chunks: list = []   # (first entry, last entry, event after its copy) per chunk sent
-        self.launched = 0        # items [0, launched) are started (or handed to the launch thread)
-        self.issuing: list = []  # the launch thread's pending work for this batch
+        self.launched = 0        # items [0, launched) are started
         self.launches = 0
         self.stopped = False     # a bad item was found: nothing more is started
         self.finished = False
@@ -89,34 +74,16 @@ class SolveAsItArrives:
                 return
         solve_stream = self.streams[self.launches % len(self.streams)]
         start, end = self.offsets[self.launched], self.offsets[whole]
-        if solve_stream is None:
-            self.plan.launch(device, self.launched, whole)
-        else:
-            read = [e for first_entry, last_entry, e in self.chunks if first_entry < end and last_entry > start]
-            from numba import cuda
-            gpu = cuda.get_current_device().id  # the launch thread works on this thread's GPU
-            self.issuing.append(_launch_thread().submit(self._issue, gpu, read, device, self.launched, whole,
-                                                        solve_stream))
+        if solve_stream is not None:
+            for chunk_first, chunk_last, chunk_event in self.chunks:
+                if chunk_first < end and chunk_last > start:  # a chunk these items read
+                    chunk_event.wait(solve_stream)
+        self.plan.launch(device, self.launched, whole, solve_stream)
         self.launched = whole
         self.launches += 1
 
-    def _issue(self, gpu: int, read: list, device, first: int, last: int, stream) -> None:
-        """On the launch thread: items [first, last) on ``stream``, once the chunks they read are up."""
-        from numba import cuda
-        with cuda.gpus[gpu]:
-            for event in read:
-                event.wait(stream)
-            self.plan.launch(device, first, last, stream)
-
-    def _issued(self) -> None:
-        """Until the launch thread has issued this batch's launches (re-raising what failed there)."""
-        pending, self.issuing = self.issuing, []
-        for future in pending:
-            future.result()
-
     def wait(self) -> None:
         """Until every launched kernel has finished."""
-        self._issued()
         for stream in self.streams:
             if stream is not None:
                 stream.synchronize()
