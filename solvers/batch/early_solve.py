@@ -2,8 +2,8 @@
 
 From host costs a batch goes to the GPU in chunks (``targets.staged_upload``): all cores check a
 chunk while copying it into a pinned buffer, and its copy to the device runs while the next chunk is
-checked. ``SolveAsItArrives`` starts the solver on the items that the chunks sent so far hold whole,
-on streams of its own that wait for those chunks' copies, so the solve runs beside the host's pass
+checked. ``SolveAsItArrives`` starts the solver on the items that the chunks sent so far hold whole
+(in at most LAUNCHES launches), on streams of its own that wait for those chunks' copies, so the solve runs beside the host's pass
 instead of after it: what is left when the last chunk is up is that chunk's items.
 
 An item is launched only once the pass found it clean (no NaN or -inf, magnitudes whose sums cannot
@@ -19,7 +19,12 @@ import numpy as np
 from .device import SolvePlan
 from .inputs import cost_limits
 
-STREAMS = 4  # solve streams, taken in turn by the chunks' launches (one chunk's kernels need not wait for the last's)
+STREAMS = 4  # solve streams, taken in turn by the launches (one launch's kernels need not wait for the last's)
+# launches per batch at most: numba's launch of the solver is about a third of a millisecond of Python,
+# which stalls the checking pass (a launch per 32 MB chunk took 2.3 of 31 ms at 1000 x 256 x 256 on an
+# H200; issuing them from another thread cost more, in the pass's waits for the GIL), while what is
+# left after the last chunk is the latency of that launch's items, however few
+LAUNCHES = 4
 _local = threading.local()  # each thread's solve streams: another thread's kernels are not waited for
 
 
@@ -65,6 +70,8 @@ class SolveAsItArrives:
         whole = int(np.searchsorted(self.offsets[1:], last, side="right"))  # items ending at or before ``last``
         if whole <= self.launched:
             return
+        if whole - self.launched < -(-self.plan.batch // LAUNCHES) and last < self.offsets[-1]:
+            return  # too few items yet for a launch of their own
         new = slice(self.launched, whole)
         clean = (self.scan.bits[new] == 0) & (self.scan.top_bits[new].view(np.float64) <= self.limits[new])
         if not clean.all():
