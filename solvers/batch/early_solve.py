@@ -3,8 +3,9 @@
 From host costs a batch goes to the GPU in chunks (``targets.staged_upload``): all cores check a
 chunk while copying it into a pinned buffer, and its copy to the device runs while the next chunk is
 checked. ``SolveAsItArrives`` starts the solver on the items that the chunks sent so far hold whole
-(in at most LAUNCHES launches), on streams of its own that wait for those chunks' copies, so the solve runs beside the host's pass
-instead of after it: what is left when the last chunk is up is that chunk's items.
+(in at most LAUNCHES launches), on streams of its own that wait for the copies queued before, so the
+solve runs beside the host's pass instead of after it: what is left when the last chunk is up is
+the last launch's items.
 
 An item is launched only once the pass found it clean (no NaN or -inf, magnitudes whose sums cannot
 overflow): a batch that will be refused launches nothing from its first bad item on, and ``wait()``
@@ -50,7 +51,7 @@ class SolveAsItArrives:
         self.limits = cost_limits(packed)
         self.scan = scan
         self.streams = _solve_streams(launcher)
-        self.chunks: list = []   # (first entry, last entry, event after its copy) per chunk sent
+        self.copy_streams: dict = {}  # the streams the chunks' copies were queued on
         self.launched = 0        # items [0, launched) are started
         self.launches = 0
         self.stopped = False     # a bad item was found: nothing more is started
@@ -59,12 +60,7 @@ class SolveAsItArrives:
     def sent(self, first: int, last: int, device, stream) -> None:
         """Entries ``[first, last)`` of the costs are queued on ``stream`` for ``device`` (the whole
         batch's device array): start the items they complete."""
-        event = None
-        if not self.launcher.simulated:  # the simulator's copies and launches are done when called
-            from numba import cuda
-            event = cuda.event(timing=False)
-            event.record(stream)
-        self.chunks.append((first, last, event))
+        self.copy_streams[id(stream)] = stream
         if self.stopped:
             return
         whole = int(np.searchsorted(self.offsets[1:], last, side="right"))  # items ending at or before ``last``
@@ -80,11 +76,12 @@ class SolveAsItArrives:
             if whole == self.launched:
                 return
         solve_stream = self.streams[self.launches % len(self.streams)]
-        start, end = self.offsets[self.launched], self.offsets[whole]
-        if solve_stream is not None:
-            for chunk_first, chunk_last, chunk_event in self.chunks:
-                if chunk_first < end and chunk_last > start:  # a chunk these items read
-                    chunk_event.wait(solve_stream)
+        if solve_stream is not None:  # after every copy queued so far (each copy stream runs in order)
+            from numba import cuda
+            for copy_stream in self.copy_streams.values():
+                event = cuda.event(timing=False)
+                event.record(copy_stream)
+                event.wait(solve_stream)
         self.plan.launch(device, self.launched, whole, solve_stream)
         self.launched = whole
         self.launches += 1
