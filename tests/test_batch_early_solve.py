@@ -22,7 +22,7 @@ import numpy as np
 from solvers.targets import staged_upload as S
 S.release_staging()
 S.STAGED_MIN_BYTES = 1 << 10
-S.CHUNK_BYTES = 50 * 8         # 50 float64 entries a chunk
+S.CHUNK_BYTES = 30 * 8         # 30 float64 entries a chunk
 import solvers
 from solvers.batch import device as D, early_solve as E
 from solvers.errors import InputError
@@ -38,36 +38,35 @@ def on_sent(self, first, last, device, stream):
 D.SolvePlan.launch, E.SolveAsItArrives.sent = launch, on_sent
 
 rng = np.random.default_rng(4)
-mats = [rng.random((4, 5)), rng.random((6, 3)), rng.integers(0, 3, (4, 4)).astype(float),
-        rng.random((9, 15)),                        # 135 entries: over two chunks
-        rng.random((2, 130)),                       # wider than a warp's items: the block kernel
-        rng.random((3, 3))]
-mats[0][2, :3] = np.inf                             # forbidden pairs
-mats += [rng.random((3, 4)) for _ in range(8)]
-out = {}
-result = solvers.solve_batch(mats, backend="cudasim")
-out["values"] = [float(v) for v in result.values]
-out["certified"] = bool(np.all(result.certified))
-out["launches"], out["sent"], out["most_launches"] = launches[:], sent[:], E.LAUNCHES
-offsets = np.cumsum([0] + [m.size for m in mats]).tolist()
-out["offsets"] = offsets
+regular = rng.random((8, 5, 7))                     # 35 entries an item: items straddle chunks
+regular[0, 2, :3] = np.inf                          # forbidden pairs
+regular[2] = rng.integers(0, 3, (5, 7))             # ties
+wide = rng.random((3, 2, 130))                      # wider than a warp's items: the block kernel
+ragged = [rng.random((4, 5)), rng.random((6, 3)), rng.random((9, 15)), rng.random((2, 130))]
+out = {"most_launches": E.LAUNCHES}
+for name, batch in (("regular", regular), ("wide", wide), ("ragged", ragged)):
+    launches.clear(); sent.clear()
+    result = solvers.solve_batch(batch, backend="cudasim")
+    out[name] = {"values": [float(v) for v in result.values], "certified": bool(np.all(result.certified)),
+                 "launches": launches[:], "sent": sent[:],
+                 "offsets": np.cumsum([0] + [np.asarray(m).size for m in batch]).tolist()}
 
-def refused(bad_mats):
+def refused(bad):
     launches.clear(); sent.clear()
     try:
-        solvers.solve_batch(bad_mats, backend="cudasim")
+        solvers.solve_batch(bad, backend="cudasim")
         return None, launches[:]
     except InputError as e:
         return str(e), launches[:]
-nan_mats = [m.copy() for m in mats]
-nan_mats[9][1, 2] = np.nan
-out["nan"] = refused(nan_mats)
-huge_mats = [m.copy() for m in mats]
-huge_mats[5][0, 0] = 1e307
-out["huge"] = refused(huge_mats)
+nan = regular.copy()
+nan[6, 1, 2] = np.nan
+out["nan"] = refused(nan)
+huge = regular.copy()
+huge[3, 0, 0] = 1e307
+out["huge"] = refused(huge)
 
 # prepared once, solved twice: the second solve solves again (the early solve is taken once)
-prepared = D.prepare_host(mats[6:])
+prepared = D.prepare_host(regular[:4])
 first = D.solve_packed_cudasim(prepared.packed)
 launches.clear()
 second = D.solve_packed_cudasim(prepared.packed)
@@ -93,17 +92,21 @@ def sim():
     return json.loads(line[len("RESULT "):])
 
 
-def _mats():
+def _batches():
     rng = np.random.default_rng(4)
-    mats = [rng.random((4, 5)), rng.random((6, 3)), rng.integers(0, 3, (4, 4)).astype(float),
-            rng.random((9, 15)), rng.random((2, 130)), rng.random((3, 3))]
-    mats[0][2, :3] = np.inf
-    return mats + [rng.random((3, 4)) for _ in range(8)]
+    regular = rng.random((8, 5, 7))
+    regular[0, 2, :3] = np.inf
+    regular[2] = rng.integers(0, 3, (5, 7))
+    wide = rng.random((3, 2, 130))
+    ragged = [rng.random((4, 5)), rng.random((6, 3)), rng.random((9, 15)), rng.random((2, 130))]
+    return {"regular": regular, "wide": wide, "ragged": ragged}
 
 
-def test_items_start_chunk_by_chunk_in_order_each_once(sim):
-    launches, offsets = sim["launches"], sim["offsets"]
-    assert len(sim["sent"]) > 8  # many chunks
+@pytest.mark.parametrize("name", ["regular", "wide"])
+def test_a_regular_batch_starts_chunk_by_chunk_in_order_each_item_once(sim, name):
+    run = sim[name]
+    launches, offsets = run["launches"], run["offsets"]
+    assert len(run["sent"]) > 8  # many chunks
     assert 2 <= len(launches) <= sim["most_launches"]  # a few launches (each costs the pass time)
     assert launches[0][2] < offsets[-1]  # the first before the last chunk was sent: not all at the end
     covered = 0
@@ -114,18 +117,24 @@ def test_items_start_chunk_by_chunk_in_order_each_once(sim):
     assert covered == len(offsets) - 1
 
 
-def test_the_answers_are_scipys_and_certified(sim):
-    assert sim["certified"]
-    assert sim["values"] == pytest.approx([_scipy_value(m) for m in _mats()], rel=1e-12)
+def test_a_ragged_batch_starts_once_it_is_up(sim):
+    run = sim["ragged"]
+    assert run["launches"] == [[0, len(run["offsets"]) - 1, run["offsets"][-1]]]
+
+
+@pytest.mark.parametrize("name", ["regular", "wide", "ragged"])
+def test_the_answers_are_scipys_and_certified(sim, name):
+    assert sim[name]["certified"]
+    assert sim[name]["values"] == pytest.approx([_scipy_value(np.asarray(m)) for m in _batches()[name]], rel=1e-12)
 
 
 def test_a_refused_batch_starts_nothing_from_its_bad_item_on(sim):
     message, launches = sim["nan"]
-    assert message == "item 9: the cost at row 1, column 2 (0-based) is NaN (use +inf to forbid a pair)"
-    assert launches and max(last for _, last, _ in launches) <= 9
+    assert message == "item 6: the cost at row 1, column 2 (0-based) is NaN (use +inf to forbid a pair)"
+    assert launches and max(last for _, last, _ in launches) <= 6
     message, launches = sim["huge"]
-    assert message.startswith("item 5: costs up to 1e+307 can overflow float64 sums")
-    assert max((last for _, last, _ in launches), default=0) <= 5
+    assert message.startswith("item 3: costs up to 1e+307 can overflow float64 sums")
+    assert max((last for _, last, _ in launches), default=0) <= 3
 
 
 def test_a_second_solve_of_the_same_batch_solves_again(sim):
@@ -137,8 +146,9 @@ gpu = pytest.mark.skipif(not cuda_available(), reason="needs an NVIDIA GPU (the 
 
 @gpu
 def test_gpu_batch_solved_while_it_goes_up_equals_scipy():
-    """At the real chunk size: 160 items of 256 x 256 float32 (40 MB, two chunks and more), and a
-    ragged batch whose large items straddle chunks; every value scipy's, every item certified."""
+    """At the real chunk size: 160 items of 256 x 256 float32 (40 MB, two chunks and more), started
+    early, and a ragged batch whose large items straddle chunks, started once it is up; every value
+    scipy's, every item certified."""
     import solvers
     from solvers.batch import early_solve as E
     rng = np.random.default_rng(8)
@@ -152,7 +162,10 @@ def test_gpu_batch_solved_while_it_goes_up_equals_scipy():
             starts.clear()
             result = solvers.solve_batch(batch, backend="cuda")
             assert np.all(result.certified)
-            assert len(set(starts)) > 1  # items started before the last chunk went up
+            if batch is regular:
+                assert len(set(starts)) > 1  # items started before the last chunk went up
+            else:
+                assert set(starts) == {0}  # a ragged batch starts once it is up
             for b in range(0, len(batch), 7):
                 m = np.asarray(batch[b], dtype=np.float64)
                 assert result.values[b] == pytest.approx(_scipy_value(m), rel=1e-9), b

@@ -7,6 +7,11 @@ checked. ``SolveAsItArrives`` starts the solver on the items that the chunks sen
 solve runs beside the host's pass instead of after it: what is left when the last chunk is up is
 the last launch's items.
 
+Only a regular batch (every item of one shape) starts early. A ragged one was slower so in every
+measurement on an H200 (88.7 against 91.8 ms for 1000 items of n 10..500): its launches come in
+pairs (the warp kernel's items and the block kernel's), and its largest items leave a long tail
+anyway.
+
 An item is launched only once the pass found it clean (no NaN or -inf, magnitudes whose sums cannot
 overflow): a batch that will be refused launches nothing from its first bad item on, and ``wait()``
 lets the launched kernels finish before the refusal frees the arrays they write.
@@ -54,14 +59,16 @@ class SolveAsItArrives:
         self.copy_streams: dict = {}  # the streams the chunks' copies were queued on
         self.launched = 0        # items [0, launched) are started
         self.launches = 0
-        self.stopped = False     # a bad item was found: nothing more is started
+        rows, cols = np.asarray(packed.rows), np.asarray(packed.cols)
+        regular = rows.size == 0 or (np.all(rows == rows[0]) and np.all(cols == cols[0]))
+        self.stopped = not regular  # True: nothing (more) is started before ``finish``
         self.finished = False
 
     def sent(self, first: int, last: int, device, stream) -> None:
         """Entries ``[first, last)`` of the costs are queued on ``stream`` for ``device`` (the whole
         batch's device array): start the items they complete."""
         self.copy_streams[id(stream)] = stream
-        if self.stopped:
+        if self.stopped:  # a bad item was found, or the batch is ragged
             return
         whole = int(np.searchsorted(self.offsets[1:], last, side="right"))  # items ending at or before ``last``
         if whole <= self.launched:
