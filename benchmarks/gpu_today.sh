@@ -79,6 +79,14 @@ for label, data in (('float32 50x40x40', rng.random((50, 40, 40), dtype=np.float
         tests/test_staged_upload.py -k "gpu or GPU or cuda" 2>&1 | tail -8
       timeout 300 python3 benchmarks/probe_early_solve.py --repeats "${EARLY_REPEATS:-9}" 2>&1 \
         | tee "$out/early-solve.jsonl" | tail -8 ;;
+    auction-ab)
+      echo "=== the auction against the tree Hungarian at n = 8000 (issue 14): this checkout and \$BASELINE, alternating"
+      root=$PWD
+      for tree in . "$BASELINE" . "$BASELINE"; do
+        echo "--- ${tree}"
+        (cd "$tree" && NUMBA_CACHE_DIR=/tmp/nc-$(echo "$tree" | tr -c 'a-zA-Z0-9' _) PYTHONPATH=$PWD:${PYTHONPATH:-} \
+          timeout 200 python3 "$root/benchmarks/probe_auction_quick.py" "${AUCTION_N:-8000}" 2 2>&1 | grep -v -i warn | tail -3)
+      done ;;
     batch)
       echo "=== batch on the GPU (issue 15)"
       timeout 150 python3 benchmarks/bench_batch_gpu.py --out "$out/batch-gpu-final.json" --repeats 3 --scipy-sample 50 2>&1 \

@@ -48,7 +48,7 @@ for name, batch in (("regular", regular), ("wide", wide), ("ragged", ragged)):
     launches.clear(); sent.clear()
     result = solvers.solve_batch(batch, backend="cudasim")
     out[name] = {"values": [float(v) for v in result.values], "certified": bool(np.all(result.certified)),
-                 "launches": launches[:], "sent": sent[:],
+                 "launches": launches[:], "sent": sent[:], "seconds": result.seconds,
                  "offsets": np.cumsum([0] + [np.asarray(m).size for m in batch]).tolist()}
 
 def refused(bad):
@@ -120,6 +120,14 @@ def test_a_regular_batch_starts_chunk_by_chunk_in_order_each_item_once(sim, name
 def test_a_ragged_batch_starts_once_it_is_up(sim):
     run = sim["ragged"]
     assert run["launches"] == [[0, len(run["offsets"]) - 1, run["offsets"][-1]]]
+    assert "overlap" not in run["seconds"]
+
+
+def test_the_solve_time_runs_from_the_first_launch_inside_the_packing(sim):
+    seconds = sim["regular"]["seconds"]
+    assert 0 < seconds["overlap"] < seconds["pack"]
+    assert seconds["solve"] > seconds["overlap"]
+    assert seconds["pack"] + seconds["solve"] - seconds["overlap"] + seconds["certify"] <= seconds["total"]
 
 
 @pytest.mark.parametrize("name", ["regular", "wide", "ragged"])

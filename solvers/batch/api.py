@@ -156,6 +156,10 @@ def solve_batch(costs, algorithm: str = "hungarian", backend: str = "auto"):
         certified_at = time.perf_counter()
         from .result import unpack
         seconds = {"pack": packed_at - started, "solve": solved_at - packed_at, "certify": certified_at - solved_at}
+        early = getattr(getattr(batch.packed, "solving", None), "first_launch_at", None)
+        if early is not None:  # the solve started while the batch went up: its time runs from then
+            seconds["solve"] = solved_at - early
+            seconds["overlap"] = packed_at - early  # the part of it inside the packing
         if inline is not None:  # the certificate's own time, out of the solve's
             share = min(float(getattr(solution, "certify_seconds", 0.0)) / _threads(), seconds["solve"])
             seconds["solve"] -= share

@@ -19,6 +19,7 @@ lets the launched kernels finish before the refusal frees the arrays they write.
 from __future__ import annotations
 
 import threading
+import time
 
 import numpy as np
 
@@ -63,6 +64,7 @@ class SolveAsItArrives:
         regular = rows.size == 0 or (np.all(rows == rows[0]) and np.all(cols == cols[0]))
         self.stopped = not regular  # True: nothing (more) is started before ``finish``
         self.finished = False
+        self.first_launch_at = None  # perf_counter at the first launch: the solve's own time starts there
 
     def sent(self, first: int, last: int, device, stream) -> None:
         """Entries ``[first, last)`` of the costs are queued on ``stream`` for ``device`` (the whole
@@ -89,6 +91,8 @@ class SolveAsItArrives:
                 event = cuda.event(timing=False)
                 event.record(copy_stream)
                 event.wait(solve_stream)
+        if self.first_launch_at is None:
+            self.first_launch_at = time.perf_counter()
         self.plan.launch(device, self.launched, whole, solve_stream)
         self.launched = whole
         self.launches += 1

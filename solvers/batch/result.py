@@ -21,7 +21,9 @@ class BatchResult:
     proven bound on value - optimum (nan where none was computed), ``tolerances`` the allowance it
     was held to. ``seconds``: ``pack``
     (validation and packing; on the cuda backend the upload of host costs too, made by the same
-    pass), ``solve``, ``certify`` and ``total``; ``backend`` where it ran;
+    pass), ``solve``, ``certify`` and ``total``; when a regular batch from host costs started solving
+    on the GPU while it went up, ``solve`` runs from its first launch and ``overlap`` is the part of it
+    inside ``pack``; ``backend`` where it ran;
     ``item_seconds[b]``: item b's own solve time, where the backend measures it (NaN where not)."""
     values: np.ndarray
     assignments: object
