@@ -97,6 +97,13 @@ def run_early_cudasim(module_name: str, code: str, timeout: float = 900) -> str:
     return _finish(child, timeout)
 
 
+def result_line(text: str):
+    """The JSON a simulator script printed last on a line starting ``RESULT `` (its findings)."""
+    import json
+    line = [x for x in text.splitlines() if x.startswith("RESULT ")][-1]
+    return json.loads(line[len("RESULT "):])
+
+
 def _run_cudasim_shards(code: str, shards: int = 2, timeout: float = 900) -> list[str]:
     """``code`` run by ``shards`` simulator processes at once (one per core), each with SHARD and
     SHARDS defined (shard k takes every SHARDS-th case from k); their stdouts, in shard order."""

@@ -6,13 +6,11 @@ refusing tampered duals and assignments, and repeated runs identical; on a real 
 without one) 1000 items of 64 x 64 and device-resident inputs against scipy."""
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 from scipy.optimize import linear_sum_assignment
 
-from conftest import run_early_cudasim
+from conftest import result_line, run_early_cudasim
 from solvers.targets import cuda_available
 
 # shared by the simulator child and the GPU tests: packing and the cases (seeded)
@@ -295,9 +293,7 @@ EARLY_CUDASIM_FIXTURE = "sim"
 
 @pytest.fixture(scope="module")
 def sim():
-    text = run_early_cudasim(__name__, SIM_CODE, timeout=600)
-    line = [x for x in text.splitlines() if x.startswith("RESULT ")][-1]
-    return json.loads(line[len("RESULT "):])
+    return result_line(run_early_cudasim(__name__, SIM_CODE, timeout=600))
 
 
 def test_values_equal_scipy_on_every_item(sim):

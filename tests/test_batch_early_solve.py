@@ -1,19 +1,18 @@
 """A host batch solved on the GPU while it goes up (solvers.batch.early_solve): items start as the
 chunks holding them are sent, in order, each once; a refused batch starts nothing from its first bad
-item on; the answers are those of a solve after the upload (scipy's values, certified).
+item on; a ragged batch starts once it is up; the answers are those of a solve after the upload
+(scipy's values, certified).
 
 The simulator runs it with the upload's chunks made tiny (its launches run to the end when called);
 on a GPU (skipped without one) the same at the real chunk size, where the launches run on streams
 beside the host's pass."""
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 from scipy.optimize import linear_sum_assignment
 
-from conftest import run_early_cudasim
+from conftest import result_line, run_early_cudasim
 from solvers.targets import cuda_available
 
 SIM_CODE = r'''
@@ -87,9 +86,7 @@ EARLY_CUDASIM_FIXTURE = "sim"
 
 @pytest.fixture(scope="module")
 def sim():
-    text = run_early_cudasim(__name__, SIM_CODE, timeout=600)
-    line = [x for x in text.splitlines() if x.startswith("RESULT ")][-1]
-    return json.loads(line[len("RESULT "):])
+    return result_line(run_early_cudasim(__name__, SIM_CODE, timeout=600))
 
 
 def _batches():

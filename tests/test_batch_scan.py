@@ -4,13 +4,13 @@ them), with the copy it makes on the way; and, under the CUDA simulator, solve_b
 path whose upload is that pass."""
 from __future__ import annotations
 
-import json
 import re
 
 import numpy as np
 import pytest
 
 from checksum_reference import cost_terms
+from conftest import result_line
 from solvers.batch import scan as S
 from solvers.batch.inputs import prepare_batch
 from solvers.errors import InputError
@@ -155,7 +155,7 @@ def test_on_the_gpu_path_the_pass_that_uploads_is_the_one_that_checks(run_cudasi
     The certificate reads the solver's own device arrays only while the host copies are read-only:
     a copy made writeable and changed is checked as it is now."""
     text = run_cudasim(SIM)
-    got = json.loads([x for x in text.splitlines() if x.startswith("RESULT ")][-1][len("RESULT "):])
+    got = result_line(text)
     for label in ("square", "tall float32", "ragged"):
         assert got[label]["certified"], label
         assert got[label]["values"] == pytest.approx(got[label]["scipy"], rel=1e-6), label
