@@ -7,10 +7,10 @@ checked. ``SolveAsItArrives`` starts the solver on the items that the chunks sen
 solve runs beside the host's pass instead of after it: what is left when the last chunk is up is
 the last launch's items.
 
-Only a regular batch (every item of one shape) starts early. A ragged one was slower so in every
-measurement on an H200 (88.7 against 91.8 ms for 1000 items of n 10..500): its launches come in
-pairs (the warp kernel's items and the block kernel's), and its largest items leave a long tail
-anyway.
+Only a regular batch (every item of one shape) starts early. A ragged one started early was slower
+in every measurement on an H200 (91.8 against 88.7 ms for 1000 items of n 10..500): its launches
+come in pairs (the warp kernel's items and the block kernel's), and its largest items leave a long
+tail anyway.
 
 An item is launched only once the pass found it clean (no NaN or -inf, magnitudes whose sums cannot
 overflow): a batch that will be refused launches nothing from its first bad item on, and ``wait()``
