@@ -120,17 +120,59 @@ def _uploaded(launcher, array: np.ndarray, dtype: np.dtype):
     checksums and the certificate all read a batch's offsets), if the array still holds what it held
     then; else a new upload, kept until the host array is gone. Each upload costs an allocation and a
     synchronous copy; three of them per array were a visible part of a batch's time."""
-    key = (id(array), _gpu_key(launcher))
-    hit = _UPLOADS.get(key)
+    device = _cached(launcher, array, dtype)
+    if device is None:
+        device = launcher.upload(array, dtype)
+        _remember(launcher, array, dtype, device)
+    return device
+
+
+def _cached(launcher, array: np.ndarray, dtype: np.dtype):
+    """The device copy ``_remember`` kept for ``array``, if it still holds what it held then; else None."""
+    hit = _UPLOADS.get((id(array), _gpu_key(launcher)))
     if hit is not None and hit[0]() is array and hit[2] == dtype and np.array_equal(hit[1], array):
         return hit[3]
-    device = launcher.upload(array, dtype)
+    return None
+
+
+def _remember(launcher, array: np.ndarray, dtype: np.dtype, device) -> None:
+    """Keep ``device`` as the copy of ``array`` until the host array is gone."""
+    key = (id(array), _gpu_key(launcher))
     try:
         ref = weakref.ref(array, lambda _, key=key: _UPLOADS.pop(key, None))
     except TypeError:  # not weakly referable: not kept
-        return device
+        return
     _UPLOADS[key] = (ref, array.copy(), dtype, device)
-    return device
+
+
+def _index_arrays(launcher, arrays, extra=()) -> tuple:
+    """(``_index_array`` of each of ``arrays``, a device copy of each of ``extra``: int64 host arrays
+    not kept), with every host array not on the device yet going up in one copy: each upload is an
+    allocation and a synchronous copy, and a batch's layout is packed anew at each call (so the
+    cache of uploads never holds it) beside its items' lists: six of them before the first chunk."""
+    out = [None] * len(arrays)
+    missing = []
+    for k, array in enumerate(arrays):
+        if not isinstance(array, np.ndarray) or array.size > UPLOAD_CACHE_ENTRIES:
+            out[k] = _index_array(launcher, array)  # a device array, or one too large to keep
+        else:
+            out[k] = _cached(launcher, array, np.dtype(np.int64))
+            if out[k] is None:
+                missing.append(k)
+    parts = [arrays[k] for k in missing] + list(extra)
+    if not parts:
+        return tuple(out), ()
+    sizes = [max(int(np.asarray(part).size), 1) for part in parts]  # an empty one gets a slot, as upload gives it
+    flat = np.zeros(sum(sizes), dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    for part, start in zip(parts, starts):
+        flat[start:start + np.asarray(part).size] = np.asarray(part).reshape(-1)
+    device = launcher.upload(flat, np.int64)
+    views = [device[int(a):int(b)] for a, b in zip(starts[:-1], starts[1:])]
+    for k, view in zip(missing, views):
+        out[k] = view
+        _remember(launcher, arrays[k], np.dtype(np.int64), view)
+    return tuple(out), tuple(views[len(missing):])
 
 
 def _batch_arrays(launcher, costs, offsets, rows, cols, row_offsets, col_offsets) -> tuple:
@@ -197,25 +239,24 @@ class SolvePlan:
         host_cols = np.asarray(cols) if not hasattr(cols, "__cuda_array_interface__") else None
         if host_rows is not None and host_cols is not None and np.any(host_rows > host_cols):
             raise ValueError("every item must be oriented with rows <= cols")
-        self.indexes = tuple(_index_array(launcher, a) for a in (offsets, rows, cols, row_offsets, col_offsets))
-        rows_d, row_off_d, col_off_d = self.indexes[1], self.indexes[3], self.indexes[4]
-        self.batch = batch = int(rows_d.shape[0]) if hasattr(rows, "__cuda_array_interface__") else len(rows)
-        self.total_rows = _last(row_offsets, row_off_d, batch)
-        self.total_cols = _last(col_offsets, col_off_d, batch)
         if host_cols is None:
-            host_cols = _index_host(self.indexes[2])
+            host_cols = _index_host(_index_array(launcher, cols))
+        self.batch = batch = len(host_cols)
         narrow = host_cols <= min(K.WARP_COLS, K.WARP_COLS if warp_cols is None else int(warp_cols))
         widest = int(host_cols.max()) if len(host_cols) else 0
+        items = np.arange(batch, dtype=np.int64)
+        self.wide_items, self.narrow_items = items[~narrow], items[narrow]
+        # the layout and each kind's item list go up together; a range's launch takes a slice of a list
+        self.indexes, (self.wide_d, self.narrow_d) = _index_arrays(
+            launcher, (offsets, rows, cols, row_offsets, col_offsets), (self.wide_items, self.narrow_items))
+        row_off_d, col_off_d = self.indexes[3], self.indexes[4]
+        self.total_rows = _last(row_offsets, row_off_d, batch)
+        self.total_cols = _last(col_offsets, col_off_d, batch)
         self.row_to_col = launcher.empty(max(self.total_rows, 1), np.int64)
         self.u = launcher.empty(max(self.total_rows, 1), np.float64)
         self.v = launcher.empty(max(self.total_cols, 1), np.float64)
         self.iterations = launcher.empty(max(batch, 1), np.int64)
         self.status = launcher.empty(max(batch, 1), np.int8)
-        items = np.arange(batch, dtype=np.int64)
-        self.wide_items, self.narrow_items = items[~narrow], items[narrow]
-        # each kind's item list goes up once; a range's launch takes a slice of it
-        self.wide_d = launcher.upload(self.wide_items) if len(self.wide_items) else None
-        self.narrow_d = launcher.upload(self.narrow_items) if len(self.narrow_items) else None
         if len(self.wide_items):  # global column state for the widest items only
             self.scratch = _column_scratch(launcher, self.total_cols if widest > K.SMEM_COLS else 1)
 
