@@ -178,8 +178,8 @@ def _index_arrays(launcher, arrays, extra=()) -> tuple:
 def _batch_arrays(launcher, costs, offsets, rows, cols, row_offsets, col_offsets) -> tuple:
     """The packed layout where the kernels read it (costs, offsets, rows, cols, row and column
     offsets), and the number of items."""
-    arrays = (_costs_array(launcher, costs),) + tuple(
-        _index_array(launcher, a) for a in (offsets, rows, cols, row_offsets, col_offsets))
+    indexes, _ = _index_arrays(launcher, (offsets, rows, cols, row_offsets, col_offsets))
+    arrays = (_costs_array(launcher, costs),) + indexes
     return arrays + (int(arrays[2].shape[0]) if hasattr(rows, "__cuda_array_interface__") else len(rows),)
 
 
@@ -716,8 +716,8 @@ def _certify_on_device(packed, solution):
     value_d, tol_d, s_d, e_d, eabs_d, shift_d, at_row_d, at_col_d, count_d, reason_d, integral_d = rows
     work = _certify_scratch(launcher, total_rows, total_cols)
     floor_d, close_d, near_d = work["floor"], work["close"], work["near"]  # kept for NEAR_TIES
-    indexes = [_index_array(launcher, a) for a in (packed.offsets, packed.rows, packed.cols, packed.row_offsets,
-                                                   packed.col_offsets)]
+    indexes, _ = _index_arrays(launcher, (packed.offsets, packed.rows, packed.cols, packed.row_offsets,
+                                          packed.col_offsets))
     launcher.launch(K.CERTIFY_EXACT, count, costs, *indexes, r2c, u, v, status,
                     work["owner"], work["bad"], work["f"], work["e2"], work["e1"], floor_d, close_d, near_d, reason_d,
                     at_row_d, at_col_d,

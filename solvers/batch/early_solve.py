@@ -98,7 +98,9 @@ class SolveAsItArrives:
         self.launches += 1
 
     def wait(self) -> None:
-        """Until every launched kernel has finished."""
+        """Until every launched kernel has finished (nothing to wait for when none was launched)."""
+        if not self.launches:
+            return
         for stream in self.streams:
             if stream is not None:
                 stream.synchronize()
@@ -108,10 +110,8 @@ class SolveAsItArrives:
         from a batch too small to be sent in chunks, start now); the kernels may still run (a
         readback waits for them)."""
         self.finished = True
+        self.wait()  # a default-stream launch below must not overtake the chunks' kernels
         if self.launched < self.plan.batch:
-            self.wait()  # the default stream's launch below must not overtake the chunks' kernels
             self.plan.launch(costs, self.launched, self.plan.batch)
             self.launched = self.plan.batch
-        else:
-            self.wait()
         return self.plan.solution()
