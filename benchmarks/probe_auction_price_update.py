@@ -1,8 +1,8 @@
 """Issue 14's auction tail on the CPU: can a global price update shorten the Gauss-Seidel price wars?
 
 A design probe for the GPU auction (not the shipped solver): a plain Gauss-Seidel forward auction
-with epsilon-scaling (integer costs scaled by n + 1, epsilon / 5 a phase down to 1, as
-solvers.assignment.auction plans it), counting the bids made while at most 64 persons are
+with the solver's epsilon schedule (solvers.assignment.auction.epsilon_schedule: integer costs
+scaled by n + 1, epsilon / 5 a phase down to 1), counting the bids made while at most 64 persons are
 unassigned (the tail that the GPU runs one bid at a time). Variants raise every object's price by
 its distance to a free object once the tail starts, and again every 200 tail bids:
 
@@ -43,6 +43,13 @@ def row_best(a, p, i):
 
 
 @njit(cache=True)
+def arc_length(a, p, k, j, jb, e):
+    """The arc j -> jb of a global update (k the owner of j): how much worse jb is for k than j is,
+    plus e; >= 0 under eps-CS (clamped at 0 against rounding)."""
+    return max((a[k, j] - p[j]) - (a[k, jb] - p[jb]) + e, 0.0)
+
+
+@njit(cache=True)
 def global_update(a, p, ao, e, cap):
     """Raise each object's price by its distance to a free object: edge j -> j' (owner k of j) of
     length (a_kj - p_j) - (a_kj' - p_j') + e >= 0 (eps-CS); dense Dijkstra over objects."""
@@ -68,10 +75,7 @@ def global_update(a, p, ao, e, cap):
             k = ao[j]
             if k < 0:
                 continue
-            length = (a[k, j] - p[j]) - (a[k, jb] - p[jb]) + e
-            if length < 0.0:
-                length = 0.0  # rounding
-            d = best + length
+            d = best + arc_length(a, p, k, j, jb, e)
             if d < D[j]:
                 D[j] = d
     for j in range(n):
@@ -107,10 +111,8 @@ def global_update_levels(a, p, ao, e, levels, rounds):
                 k = ao[j]
                 if k < 0:
                     continue
-                base = a[k, j] - p[j] + e
                 for jb in frontier:
-                    length = base - (a[k, jb] - p[jb])
-                    units = int(np.floor(max(length, 0.0) / e))
+                    units = int(np.floor(arc_length(a, p, k, j, jb, e) / e))
                     if t + units < D[j]:
                         D[j] = t + units
     for j in range(n):
@@ -134,14 +136,10 @@ def global_update_sweeps(a, p, ao, e, cap, sweeps):
             k = ao[j]
             if k < 0:
                 continue
-            base = a[k, j] - p[j] + e
             best = new[j]
             for jp in range(n):
                 if jp != j and D[jp] < np.inf:
-                    length = base - (a[k, jp] - p[jp])
-                    if length < 0.0:
-                        length = 0.0
-                    d = D[jp] + length
+                    d = D[jp] + arc_length(a, p, k, j, jp, e)
                     if d < best:
                         best = d
             if best < new[j]:
@@ -201,27 +199,21 @@ def auction(a, eps_list, tail, every, cap, sweeps=0):
     return ap, bids, tail_bids, updates, rounds[0]
 
 
-def schedule(span, factor=5.0):
-    eps = []
-    e = np.floor(span / factor)
-    while e > 1:
-        eps.append(float(e)); e = np.floor(e / factor)
-    eps.append(1.0)
-    return np.array(eps)
-
-
 if __name__ == "__main__":
     from scipy.optimize import linear_sum_assignment
+
+    from solvers.assignment.auction import epsilon_schedule
+    from solvers.assignment.hungarian import cost_view
+    from solvers.problems import CostMatrix
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
     rng = np.random.default_rng(11)
     for name, hi in (("[0,10n]", 10 * n), ("[0,n/5]", n // 5)):
         C = rng.integers(0, hi + 1, (n, n))
         r, c = linear_sum_assignment(C)
         ref = C[r, c].sum()
-        scale = n + 1
+        scale, epsilons, cap = epsilon_schedule(cost_view(CostMatrix.from_array(C)), 0.0, "on", 5.0)  # the solver's
         a = -(C * scale).astype(np.float64)
-        eps = schedule(hi * scale)
-        cap = hi * scale + eps[0]
+        eps = np.array(epsilons)
         for label, tail, every, sweeps in (("forward", 0, 0, 0), ("dijkstra at 64, every 200", 64, 200, 0),
                                            ("sweeps=4 at 64, every 200", 64, 200, 4),
                                            ("levels<=16 at 64, every 200", 64, 200, -16),
