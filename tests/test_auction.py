@@ -13,6 +13,7 @@ from scipy.optimize import linear_sum_assignment
 
 import solvers
 from solvers.assignment import auction, auction_device, auction_kernels, hungarian
+from solvers.assignment.auction_price_update import PRICE_UPDATE
 from solvers.errors import Cancelled, InfeasibleError, InputError
 from solvers.problems import CostMatrix
 from solvers.telemetry import NULL, Recorder
@@ -224,7 +225,7 @@ def test_cancellation():
 def test_registration():
     algo = solvers.algorithms()["auction"]
     assert algo.label == "price" and set(algo.backends) == {"cpu", "cuda", "cudasim"}
-    assert algo.parse_options({}) == {"eps": 0.0, "scaling": "on", "eps_factor": 5.0}
+    assert algo.parse_options({}) == {"eps": 0.0, "scaling": "on", "eps_factor": 5.0, "price_updates": "auto"}
 
 
 def test_feasibility_precheck_agrees_with_hopcroft_karp():
@@ -258,7 +259,7 @@ for trial in range(TRIALS):
     row = [trial, scipy_optimum(costs)]
     for backend in ("cudasim", "cpu"):
         try:
-            s = auction.run(problem, backend, NULL)
+            s = auction.run(problem, backend, NULL, price_updates="on" if trial % 2 else "off")
             row.append([s.value, s.row_match.tolist(), s.duals["u"].tolist(), s.duals["v"].tolist(),
                         bool(certify(problem, s).certified)])
         except InfeasibleError:
@@ -311,7 +312,7 @@ def recorded_signatures() -> tuple[dict, dict]:
 
 def test_every_kernel_compiles_for_sm90(compile_for_sm90):
     kernels, signatures = recorded_signatures()
-    assert set(signatures) == {k.name for k in auction_kernels.KERNELS} | {"compact"}
+    assert set(signatures) == {k.name for k in auction_kernels.KERNELS} | {"compact", PRICE_UPDATE.name}
     for name, signature in signatures.items():
         if name == "compact":
             continue  # shared with the Hungarian, compiled by its test

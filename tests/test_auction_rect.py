@@ -290,7 +290,7 @@ for trial in range(TRIALS):
         auction_device.GS_THRESHOLD = threshold
         for backend in ("cudasim", "cpu"):
             try:
-                s = auction.run(problem, backend, NULL)
+                s = auction.run(problem, backend, NULL, price_updates="on" if trial % 2 else "off")
             except InfeasibleError:
                 row.append(None)
                 continue

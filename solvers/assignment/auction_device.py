@@ -13,15 +13,19 @@ from ..errors import InfeasibleError
 from ..telemetry import Budget
 from . import auction_kernels as K
 from .auction_kernels import BIDS, INFEAS, N_COUNTERS, NO_BIDDER, RBIDS, UCOUNT, VCOUNT
+from .auction_price_update import PRICE_UPDATE, ROUNDS, UPDATE_SLOTS, UPDATES
 from .hungarian_kernels import COMPACT, KEEP_FLAGGED, KEEP_NEGATIVE
 
 GS_THRESHOLD = 64   # at or below this many bidders (persons, or objects in the reverse auction) one block bids
 GS_BUDGET = 8192    # bids per tail launch before the host looks again (telemetry, cancellation)
 ROUNDS_PER_READ = 4  # Jacobi rounds launched between two counter readbacks
+UPDATE_EVERY = 200   # tail bids between two global price updates
+UPDATES_PER_READ = 8  # (price update, UPDATE_EVERY tail bids) pairs launched between two readbacks
+UPDATE_LEVELS = 16   # a price update settles distances up to this many epsilons (the rest: this many)
 
 
 class AuctionDevice:
-    def __init__(self, launcher, C, view, scale: float, cap: float, tel):
+    def __init__(self, launcher, C, view, scale: float, cap: float, tel, price_updates: bool = True):
         self.L = L = launcher
         self.C = C
         self.view = view
@@ -54,6 +58,14 @@ class AuctionDevice:
             self.rbid_offer = L.full(nc, 0.0, f64)
             self.person_top = L.full(nr, -np.inf, f64)
             self.person_win = L.full(nr, NO_BIDDER, i32)
+        # the global price updates' (auction_price_update): levels, tentative levels, two frontiers
+        self.price_updates = price_updates
+        if price_updates:
+            self.settled = L.full(nc, 0, i32)
+            self.tentative = L.full(nc, 0, i32)
+            self.frontier_a = L.full(nc, 0, i32)
+            self.frontier_b = L.full(nc, 0, i32)
+            self.update_state = L.full(UPDATE_SLOTS, 0, np.int64)
         self.stats = {"phases": 0, "jacobi_launch_rounds": 0, "gs_launches": 0, "reverse_rounds": 0,
                       "reverse_jacobi_launch_rounds": 0, "reverse_gs_launches": 0, "loop": "host",
                       "solved_shape": [nr, nc]}
@@ -97,7 +109,15 @@ class AuctionDevice:
         self.stats["phases"] += 1
         while c[UCOUNT] > 0:
             count = int(c[UCOUNT])
-            if count <= GS_THRESHOLD:
+            if count <= GS_THRESHOLD and self.price_updates:
+                # the displaced persons then walk to free objects instead of bidding an epsilon at a
+                # time; both kernels leave at once when nobody is left unassigned
+                for _ in range(UPDATES_PER_READ):
+                    self.update_prices(eps)
+                    L.launch(K.GS_TAIL, 1, nr, nc, C, scale, self.prices, eps, cap, self.U, self.counters,
+                             self.a_p, self.a_o, UPDATE_EVERY)
+                self.stats["gs_launches"] += UPDATES_PER_READ
+            elif count <= GS_THRESHOLD:
                 L.launch(K.GS_TAIL, 1, nr, nc, C, scale, self.prices, eps, cap, self.U, self.counters, self.a_p,
                          self.a_o, GS_BUDGET)
                 self.stats["gs_launches"] += 1
@@ -119,6 +139,20 @@ class AuctionDevice:
                 self._emit("bid", int(c[UCOUNT]), eps)
         if self.rectangular:
             self.reverse(eps)
+
+    def update_prices(self, eps: float) -> None:
+        """Every object's price up by its distance to a free object, in whole epsilons
+        (``auction_price_update``): epsilon-CS holds after it."""
+        self.L.launch(PRICE_UPDATE, self.n_cols, self.n_cols, self.C, self.scale, self.prices, float(eps), self.a_o,
+                      self.counters, UPDATE_LEVELS, self.settled, self.tentative, self.frontier_a, self.frontier_b,
+                      self.update_state)
+
+    def update_stats(self) -> dict:
+        """Price updates run and their rounds (sequential steps on a GPU)."""
+        if not self.price_updates:
+            return {"price_updates": 0, "price_update_rounds": 0}
+        state = self.L.read(self.update_state)
+        return {"price_updates": int(state[UPDATES]), "price_update_rounds": int(state[ROUNDS])}
 
     def reverse(self, eps: float) -> None:
         """Bertsekas & Castanon's reverse auction: lambda = the lowest price of an assigned object;
