@@ -185,11 +185,12 @@ def run(problem: CostMatrix, backend: str, tel, eps: float = 0.0, scaling: str =
         a_p = launcher.read(solver.a_p)
         gs_bids, reverse_gs_bids = solver.gs_bids()
         update_stats = solver.update_stats()
+        jacobi_rounds = solver.jacobi_rounds()
     # prices less lambda: >= 0 on assigned objects, 0 on the others (the rectangular LP's signs)
     u = -(values + lam) / scale
     v = -(prices - lam) / scale
     row_match, col_match, u, v, value = original_solution(view, a_p, u, v)
-    stats = dict(solver.stats, **update_stats, rounds=solver.rounds, gs_bids=gs_bids, reverse_gs_bids=reverse_gs_bids,
+    stats = dict(solver.stats, **update_stats, jacobi_rounds=jacobi_rounds, rounds=solver.rounds, gs_bids=gs_bids, reverse_gs_bids=reverse_gs_bids,
                  launches=launcher.launches, readbacks=launcher.readbacks, upload_seconds=upload_seconds,
                  scale=scale, eps_first=epsilons[0] / scale, epsilon=epsilons[-1] / scale)
     return Solution(value=value, iterations=solver.rounds, row_match=row_match, col_match=col_match,

@@ -12,13 +12,14 @@ import numpy as np
 from ..errors import InfeasibleError
 from ..telemetry import Budget
 from . import auction_kernels as K
-from .auction_kernels import BIDS, INFEAS, N_COUNTERS, NO_BIDDER, RBIDS, UCOUNT, VCOUNT
+from .auction_kernels import BIDS, INFEAS, JACOBI, JROUNDS, N_COUNTERS, NO_BIDDER, RBIDS, UCOUNT, VCOUNT
 from .auction_price_update import PRICE_UPDATE, ROUNDS, UPDATE_SLOTS, UPDATES
 from .hungarian_kernels import COMPACT, KEEP_FLAGGED, KEEP_NEGATIVE
 
 GS_THRESHOLD = 64   # at or below this many bidders (persons, or objects in the reverse auction) one block bids
 GS_BUDGET = 8192    # bids per tail launch before the host looks again (telemetry, cancellation)
-ROUNDS_PER_READ = 4  # Jacobi rounds launched between two counter readbacks
+ROUNDS_PER_READ = 4  # the reverse auction's Jacobi rounds launched between two counter readbacks
+JACOBI_ROUNDS_PER_LAUNCH = 64  # the forward Jacobi rounds' launch returns to the host after this many
 UPDATE_EVERY = 200   # tail bids between two global price updates
 UPDATES_PER_READ = 8  # (price update, UPDATE_EVERY tail bids) pairs launched between two readbacks
 UPDATE_LEVELS = 16   # a price update settles distances up to this many epsilons (the rest: this many)
@@ -66,7 +67,7 @@ class AuctionDevice:
             self.frontier_a = L.full(nc, 0, i32)
             self.frontier_b = L.full(nc, 0, i32)
             self.update_state = L.full(UPDATE_SLOTS, 0, np.int64)
-        self.stats = {"phases": 0, "jacobi_launch_rounds": 0, "gs_launches": 0, "reverse_rounds": 0,
+        self.stats = {"phases": 0, "gs_launches": 0, "reverse_rounds": 0,
                       "reverse_jacobi_launch_rounds": 0, "reverse_gs_launches": 0, "loop": "host",
                       "solved_shape": [nr, nc]}
         self.rounds = 0
@@ -88,6 +89,10 @@ class AuctionDevice:
         """Bids made by the Gauss-Seidel tails so far: (forward, reverse)."""
         c = self.L.read(self.counters, out=self.counters_host)
         return int(c[BIDS]), int(c[RBIDS])
+
+    def jacobi_rounds(self) -> int:
+        """The forward auction's Jacobi rounds so far."""
+        return int(self.L.read(self.counters, out=self.counters_host)[JROUNDS])
 
     def compact_unassigned(self) -> None:
         self.L.launch(COMPACT, 1, self.n_rows, self.a_p, self.U, self.counters, UCOUNT, KEEP_NEGATIVE)
@@ -121,18 +126,11 @@ class AuctionDevice:
                 L.launch(K.GS_TAIL, 1, nr, nc, C, scale, self.prices, eps, cap, self.U, self.counters, self.a_p,
                          self.a_o, GS_BUDGET)
                 self.stats["gs_launches"] += 1
-            else:
-                # the kernels read the live count on the device, and it never grows within a phase, so
-                # the last count read sizes the grids of several rounds (idle blocks leave at once)
-                for _ in range(ROUNDS_PER_READ):
-                    L.launch(K.BID, count, nr, nc, C, scale, self.prices, eps, cap, self.U, self.counters,
-                             self.bid_obj, self.bid_val, self.obj_top)
-                    L.launch(K.RESOLVE, count, self.U, self.counters, self.bid_obj, self.bid_val, self.obj_top,
-                             self.obj_win)
-                    L.launch(K.AWARD, count, self.U, self.counters, self.bid_obj, self.bid_val, self.obj_top,
-                             self.obj_win, self.prices, self.a_p, self.a_o)
-                    self.compact_unassigned()
-                self.stats["jacobi_launch_rounds"] += ROUNDS_PER_READ
+            else:  # Jacobi rounds down to the tail's size, in one launch on a GPU
+                L.launch(JACOBI, nr, nr, nc, C, scale, self.prices, eps, cap, self.U, self.counters, self.bid_obj,
+                         self.bid_val, self.obj_top, self.obj_win, self.a_p, self.a_o, GS_THRESHOLD,
+                         JACOBI_ROUNDS_PER_LAUNCH)
+                self.compact_unassigned()
             c = self.read_counters()
             self.rounds += 1
             if self.tel.enabled:

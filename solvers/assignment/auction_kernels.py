@@ -17,8 +17,10 @@ Forward auction: row scans (a person's best and second-best object) run one bloc
 GPU so the row is read coalesced; the block combines its threads' partial scans in shared memory
 (``block_top2``). The assignment phase uses atomics there: an atomic max of the bids per object,
 then an atomic min of the person index among the bids equal to that max; the cpu resolves the same
-winner sequentially. The Gauss-Seidel tail is one block (the cpu: one loop) bidding for the last
-unassigned persons without returning to the host.
+winner sequentially. On a GPU the Jacobi rounds run in one cooperative launch (``JACOBI``: grid
+barriers between bidding, resolving and awarding) until the tail's size is reached. The
+Gauss-Seidel tail is one block (the cpu: one loop) bidding for the last unassigned persons without
+returning to the host.
 
 Reverse auction (rectangular problems, after each forward phase; Bertsekas & Castanon): with
 lambda = the lowest price of an assigned object and pi_i = a_ij - p_j the profit of person i at
@@ -43,14 +45,14 @@ from numba.extending import register_jitable
 
 from ..targets.cuda_jit import cuda_kernel
 from ..targets.geometry import THREADS_PER_BLOCK
-from ..targets.kernel import BLOCK_PER_ITEM, EACH, ONE_BLOCK, Kernel
-from .hungarian_kernels import COMPACT  # noqa: F401 (the auction's compaction of unassigned persons)
+from ..targets.kernel import BLOCK_PER_ITEM, COOPERATIVE, EACH, ONE_BLOCK, Kernel
+from .hungarian_kernels import COMPACT, KEEP_NEGATIVE, compact_cpu  # noqa: F401 (COMPACT: the auction's compaction)
 
 cuda = None  # numba.cuda, bound when the first kernel here is built (solvers.targets.cuda_jit)
 
 # slots of the int64 ``counters`` array: unassigned persons, infeasible, forward tail bids,
-# objects flagged for the reverse auction, reverse tail bids
-UCOUNT, INFEAS, BIDS, VCOUNT, RBIDS = 0, 1, 2, 3, 4
+# objects flagged for the reverse auction, reverse tail bids, forward Jacobi rounds
+UCOUNT, INFEAS, BIDS, VCOUNT, RBIDS, JROUNDS = 0, 1, 2, 3, 4, 5
 N_COUNTERS = 6
 NO_BIDDER = np.iinfo(np.int32).max
 
@@ -128,7 +130,12 @@ def keeps_assignment(C, scale, prices, i, j, best, eps):
 @register_jitable
 def award_body(k, U, bid_obj, bid_val, obj_top, obj_win, prices, a_p, a_o):
     """The winning bidder of an object takes it at its bid; the previous holder is freed."""
-    i = U[k]
+    award_person(U[k], bid_obj, bid_val, obj_top, obj_win, prices, a_p, a_o)
+
+
+@register_jitable
+def award_person(i, bid_obj, bid_val, obj_top, obj_win, prices, a_p, a_o):
+    """``award_body`` for person i."""
     j = bid_obj[i]
     if j < 0 or obj_win[j] != i:
         return
@@ -322,27 +329,6 @@ def bid_cpu(n_rows, n_cols, C, scale, prices, eps, cap, U, counters, bid_obj, bi
         bid_val[i] = bid_price(prices, best, j, second, eps, cap)
 
 
-@cuda_kernel
-def bid_cuda(n_rows, n_cols, C, scale, prices, eps, cap, U, counters, bid_obj, bid_val, obj_top):
-    """The same, one block per person; the bids' maximum per object by an atomic max."""
-    k = cuda.blockIdx.x
-    if k >= counters[UCOUNT]:
-        return  # the grid covers the last count read by the host, an upper bound
-    i = U[k]
-    best, j, second = row_top2(C, scale, prices, i, n_cols)
-    if cuda.threadIdx.x == 0:
-        bid_obj[i] = j
-        if j < 0:
-            counters[INFEAS] = 1
-        else:
-            price = bid_price(prices, best, j, second, eps, cap)
-            bid_val[i] = price
-            cuda.atomic.max(obj_top, j, price)
-
-
-BID = Kernel("bid", bid_cpu, bid_cuda, BLOCK_PER_ITEM, threads=ROW_BLOCK)
-
-
 @njit(cache=True)
 def resolve_cpu(U, counters, bid_obj, bid_val, obj_top, obj_win):
     """Assignment phase, step 1: each object's highest bid, the lowest person among equal bids."""
@@ -356,21 +342,6 @@ def resolve_cpu(U, counters, bid_obj, bid_val, obj_top, obj_win):
             obj_win[j] = i
 
 
-@cuda_kernel
-def resolve_cuda(U, counters, bid_obj, bid_val, obj_top, obj_win):
-    """The same winner: the bids equal to the object's maximum (atomic max in ``bid``) meet in an
-    atomic min of the person index."""
-    k = cuda.grid(1)
-    if k < counters[UCOUNT]:
-        i = U[k]
-        j = bid_obj[i]
-        if j >= 0 and bid_val[i] == obj_top[j]:
-            cuda.atomic.min(obj_win, j, i)
-
-
-RESOLVE = Kernel("resolve", resolve_cpu, resolve_cuda, EACH)
-
-
 @njit(cache=True)
 def award_cpu(U, counters, bid_obj, bid_val, obj_top, obj_win, prices, a_p, a_o):
     """Assignment phase, step 2: winners take their objects."""
@@ -378,14 +349,74 @@ def award_cpu(U, counters, bid_obj, bid_val, obj_top, obj_win, prices, a_p, a_o)
         award_body(k, U, bid_obj, bid_val, obj_top, obj_win, prices, a_p, a_o)
 
 
+@njit(cache=True)
+def jacobi_rounds_cpu(n_rows, n_cols, C, scale, prices, eps, cap, U, counters, bid_obj, bid_val, obj_top, obj_win,
+                      a_p, a_o, threshold, max_rounds):
+    """Jacobi rounds (bid, resolve, award, the unassigned compacted) until at most ``threshold``
+    persons are unassigned, the problem proves infeasible, or ``max_rounds`` rounds have run."""
+    rounds = 0
+    while rounds < max_rounds and counters[UCOUNT] > threshold and counters[INFEAS] == 0:
+        bid_cpu(n_rows, n_cols, C, scale, prices, eps, cap, U, counters, bid_obj, bid_val, obj_top)
+        resolve_cpu(U, counters, bid_obj, bid_val, obj_top, obj_win)
+        award_cpu(U, counters, bid_obj, bid_val, obj_top, obj_win, prices, a_p, a_o)
+        compact_cpu(n_rows, a_p, U, counters, UCOUNT, KEEP_NEGATIVE)
+        rounds += 1
+    counters[JROUNDS] += rounds
+
+
 @cuda_kernel
-def award_cuda(U, counters, bid_obj, bid_val, obj_top, obj_win, prices, a_p, a_o):
-    k = cuda.grid(1)
-    if k < counters[UCOUNT]:
-        award_body(k, U, bid_obj, bid_val, obj_top, obj_win, prices, a_p, a_o)
+def jacobi_rounds_cuda(n_rows, n_cols, C, scale, prices, eps, cap, U, counters, bid_obj, bid_val, obj_top, obj_win,
+                       a_p, a_o, threshold, max_rounds):
+    """The same rounds in one cooperative launch. The bidders are the persons unassigned when a
+    round starts (no list: blocks stride over the persons, a block scanning a bidder's row); each
+    object's highest bid by an atomic max, the lowest person among equal bids by an atomic min;
+    the unassigned count falls by the awards of free objects. U is left to the host's compaction."""
+    grid = cuda.cg.this_grid()
+    tid = cuda.grid(1)
+    threads = cuda.gridsize(1)
+    rounds = 0
+    # every thread reads the count and the flag after a grid sync, and they change only after the
+    # next one: the whole grid leaves together
+    while rounds < max_rounds and counters[UCOUNT] > threshold and counters[INFEAS] == 0:
+        for i in range(cuda.blockIdx.x, n_rows, cuda.gridDim.x):  # the same i in every thread of the block
+            if a_p[i] >= 0:
+                continue
+            best, j, second = row_top2(C, scale, prices, i, n_cols)
+            if cuda.threadIdx.x == 0:
+                bid_obj[i] = j
+                if j < 0:
+                    counters[INFEAS] = 1
+                else:
+                    price = bid_price(prices, best, j, second, eps, cap)
+                    bid_val[i] = price
+                    cuda.atomic.max(obj_top, j, price)
+        grid.sync()
+        for i in range(tid, n_rows, threads):
+            if a_p[i] < 0:
+                j = bid_obj[i]
+                if j >= 0 and bid_val[i] == obj_top[j]:
+                    cuda.atomic.min(obj_win, j, i)
+        grid.sync()
+        # a person freed in this pass may be seen as unassigned here: it made no bid this round, so
+        # no object names it as its winner and award_person leaves it alone
+        taken = 0
+        for i in range(tid, n_rows, threads):
+            if a_p[i] < 0:
+                j = bid_obj[i]
+                if j >= 0 and obj_win[j] == i and a_o[j] < 0:
+                    taken += 1  # a free object taken: one unassigned person fewer
+                award_person(i, bid_obj, bid_val, obj_top, obj_win, prices, a_p, a_o)
+        if taken > 0:
+            cuda.atomic.sub(counters, UCOUNT, taken)
+        grid.sync()
+        rounds += 1
+    if tid == 0:
+        counters[JROUNDS] += rounds
 
 
-AWARD = Kernel("award", award_cpu, award_cuda, EACH)
+# one launch for many rounds: numba-cuda spends tens of microseconds of host time on each launch,
+# and at n = 8000 four launches a round had cost more than the rounds' work
+JACOBI = Kernel("jacobi_rounds", jacobi_rounds_cpu, jacobi_rounds_cuda, COOPERATIVE, threads=ROW_BLOCK)
 
 
 @njit(cache=True)
@@ -648,5 +679,5 @@ def person_values_cuda(n_rows, n_cols, C, scale, prices, values):
 
 PERSON_VALUES = Kernel("person_values", person_values_cpu, person_values_cuda, BLOCK_PER_ITEM, threads=ROW_BLOCK)
 
-KERNELS = (PHASE_START, BID, RESOLVE, AWARD, GS_TAIL, REVERSE_START, REVERSE_BID, REVERSE_RESOLVE, REVERSE_AWARD,
+KERNELS = (PHASE_START, JACOBI, GS_TAIL, REVERSE_START, REVERSE_BID, REVERSE_RESOLVE, REVERSE_AWARD,
            REVERSE_GS_TAIL, SETTLE_FREE_PRICES, PERSON_VALUES)
