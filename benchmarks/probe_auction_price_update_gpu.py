@@ -6,8 +6,9 @@ whether the value equals the Hungarian's and the certificate's verdict.
 
     PYTHONPATH=. python benchmarks/probe_auction_price_update_gpu.py [N] [R] [--no-off] [--cpu] [--profile]
 
-``--tiles=8,32`` runs the first setting again with the update kernel's grid sized for that many
-objects a block (fewer blocks: cheaper grid syncs, more objects a warp). ``--profile`` adds one more run of the first setting with a synchronisation after every launch,
+``--threshold=64,16`` runs the first setting again with the Gauss-Seidel tail starting at that
+many unassigned persons (the updates start with it). ``--try=GS_TAIL:256:1+PRICE_UPDATE:1024:32`` (repeatable) runs the first setting again with
+those kernels' blocks (threads) and cooperative grids (objects a block) replaced. ``--profile`` adds one more run of the first setting with a synchronisation after every launch,
 and prints the seconds spent per kernel (the launches then no longer overlap: a breakdown, not a
 time).
 """
@@ -26,7 +27,7 @@ args = [a for a in sys.argv[1:] if not a.startswith("--")]
 n = int(args[0]) if args else 8000
 repeats = int(args[1]) if len(args) > 1 else 2
 backend = "cuda" if "--cpu" not in sys.argv else "cpu"
-settings = [(200, 16), (400, 16), (200, 32), (100, 16)]
+settings = [(400, 16), (200, 16)]
 
 
 def timed(problem, algorithm, **options):
@@ -37,6 +38,32 @@ def timed(problem, algorithm, **options):
         result = solvers.solve(problem, algorithm, backend=backend, **options)
         times.append(time.perf_counter() - start)
     return statistics.median(times), result
+
+
+class try_kernels:
+    """Kernel records replaced for a run: "GS_TAIL:1024:1+PRICE_UPDATE:1024:32" (name:threads:tiles;
+    GS_TAIL and JACOBI live in auction_kernels, PRICE_UPDATE in auction_device's namespace)."""
+
+    def __init__(self, specs: str):
+        import dataclasses
+
+        from solvers.assignment import auction_kernels
+        self.changes = []
+        for spec in specs.split("+"):
+            name, threads, tiles = spec.split(":")
+            module = auction_device if name == "PRICE_UPDATE" else auction_kernels
+            original = getattr(module, name)
+            self.changes.append((module, name, original,
+                                 dataclasses.replace(original, name=f"{original.name}@{threads}:{tiles}",
+                                                     threads=int(threads), tiles=int(tiles))))
+
+    def __enter__(self):
+        for module, name, _, changed in self.changes:
+            setattr(module, name, changed)
+
+    def __exit__(self, *exc):
+        for module, name, original, _ in self.changes:
+            setattr(module, name, original)
 
 
 def profiled(problem, **options):
@@ -83,17 +110,28 @@ for name, high in (("[0, 10n]", 10 * n), ("[0, n/5]", n // 5)):
                           "price_updates": st.get("price_updates"), "update_rounds": st.get("price_update_rounds"),
                           "gs_launches": st.get("gs_launches"), "launches": st.get("launches")}), flush=True)
     for arg in sys.argv:
-        if arg.startswith("--tiles="):
-            import dataclasses
-            original = auction_device.PRICE_UPDATE
+        if arg.startswith("--threshold="):
+            default = auction_device.GS_THRESHOLD
             auction_device.UPDATE_EVERY, auction_device.UPDATE_LEVELS = settings[0]
-            for tiles in map(int, arg.split("=")[1].split(",")):
-                auction_device.PRICE_UPDATE = dataclasses.replace(original, tiles=tiles)
+            for threshold in map(int, arg.split("=")[1].split(",")):
+                auction_device.GS_THRESHOLD = threshold
                 seconds, result = timed(problem, "auction", price_updates="on")
-                print(json.dumps({"case": f"{n} int {name}", "tiles": tiles, "seconds": round(seconds, 4),
+                print(json.dumps({"case": f"{n} int {name}", "gs_threshold": threshold, "seconds": round(seconds, 4),
                                   "equal": bool(result.value == reference.value),
+                                  "tail_bids": result.stats.get("gs_bids"),
+                                  "jacobi_rounds": result.stats.get("jacobi_rounds"),
+                                  "updates": result.stats.get("price_updates"),
                                   "update_rounds": result.stats.get("price_update_rounds")}), flush=True)
-            auction_device.PRICE_UPDATE = original
+            auction_device.GS_THRESHOLD = default
+        if arg.startswith("--try="):
+            tried = try_kernels(arg.split("=", 1)[1])
+            auction_device.UPDATE_EVERY, auction_device.UPDATE_LEVELS = settings[0]
+            with tried:
+                seconds, result = timed(problem, "auction", price_updates="on")
+            print(json.dumps({"case": f"{n} int {name}", "try": arg.split("=", 1)[1], "seconds": round(seconds, 4),
+                              "equal": bool(result.value == reference.value), "tail_bids": result.stats.get("gs_bids"),
+                              "jacobi_rounds": result.stats.get("jacobi_rounds"),
+                              "update_rounds": result.stats.get("price_update_rounds")}), flush=True)
     if "--profile" in sys.argv:
         auction_device.UPDATE_EVERY, auction_device.UPDATE_LEVELS = settings[0]
         print(json.dumps({"case": f"{n} int {name}", "profile": profiled(problem, price_updates="on"),

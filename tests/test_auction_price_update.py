@@ -73,10 +73,10 @@ def run_update(backend, costs, prices, eps, owner, cap=CAP):
     counters[UCOUNT] = 1  # somebody is unassigned (the update does nothing otherwise)
     i32 = np.int32
     arrays = [launcher.upload(a) for a in (costs, prices.copy(), owner, counters, np.zeros(n_cols, i32),
-                                           np.zeros(n_cols, i32), np.zeros(n_cols, i32), np.zeros(n_cols, i32),
-                                           np.zeros(UPDATE_SLOTS, np.int64))]
-    C, p, a_o, cnt, settled, tentative, front_a, front_b, state = arrays
-    launcher.launch(PRICE_UPDATE, n_cols, n_cols, C, 1.0, p, eps, a_o, cnt, cap, settled, tentative, front_a,
+                                           np.zeros(n_cols, i32), np.zeros(n_cols), np.zeros(n_cols, i32),
+                                           np.zeros(n_cols, i32), np.zeros(UPDATE_SLOTS, np.int64))]
+    C, p, a_o, cnt, settled, tentative, own, front_a, front_b, state = arrays
+    launcher.launch(PRICE_UPDATE, n_cols, n_cols, C, 1.0, p, eps, a_o, cnt, cap, settled, tentative, own, front_a,
                     front_b, state)
     return launcher.read(p), launcher.read(state)
 
@@ -131,7 +131,7 @@ def test_nothing_moves_when_nobody_is_unassigned():
     n_cols = costs.shape[1]
     z = np.zeros(n_cols, np.int32)
     launcher.launch(PRICE_UPDATE, n_cols, n_cols, costs, 1.0, p, eps, owner, np.zeros(N_COUNTERS, np.int64), CAP,
-                    z.copy(), z.copy(), z.copy(), z.copy(), state)
+                    z.copy(), z.copy(), np.zeros(n_cols), z.copy(), z.copy(), state)
     assert np.array_equal(p, prices) and state[UPDATES] == 0
 
 

@@ -12,7 +12,7 @@ import numpy as np
 from ..errors import InfeasibleError
 from ..telemetry import Budget
 from . import auction_kernels as K
-from .auction_kernels import BIDS, INFEAS, JACOBI, JROUNDS, N_COUNTERS, NO_BIDDER, RBIDS, UCOUNT, VCOUNT
+from .auction_kernels import BIDS, INFEAS, JROUNDS, N_COUNTERS, NO_BIDDER, RBIDS, UCOUNT, VCOUNT
 from .auction_price_update import PRICE_UPDATE, ROUNDS, UPDATE_SLOTS, UPDATES
 from .hungarian_kernels import COMPACT, KEEP_FLAGGED, KEEP_NEGATIVE
 
@@ -20,7 +20,8 @@ GS_THRESHOLD = 64   # at or below this many bidders (persons, or objects in the 
 GS_BUDGET = 8192    # bids per tail launch before the host looks again (telemetry, cancellation)
 ROUNDS_PER_READ = 4  # the reverse auction's Jacobi rounds launched between two counter readbacks
 JACOBI_ROUNDS_PER_LAUNCH = 64  # the forward Jacobi rounds' launch returns to the host after this many
-UPDATE_EVERY = 200   # tail bids between two global price updates
+UPDATE_EVERY = 400   # tail bids between two global price updates (200 and 100: more time in updates)
+UPDATE_BELOW = 64    # the updates start when this few persons are unassigned
 UPDATES_PER_READ = 8  # (price update, UPDATE_EVERY tail bids) pairs launched between two readbacks
 UPDATE_LEVELS = 16   # a price update settles distances up to this many epsilons (the rest: this many)
 
@@ -46,6 +47,7 @@ class AuctionDevice:
         self.obj_top = L.full(nc, -np.inf, f64)
         self.obj_win = L.full(nc, NO_BIDDER, i32)
         self.U = L.full(nr, 0, i32)
+        self.U_next = L.full(nr, 0, i32)  # the GPU's Jacobi rounds alternate between U and this
         self.counters = L.full(N_COUNTERS, 0, np.int64)
         self.counters_host = L.scratch(N_COUNTERS, np.int64)
         # the reverse auction's: lambda, the persons' profits, the flagged objects, the offers
@@ -64,6 +66,7 @@ class AuctionDevice:
         if price_updates:
             self.settled = L.full(nc, 0, i32)
             self.tentative = L.full(nc, 0, i32)
+            self.own_values = L.full(nc, 0.0, f64)
             self.frontier_a = L.full(nc, 0, i32)
             self.frontier_b = L.full(nc, 0, i32)
             self.update_state = L.full(UPDATE_SLOTS, 0, np.int64)
@@ -114,7 +117,8 @@ class AuctionDevice:
         self.stats["phases"] += 1
         while c[UCOUNT] > 0:
             count = int(c[UCOUNT])
-            if count <= GS_THRESHOLD and self.price_updates:
+            updating = self.price_updates and count <= UPDATE_BELOW
+            if count <= GS_THRESHOLD and updating:
                 # the displaced persons then walk to free objects instead of bidding an epsilon at a
                 # time; both kernels leave at once when nobody is left unassigned
                 for _ in range(UPDATES_PER_READ):
@@ -126,10 +130,16 @@ class AuctionDevice:
                 L.launch(K.GS_TAIL, 1, nr, nc, C, scale, self.prices, eps, cap, self.U, self.counters, self.a_p,
                          self.a_o, GS_BUDGET)
                 self.stats["gs_launches"] += 1
-            else:  # Jacobi rounds down to the tail's size, in one launch on a GPU
-                L.launch(JACOBI, nr, nr, nc, C, scale, self.prices, eps, cap, self.U, self.counters, self.bid_obj,
-                         self.bid_val, self.obj_top, self.obj_win, self.a_p, self.a_o, GS_THRESHOLD,
-                         JACOBI_ROUNDS_PER_LAUNCH)
+            else:  # Jacobi rounds, in one launch on a GPU (sized by the count, which only falls)
+                if updating:  # about UPDATE_EVERY bids between two updates, as in the tail
+                    self.update_prices(eps)
+                    rounds, threshold = max(1, UPDATE_EVERY // count), GS_THRESHOLD
+                else:  # down to the tail, or to where the updates start
+                    rounds = JACOBI_ROUNDS_PER_LAUNCH
+                    threshold = max(GS_THRESHOLD, UPDATE_BELOW if self.price_updates else 0)
+                L.launch(K.JACOBI, count, nr, nc, C, scale, self.prices, eps, cap, self.U, self.U_next, self.counters,
+                         self.bid_obj, self.bid_val, self.obj_top, self.obj_win, self.a_p, self.a_o, threshold,
+                         rounds)
                 self.compact_unassigned()
             c = self.read_counters()
             self.rounds += 1
@@ -142,7 +152,8 @@ class AuctionDevice:
         """Every object's price up by its distance to a free object, in whole epsilons
         (``auction_price_update``): epsilon-CS holds after it."""
         self.L.launch(PRICE_UPDATE, self.n_cols, self.n_cols, self.C, self.scale, self.prices, float(eps), self.a_o,
-                      self.counters, UPDATE_LEVELS, self.settled, self.tentative, self.frontier_a, self.frontier_b,
+                      self.counters, UPDATE_LEVELS, self.settled, self.tentative, self.own_values, self.frontier_a,
+                      self.frontier_b,
                       self.update_state)
 
     def update_stats(self) -> dict:

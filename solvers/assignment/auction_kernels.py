@@ -51,12 +51,17 @@ from .hungarian_kernels import COMPACT, KEEP_NEGATIVE, compact_cpu  # noqa: F401
 cuda = None  # numba.cuda, bound when the first kernel here is built (solvers.targets.cuda_jit)
 
 # slots of the int64 ``counters`` array: unassigned persons, infeasible, forward tail bids,
-# objects flagged for the reverse auction, reverse tail bids, forward Jacobi rounds
+# objects flagged for the reverse auction, reverse tail bids, forward Jacobi rounds (then LISTS)
 UCOUNT, INFEAS, BIDS, VCOUNT, RBIDS, JROUNDS = 0, 1, 2, 3, 4, 5
-N_COUNTERS = 6
+LISTS = 6  # three slots from here: the lengths of the GPU's Jacobi lists of unassigned persons
+N_COUNTERS = 9
 NO_BIDDER = np.iinfo(np.int32).max
 
 ROW_BLOCK = THREADS_PER_BLOCK  # threads scanning one person's row on a GPU (a power of two)
+# the forward Gauss-Seidel tail's block: one bid after another, each a scan of a row and a block
+# reduction; four times the threads make each thread's share of the row a quarter as long
+TAIL_BLOCK = 1024
+TOP2_SHARED = max(ROW_BLOCK, TAIL_BLOCK)  # the block reduction's shared arrays fit either block
 
 
 # ---------------------------------------------------------------------------------------------
@@ -249,9 +254,9 @@ def reverse_gs_bid(j, best, i, second, eps, lam, C, scale, prices, a_p, a_o, pro
 def block_top2(b, j, s):
     """Combine every thread's partial (best, index, second) into the block's (a GPU's form of one
     scan over the whole row or column); every thread gets it."""
-    sb = cuda.shared.array(ROW_BLOCK, float64)
-    sj = cuda.shared.array(ROW_BLOCK, int32)
-    ss = cuda.shared.array(ROW_BLOCK, float64)
+    sb = cuda.shared.array(TOP2_SHARED, float64)
+    sj = cuda.shared.array(TOP2_SHARED, int32)
+    ss = cuda.shared.array(TOP2_SHARED, float64)
     t = cuda.threadIdx.x
     sb[t] = b
     sj[t] = j
@@ -350,10 +355,11 @@ def award_cpu(U, counters, bid_obj, bid_val, obj_top, obj_win, prices, a_p, a_o)
 
 
 @njit(cache=True)
-def jacobi_rounds_cpu(n_rows, n_cols, C, scale, prices, eps, cap, U, counters, bid_obj, bid_val, obj_top, obj_win,
-                      a_p, a_o, threshold, max_rounds):
+def jacobi_rounds_cpu(n_rows, n_cols, C, scale, prices, eps, cap, U, U_next, counters, bid_obj, bid_val, obj_top,
+                      obj_win, a_p, a_o, threshold, max_rounds):
     """Jacobi rounds (bid, resolve, award, the unassigned compacted) until at most ``threshold``
-    persons are unassigned, the problem proves infeasible, or ``max_rounds`` rounds have run."""
+    persons are unassigned, the problem proves infeasible, or ``max_rounds`` rounds have run
+    (``U_next`` is the GPU's)."""
     rounds = 0
     while rounds < max_rounds and counters[UCOUNT] > threshold and counters[INFEAS] == 0:
         bid_cpu(n_rows, n_cols, C, scale, prices, eps, cap, U, counters, bid_obj, bid_val, obj_top)
@@ -365,22 +371,29 @@ def jacobi_rounds_cpu(n_rows, n_cols, C, scale, prices, eps, cap, U, counters, b
 
 
 @cuda_kernel
-def jacobi_rounds_cuda(n_rows, n_cols, C, scale, prices, eps, cap, U, counters, bid_obj, bid_val, obj_top, obj_win,
-                       a_p, a_o, threshold, max_rounds):
-    """The same rounds in one cooperative launch. The bidders are the persons unassigned when a
-    round starts (no list: blocks stride over the persons, a block scanning a bidder's row); each
-    object's highest bid by an atomic max, the lowest person among equal bids by an atomic min;
-    the unassigned count falls by the awards of free objects. U is left to the host's compaction."""
+def jacobi_rounds_cuda(n_rows, n_cols, C, scale, prices, eps, cap, U, U_next, counters, bid_obj, bid_val, obj_top,
+                       obj_win, a_p, a_o, threshold, max_rounds):
+    """The same rounds in one cooperative launch, sized by the unassigned count (it never grows in
+    a phase). Blocks stride over the bidders (a block scans a bidder's row); each object's highest
+    bid by an atomic max, the lowest person among equal bids by an atomic min; the losers and the
+    displaced are appended to the other list (U and U_next alternate; the order does not change a
+    round's outcome, and the host compacts U in order afterwards). The lists' lengths take three
+    slots of ``counters`` by round, each reset a round before it is appended to."""
     grid = cuda.cg.this_grid()
     tid = cuda.grid(1)
     threads = cuda.gridsize(1)
+    count = counters[UCOUNT]
     rounds = 0
     # every thread reads the count and the flag after a grid sync, and they change only after the
     # next one: the whole grid leaves together
-    while rounds < max_rounds and counters[UCOUNT] > threshold and counters[INFEAS] == 0:
-        for i in range(cuda.blockIdx.x, n_rows, cuda.gridDim.x):  # the same i in every thread of the block
-            if a_p[i] >= 0:
-                continue
+    while rounds < max_rounds and count > threshold and counters[INFEAS] == 0:
+        bidders = U if rounds % 2 == 0 else U_next
+        following = U_next if rounds % 2 == 0 else U
+        slot = LISTS + rounds % 3
+        if tid == 0:
+            counters[LISTS + (rounds + 1) % 3] = 0
+        for k in range(cuda.blockIdx.x, count, cuda.gridDim.x):  # the same k in every thread of the block
+            i = bidders[k]
             best, j, second = row_top2(C, scale, prices, i, n_cols)
             if cuda.threadIdx.x == 0:
                 bid_obj[i] = j
@@ -391,27 +404,31 @@ def jacobi_rounds_cuda(n_rows, n_cols, C, scale, prices, eps, cap, U, counters, 
                     bid_val[i] = price
                     cuda.atomic.max(obj_top, j, price)
         grid.sync()
-        for i in range(tid, n_rows, threads):
-            if a_p[i] < 0:
-                j = bid_obj[i]
-                if j >= 0 and bid_val[i] == obj_top[j]:
-                    cuda.atomic.min(obj_win, j, i)
+        for k in range(tid, count, threads):
+            i = bidders[k]
+            j = bid_obj[i]
+            if j >= 0 and bid_val[i] == obj_top[j]:
+                cuda.atomic.min(obj_win, j, i)
         grid.sync()
-        # a person freed in this pass may be seen as unassigned here: it made no bid this round, so
-        # no object names it as its winner and award_person leaves it alone
-        taken = 0
-        for i in range(tid, n_rows, threads):
-            if a_p[i] < 0:
-                j = bid_obj[i]
-                if j >= 0 and obj_win[j] == i and a_o[j] < 0:
-                    taken += 1  # a free object taken: one unassigned person fewer
+        for k in range(tid, count, threads):
+            i = bidders[k]
+            j = bid_obj[i]
+            if j >= 0 and obj_win[j] == i:
+                old = a_o[j]  # only j's winner writes it
                 award_person(i, bid_obj, bid_val, obj_top, obj_win, prices, a_p, a_o)
-        if taken > 0:
-            cuda.atomic.sub(counters, UCOUNT, taken)
+                if old >= 0:
+                    following[cuda.atomic.add(counters, slot, 1)] = old
+            else:
+                following[cuda.atomic.add(counters, slot, 1)] = i
         grid.sync()
+        count = counters[slot]
         rounds += 1
+    grid.sync()  # every thread has read the lengths
     if tid == 0:
+        counters[UCOUNT] = count
         counters[JROUNDS] += rounds
+        for k in range(LISTS, LISTS + 3):
+            counters[k] = 0
 
 
 # one launch for many rounds: numba-cuda spends tens of microseconds of host time on each launch,
@@ -471,7 +488,7 @@ def gs_tail_cuda(n_rows, n_cols, C, scale, prices, eps, cap, U, counters, a_p, a
         counters[BIDS] += bids
 
 
-GS_TAIL = Kernel("gs_tail", gs_tail_cpu, gs_tail_cuda, ONE_BLOCK, threads=ROW_BLOCK)
+GS_TAIL = Kernel("gs_tail", gs_tail_cpu, gs_tail_cuda, ONE_BLOCK, threads=TAIL_BLOCK)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -49,11 +49,10 @@ UPDATE_SLOTS = 5
 
 
 @register_jitable
-def relaxed_level(C, scale, prices, eps, k, j, frontier, start, stride, size, level, cap_levels):
-    """The least level that object j (owned by person k) reaches through the frontier entries
-    start, start + stride, ... < size (all settled at ``level``): level + floor(length / eps),
-    at most ``level + cap_levels`` (more is capped anyway)."""
-    own = benefit(C, scale, k, j) - prices[j]
+def relaxed_level(C, scale, prices, eps, k, own, frontier, start, stride, size, level, cap_levels):
+    """The least level that an object owned by person k, who values it at ``own`` (b_kj - p_j),
+    reaches through the frontier entries start, start + stride, ... < size (all settled at
+    ``level``): level + floor(length / eps), at most ``level + cap_levels`` (more is capped anyway)."""
     least = level + cap_levels
     for t in range(start, size, stride):
         other = frontier[t]
@@ -79,9 +78,10 @@ def raise_prices(j, prices, eps, settled, cap_levels):
 
 
 @njit(parallel=True, cache=True)
-def price_update_cpu(n_cols, C, scale, prices, eps, a_o, counters, cap_levels, settled, tentative,
+def price_update_cpu(n_cols, C, scale, prices, eps, a_o, counters, cap_levels, settled, tentative, own,
                      frontier_a, frontier_b, update_state):
-    """The rounds on the cpu (``settled``: each object's level, UNSET until settled)."""
+    """The rounds on the cpu (``settled``: each object's level, UNSET until settled; ``own``: its
+    owner's value for it, b_kj - p_j, fixed during the update)."""
     if counters[UCOUNT] == 0:
         return
     size = 0
@@ -93,6 +93,7 @@ def price_update_cpu(n_cols, C, scale, prices, eps, a_o, counters, cap_levels, s
             size += 1
         else:
             settled[j] = UNSET
+            own[j] = benefit(C, scale, a_o[j], j) - prices[j]
     total = size
     level = 0
     rounds = 0
@@ -104,7 +105,7 @@ def price_update_cpu(n_cols, C, scale, prices, eps, a_o, counters, cap_levels, s
             rounds += 1
             for j in prange(n_cols):
                 if settled[j] == UNSET:
-                    reach = relaxed_level(C, scale, prices, eps, a_o[j], j, frontier, 0, 1, size, level,
+                    reach = relaxed_level(C, scale, prices, eps, a_o[j], own[j], frontier, 0, 1, size, level,
                                           cap_levels)
                     if reach < tentative[j]:
                         tentative[j] = reach
@@ -127,7 +128,7 @@ def price_update_cpu(n_cols, C, scale, prices, eps, a_o, counters, cap_levels, s
 
 
 @cuda_kernel
-def price_update_cuda(n_cols, C, scale, prices, eps, a_o, counters, cap_levels, settled, tentative,
+def price_update_cuda(n_cols, C, scale, prices, eps, a_o, counters, cap_levels, settled, tentative, own,
                       frontier_a, frontier_b, update_state):
     """The same in one cooperative launch (``update_state``'s frontier sizes are zero on entry, and
     left so). No grid-wide minimum: a level's settling pass that finds nobody moves to the next
@@ -147,6 +148,7 @@ def price_update_cuda(n_cols, C, scale, prices, eps, a_o, counters, cap_levels, 
             frontier_a[cuda.atomic.add(update_state, COUNTS, 1)] = j
         else:
             settled[j] = UNSET
+            own[j] = benefit(C, scale, a_o[j], j) - prices[j]
     grid.sync()
     size = update_state[COUNTS]
     total = size
@@ -162,9 +164,11 @@ def price_update_cuda(n_cols, C, scale, prices, eps, a_o, counters, cap_levels, 
         if size > 0:
             rounds += 1
             for j in range(warp, n_cols, n_warps):  # the warp's j is the same in every lane
+                owner = a_o[j]  # loaded with settled[j], not after it: one memory round trip fewer
+                value = own[j]
                 if settled[j] != UNSET:
                     continue
-                reach = relaxed_level(C, scale, prices, eps, a_o[j], j, frontier, lane, WARP_SIZE, size, level,
+                reach = relaxed_level(C, scale, prices, eps, owner, value, frontier, lane, WARP_SIZE, size, level,
                                       cap_levels)
                 if reach == level:  # nothing unsettled reaches less: j is settled now, by one lane
                     if cuda.atomic.cas(settled, j, UNSET, level) == UNSET:
