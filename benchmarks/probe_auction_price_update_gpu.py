@@ -27,7 +27,7 @@ args = [a for a in sys.argv[1:] if not a.startswith("--")]
 n = int(args[0]) if args else 8000
 repeats = int(args[1]) if len(args) > 1 else 2
 backend = "cuda" if "--cpu" not in sys.argv else "cpu"
-settings = [(400, 16), (200, 16)]
+settings = [(400, 16), (400, 8), (300, 16)]
 
 
 def timed(problem, algorithm, **options):
