@@ -77,12 +77,15 @@ ALGORITHMS = [
                        "object, so far fewer bids follow one another; auto = on a GPU (on the cpu an update "
                        "costs more than the bids it saves)")),
         label="price",
-        summary="Auction with epsilon-scaling: Jacobi bidding kernels, atomic assignment, Gauss-Seidel tail; "
-                "rectangles natively, with a reverse auction for the objects left unassigned.",
+        summary="Auction with epsilon-scaling: Jacobi bidding rounds (one launch on a GPU), atomic assignment, "
+                "a Gauss-Seidel tail with global price updates; rectangles natively, with a reverse auction for "
+                "the objects left unassigned.",
         reference="Vasconcelos & Rosenhahn, Bipartite graph matching computation on GPU (EMMCVPR 2009); "
                   "Bertsekas, Auction algorithms for network flow problems (1992); "
                   "Bertsekas, Castanon & Tsaknakis, Reverse auction and the solution of inequality "
-                  "constrained assignment problems (1993)",
+                  "constrained assignment problems (1993); "
+                  "Goldberg & Kennedy, An efficient cost scaling algorithm for the assignment problem "
+                  "(1995: global price updates)",
         phases=("bid", "reverse", "eps-scale")),
 ]
 
