@@ -107,6 +107,9 @@ def track(series, algorithm: str | None = None, backend: str = "auto",
     if algorithm is None:
         from .choice import choose
         algorithm = choose(series, backend).algorithm
+    if "max_distance" in options:  # a bad gate is refused before the warm-up (seconds, perhaps a compile)
+        from .tracking import gating_mode
+        gating_mode(options["max_distance"], series.source)
     if algorithm in registry.algorithms():  # an unknown one is refused by the run, in its words
         prepare(series, algorithm, backend, options, track=True, snapshot_interval=_interval(observer))
     return _track(series, algorithm=algorithm, backend=backend, observer=observer, **options)

@@ -336,8 +336,10 @@ def _plan(problem, algo, args, options) -> _Run:
         algo = solvers.algorithms()[picked.algorithm]
         choice = picked.reason
     if problem.kind == "points":
-        from .tracking import check_trackable
+        from .tracking import check_trackable, gating_mode
         check_trackable(problem)
+        if "max_distance" in options:  # refused before the warm-up, which would say it compiles first
+            gating_mode(options["max_distance"], problem.source)
         if not algo.tracks_points:
             raise InputError(f"tracking links frames by assignment; {algo.name} does not solve assignment problems",
                              problem.source)

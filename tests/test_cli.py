@@ -28,6 +28,7 @@ from scipy.sparse.csgraph import maximum_bipartite_matching, maximum_flow
 import solvers
 from solvers import registry
 from solvers.cli import ProgressLine, main
+from solvers.errors import InputError
 from solvers.registry import Algorithm
 from solvers.result import Solution
 from solvers.telemetry import IterationStats, RunInfo
@@ -483,6 +484,23 @@ def test_point_series_bad_requests(tmp_path, capsys, monkeypatch, extra, fragmen
     write_series_npz(tmp_path / "s.npz", np.random.default_rng(1), [3, 3])
     assert main(["solve", "s.npz", *extra]) == 2
     assert_one_error_line(capsys.readouterr().err, fragment)
+
+
+def test_a_bad_gate_is_refused_before_any_warm_up(tmp_path, capsys, monkeypatch):
+    """With a cold kernel cache the warm-up said "compiling ..." before the refusal (two lines)."""
+    import solvers.warmup
+
+    def no_warm_up(*args, **kwargs):
+        raise AssertionError("warmed up before the options were checked")
+    monkeypatch.setattr(solvers.warmup, "warm_up", no_warm_up)
+    monkeypatch.setattr(solvers.warmup, "prepare", no_warm_up)
+    monkeypatch.chdir(tmp_path)
+    write_series_npz(tmp_path / "s.npz", np.random.default_rng(1), [3, 3])
+    assert main(["solve", "s.npz", "--algo", "lsa", "--opt", "max_distance=far"]) == 2
+    assert_one_error_line(capsys.readouterr().err, "max_distance")
+    frames = [np.random.default_rng(2).random((3, 3)) for _ in range(2)]
+    with pytest.raises(InputError, match="max_distance"):
+        solvers.track(frames, algorithm="lsa", backend="cpu", max_distance=-2.0)
 
 
 # ---------------------------------------------------------------------------------------------
