@@ -7,10 +7,12 @@ whether the value equals the Hungarian's and the certificate's verdict.
     PYTHONPATH=. python benchmarks/probe_auction_price_update_gpu.py [N] [R] [--no-off] [--cpu] [--profile]
 
 ``--threshold=64,16`` runs the first setting again with the Gauss-Seidel tail starting at that
-many unassigned persons (the updates start with it). ``--try=GS_TAIL:256:1+PRICE_UPDATE:1024:32`` (repeatable) runs the first setting again with
-those kernels' blocks (threads) and cooperative grids (objects a block) replaced. ``--profile`` adds one more run of the first setting with a synchronisation after every launch,
-and prints the seconds spent per kernel (the launches then no longer overlap: a breakdown, not a
-time).
+many unassigned persons (Jacobi rounds above it; the updates start at
+``auction_device.UPDATE_BELOW`` either way). ``--try=GS_TAIL:256:1+PRICE_UPDATE:1024:32``
+(repeatable) runs the first setting again with those kernels' blocks (threads) and cooperative
+grids (objects a block) replaced. ``--profile`` adds one more run of the first setting with a
+synchronisation after every launch, and prints the seconds spent per kernel (the launches then no
+longer overlap: a breakdown, not a time).
 """
 import json
 import statistics

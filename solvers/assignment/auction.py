@@ -4,11 +4,12 @@ made exact for integer costs and certified within n * epsilon for real costs.
 Minimisation: persons (rows) bid for objects (columns) with benefit -cost. One phase per epsilon:
   * phase start: keep the assignments that still satisfy epsilon-complementary slackness (a
     person's object is within epsilon of its best value), free the others;
-  * Jacobi rounds while many persons are unassigned: the bidding kernel (one block per unassigned
-    person: best and second-best value b_ij - p_j over its row, bid p_j + best - second + eps),
-    the assignment kernel over the bids (each object takes its highest bid, ties to the lowest
-    person; atomics on the GPU, the same winner on the CPU), and a prefix-sum compaction of the
-    unassigned persons whose count is the single value read back (every ROUNDS_PER_READ rounds);
+  * Jacobi rounds while many persons are unassigned: bidding (a block per unassigned person on a
+    GPU: best and second-best value b_ij - p_j over its row, bid p_j + best - second + eps), then
+    the assignment (each object takes its highest bid, ties to the lowest person; atomics on the
+    GPU, the same winner on the CPU). On a GPU many rounds run in one cooperative launch, with grid
+    barriers between the steps and the unassigned kept in lists on the device; the host reads one
+    count per launch and compacts the unassigned in order;
   * a Gauss-Seidel tail for the last few: one block bids for one person at a time, the person it
     displaces bidding next, without returning to the host;
   * global price updates in that tail (``price_updates``; by default on a GPU): when it starts and
@@ -193,9 +194,10 @@ def run(problem: CostMatrix, backend: str, tel, eps: float = 0.0, scaling: str =
     u = -(values + lam) / scale
     v = -(prices - lam) / scale
     row_match, col_match, u, v, value = original_solution(view, a_p, u, v)
-    stats = dict(solver.stats, **update_stats, jacobi_rounds=jacobi_rounds, rounds=solver.rounds, gs_bids=gs_bids, reverse_gs_bids=reverse_gs_bids,
-                 launches=launcher.launches, readbacks=launcher.readbacks, upload_seconds=upload_seconds,
-                 scale=scale, eps_first=epsilons[0] / scale, epsilon=epsilons[-1] / scale)
+    stats = dict(solver.stats, **update_stats, jacobi_rounds=jacobi_rounds, rounds=solver.rounds, gs_bids=gs_bids,
+                 reverse_gs_bids=reverse_gs_bids, launches=launcher.launches, readbacks=launcher.readbacks,
+                 upload_seconds=upload_seconds, scale=scale, eps_first=epsilons[0] / scale,
+                 epsilon=epsilons[-1] / scale)
     return Solution(value=value, iterations=solver.rounds, row_match=row_match, col_match=col_match,
                     duals={"u": u, "v": v}, epsilon=epsilons[-1] / scale, stats=stats,
                     device_costs=C if launcher.device else None)  # the certificate checks the duals there

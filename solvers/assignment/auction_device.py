@@ -3,8 +3,9 @@ arrays on the target and runs the epsilon phases by launching the steps of ``auc
 through a launcher from ``solvers.targets.launcher_for``: per phase the forward auction until every
 person holds an object, then, for a rectangular problem, the reverse auction until no unassigned
 object is priced above lambda (Bertsekas & Castanon). Both loops stay on the target; the host reads
-one small counter array per few rounds. Target-independent: it never asks which backend it runs
-on. Imported only when a run starts (it imports the kernels)."""
+one small counter array per few rounds (per launch of many rounds, for the forward Jacobi rounds),
+and launches the global price updates of the tail (``auction_price_update``). Target-independent:
+it never asks which backend it runs on. Imported only when a run starts (it imports the kernels)."""
 from __future__ import annotations
 
 import numpy as np
@@ -61,7 +62,8 @@ class AuctionDevice:
             self.rbid_offer = L.full(nc, 0.0, f64)
             self.person_top = L.full(nr, -np.inf, f64)
             self.person_win = L.full(nr, NO_BIDDER, i32)
-        # the global price updates' (auction_price_update): levels, tentative levels, two frontiers
+        # the global price updates' (auction_price_update): levels, tentative levels, each object's
+        # value to its owner, two frontiers, counts
         self.price_updates = price_updates
         if price_updates:
             self.settled = L.full(nc, 0, i32)
@@ -153,8 +155,7 @@ class AuctionDevice:
         (``auction_price_update``): epsilon-CS holds after it."""
         self.L.launch(PRICE_UPDATE, self.n_cols, self.n_cols, self.C, self.scale, self.prices, float(eps), self.a_o,
                       self.counters, UPDATE_LEVELS, self.settled, self.tentative, self.own_values, self.frontier_a,
-                      self.frontier_b,
-                      self.update_state)
+                      self.frontier_b, self.update_state)
 
     def update_stats(self) -> dict:
         """Price updates run and their rounds (sequential steps on a GPU)."""
