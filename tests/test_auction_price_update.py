@@ -225,3 +225,18 @@ def test_the_gpu_raises_the_cpu_prices_on_larger_states():
             else:  # the GPU may fuse eps * levels + price into one rounding
                 np.testing.assert_allclose(gpu, cpu, rtol=1e-13, atol=0)
             assert_epsilon_cs(costs, gpu, eps, owner)
+
+
+@pytest.mark.parametrize("magnitude", [1e-20, 1e300])
+@pytest.mark.parametrize("integer", [False, True])
+def test_updates_at_extreme_magnitudes(magnitude, integer):
+    """Costs of 1e-20 and 1e300 (and whole numbers times them) with the updates on: scipy's value,
+    and a certificate that holds."""
+    rng = np.random.default_rng(int(integer))
+    base = rng.integers(0, 50, (60, 60)).astype(float) if integer else rng.random((60, 60))
+    costs = base * magnitude
+    rows, cols = linear_sum_assignment(costs)
+    result = solvers.solve(CostMatrix.from_array(costs), "auction", backend="cpu", price_updates="on")
+    assert result.certificate.status in ("optimal", "within")
+    assert result.value == pytest.approx(costs[rows, cols].sum(), rel=1e-9)
+    assert result.stats["price_updates"] > 0
