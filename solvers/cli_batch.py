@@ -71,6 +71,9 @@ def check_request(args) -> dict:
     elif set(options) - set(TRACKING_OPTIONS):  # each item would get its own algorithm, which may not take them
         raise InputError(f"--opt {sorted(set(options) - set(TRACKING_OPTIONS))[0]}=... needs --algo: options belong "
                          "to one algorithm")
+    if "max_distance" in options:  # a point series' gate: refused here, not item by item on the workers
+        from .tracking import gating_mode
+        gating_mode(options["max_distance"], None)
     if args.workers is not None and args.workers < 1:
         raise InputError(f"--workers must be at least 1, not {args.workers}")
     if args.out:

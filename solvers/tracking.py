@@ -141,6 +141,7 @@ def gating_mode(max_distance, source) -> tuple[str, float | None]:
     """("auto" | "off" | "fixed", the fixed gate) from the max_distance argument."""
     if max_distance is None:
         return "off", None
+    given = max_distance  # the refusal quotes what was given ("-1", not "-1.0")
     if isinstance(max_distance, str):
         word = max_distance.strip().lower()
         if word == "auto":
@@ -150,15 +151,13 @@ def gating_mode(max_distance, source) -> tuple[str, float | None]:
         try:
             max_distance = float(word)
         except ValueError:
-            raise InputError(f"max_distance must be a positive number, auto or off, not {max_distance}",
-                             source) from None
+            raise InputError(f"max_distance must be a positive number, auto or off, not {given}", source) from None
     try:
         gate = float(max_distance)
     except (TypeError, ValueError):
-        raise InputError(f"max_distance must be a positive number, auto or off, not {max_distance}",
-                         source) from None
+        raise InputError(f"max_distance must be a positive number, auto or off, not {given}", source) from None
     if not (gate > 0 and math.isfinite(gate)):
-        raise InputError(f"max_distance must be a positive number, auto or off, not {max_distance}", source)
+        raise InputError(f"max_distance must be a positive number, auto or off, not {given}", source)
     return "fixed", gate
 
 

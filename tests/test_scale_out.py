@@ -361,3 +361,15 @@ def test_cli_batch_options_without_an_algorithm_are_refused_in_one_line(tmp_path
     assert main(["batch", "sample_graphs/dense-lap_50.npy", "--opt", "foo=1", "--out", str(tmp_path / "r.csv")]) == 2
     assert capsys.readouterr().err.strip().splitlines() == ["error: --opt foo=... needs --algo: options belong to one algorithm"]
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("gate", ["far", "-1"])
+def test_cli_batch_refuses_a_bad_gate_before_any_cluster(tmp_path, capsys, gate):
+    """A bad max_distance is the request's fault, not an item's: exit 2 and one line quoting it as
+    given, before a cluster starts (it had come back as a failed row of each point series, exit 1)."""
+    out = tmp_path / "r.csv"
+    argv = ["batch", "sample_graphs/particles_100x10.npz", "--opt", f"max_distance={gate}", "--out", str(out)]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"error: max_distance must be a positive number, auto or off, not {gate}"]
+    assert not list(tmp_path.iterdir())

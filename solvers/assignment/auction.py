@@ -79,8 +79,8 @@ ALGORITHMS = [
                        "costs more than the bids it saves)")),
         label="price",
         summary="Auction with epsilon-scaling: Jacobi bidding rounds (one launch on a GPU), atomic assignment, "
-                "a Gauss-Seidel tail with global price updates; rectangles natively, with a reverse auction for "
-                "the objects left unassigned.",
+                "a Gauss-Seidel tail with global price updates (by default on a GPU); rectangles natively, "
+                "with a reverse auction for the objects left unassigned.",
         reference="Vasconcelos & Rosenhahn, Bipartite graph matching computation on GPU (EMMCVPR 2009); "
                   "Bertsekas, Auction algorithms for network flow problems (1992); "
                   "Bertsekas, Castanon & Tsaknakis, Reverse auction and the solution of inequality "
