@@ -187,17 +187,14 @@ def run(problem: CostMatrix, backend: str, tel, eps: float = 0.0, scaling: str =
         values = solver.person_values()
         prices = launcher.read(solver.prices)
         a_p = launcher.read(solver.a_p)
-        gs_bids, reverse_gs_bids = solver.gs_bids()
-        update_stats = solver.update_stats()
-        jacobi_rounds = solver.jacobi_rounds()
+        counts = solver.run_counts()
     # prices less lambda: >= 0 on assigned objects, 0 on the others (the rectangular LP's signs)
     u = -(values + lam) / scale
     v = -(prices - lam) / scale
     row_match, col_match, u, v, value = original_solution(view, a_p, u, v)
-    stats = dict(solver.stats, **update_stats, jacobi_rounds=jacobi_rounds, rounds=solver.rounds, gs_bids=gs_bids,
-                 reverse_gs_bids=reverse_gs_bids, launches=launcher.launches, readbacks=launcher.readbacks,
-                 upload_seconds=upload_seconds, scale=scale, eps_first=epsilons[0] / scale,
-                 epsilon=epsilons[-1] / scale)
+    stats = dict(solver.stats, **counts, rounds=solver.rounds, launches=launcher.launches,
+                 readbacks=launcher.readbacks, upload_seconds=upload_seconds, scale=scale,
+                 eps_first=epsilons[0] / scale, epsilon=epsilons[-1] / scale)
     return Solution(value=value, iterations=solver.rounds, row_match=row_match, col_match=col_match,
                     duals={"u": u, "v": v}, epsilon=epsilons[-1] / scale, stats=stats,
                     device_costs=C if launcher.device else None)  # the certificate checks the duals there

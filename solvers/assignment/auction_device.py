@@ -90,14 +90,16 @@ class AuctionDevice:
             raise InfeasibleError(f"no complete assignment of {self.n_rows} pairs exists with the allowed pairs")
         return c
 
-    def gs_bids(self) -> tuple[int, int]:
-        """Bids made by the Gauss-Seidel tails so far: (forward, reverse)."""
+    def run_counts(self) -> dict:
+        """What the kernels counted so far: the Gauss-Seidel tails' bids (forward, reverse), the
+        forward Jacobi rounds, the price updates and their rounds (one read of each counter array)."""
         c = self.L.read(self.counters, out=self.counters_host)
-        return int(c[BIDS]), int(c[RBIDS])
-
-    def jacobi_rounds(self) -> int:
-        """The forward auction's Jacobi rounds so far."""
-        return int(self.L.read(self.counters, out=self.counters_host)[JROUNDS])
+        counts = {"gs_bids": int(c[BIDS]), "reverse_gs_bids": int(c[RBIDS]), "jacobi_rounds": int(c[JROUNDS]),
+                  "price_updates": 0, "price_update_rounds": 0}
+        if self.price_updates:
+            state = self.L.read(self.update_state)
+            counts.update(price_updates=int(state[UPDATES]), price_update_rounds=int(state[ROUNDS]))
+        return counts
 
     def compact_unassigned(self) -> None:
         self.L.launch(COMPACT, 1, self.n_rows, self.a_p, self.U, self.counters, UCOUNT, KEEP_NEGATIVE)
@@ -156,13 +158,6 @@ class AuctionDevice:
         self.L.launch(PRICE_UPDATE, self.n_cols, self.n_cols, self.C, self.scale, self.prices, float(eps), self.a_o,
                       self.counters, UPDATE_LEVELS, self.settled, self.tentative, self.own_values, self.frontier_a,
                       self.frontier_b, self.update_state)
-
-    def update_stats(self) -> dict:
-        """Price updates run and their rounds (sequential steps on a GPU)."""
-        if not self.price_updates:
-            return {"price_updates": 0, "price_update_rounds": 0}
-        state = self.L.read(self.update_state)
-        return {"price_updates": int(state[UPDATES]), "price_update_rounds": int(state[ROUNDS])}
 
     def reverse(self, eps: float) -> None:
         """Bertsekas & Castanon's reverse auction: lambda = the lowest price of an assigned object;
