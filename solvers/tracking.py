@@ -141,23 +141,17 @@ def gating_mode(max_distance, source) -> tuple[str, float | None]:
     """("auto" | "off" | "fixed", the fixed gate) from the max_distance argument."""
     if max_distance is None:
         return "off", None
-    given = max_distance  # the refusal quotes what was given ("-1", not "-1.0")
-    if isinstance(max_distance, str):
-        word = max_distance.strip().lower()
-        if word == "auto":
-            return "auto", None
-        if word in ("off", "none"):
-            return "off", None
-        try:
-            max_distance = float(word)
-        except ValueError:
-            raise InputError(f"max_distance must be a positive number, auto or off, not {given}", source) from None
+    word = max_distance.strip().lower() if isinstance(max_distance, str) else None
+    if word == "auto":
+        return "auto", None
+    if word in ("off", "none"):
+        return "off", None
     try:
-        gate = float(max_distance)
+        gate = float(max_distance)  # a string too: float() takes surrounding spaces and any case
     except (TypeError, ValueError):
-        raise InputError(f"max_distance must be a positive number, auto or off, not {given}", source) from None
-    if not (gate > 0 and math.isfinite(gate)):
-        raise InputError(f"max_distance must be a positive number, auto or off, not {given}", source)
+        gate = math.nan
+    if not (gate > 0 and math.isfinite(gate)):  # the refusal quotes what was given ("-1", not "-1.0")
+        raise InputError(f"max_distance must be a positive number, auto or off, not {max_distance}", source)
     return "fixed", gate
 
 
