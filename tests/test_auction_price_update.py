@@ -67,11 +67,13 @@ def expected_levels(costs, prices, eps, owner, cap):
     return np.minimum(distance, cap)
 
 
-def run_update(backend, costs, prices, eps, owner, cap=CAP):
+def run_update(backend, costs, prices, eps, owner, cap=CAP, unassigned=1):
+    """(the prices after one update, the update's counters); the update does nothing when nobody
+    is ``unassigned``."""
     launcher = launcher_for(backend)
     n_cols = costs.shape[1]
     counters = np.zeros(N_COUNTERS, np.int64)
-    counters[UCOUNT] = 1  # somebody is unassigned (the update does nothing otherwise)
+    counters[UCOUNT] = unassigned
     i32 = np.int32
     arrays = [launcher.upload(a) for a in (costs, prices.copy(), owner, counters, np.zeros(n_cols, i32),
                                            np.zeros(n_cols, i32), np.zeros(n_cols), np.zeros(n_cols, i32),
@@ -126,14 +128,8 @@ def test_many_random_states_on_the_cpu():
 def test_nothing_moves_when_nobody_is_unassigned():
     rng = np.random.default_rng(3)
     costs, prices, eps, owner = epsilon_cs_state(rng, 5, 6, True, False)
-    launcher = launcher_for("cpu")
-    state = np.zeros(UPDATE_SLOTS, np.int64)
-    p = prices.copy()
-    n_cols = costs.shape[1]
-    z = np.zeros(n_cols, np.int32)
-    launcher.launch(PRICE_UPDATE, n_cols, n_cols, costs, 1.0, p, eps, owner, np.zeros(N_COUNTERS, np.int64), CAP,
-                    z.copy(), z.copy(), np.zeros(n_cols), z.copy(), z.copy(), state)
-    assert np.array_equal(p, prices) and state[UPDATES] == 0
+    raised, state = run_update("cpu", costs, prices, eps, owner, unassigned=0)
+    assert np.array_equal(raised, prices) and state[UPDATES] == 0
 
 
 SIM_CODE = r"""
