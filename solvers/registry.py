@@ -143,6 +143,10 @@ class Algorithm:
     # backends on which it checks a large integer matrix in the pass that uploads it, so solvers.solve
     # hands that matrix over unchecked (CostMatrix.check_pending) instead of reading it twice
     checks_on_upload: tuple[str, ...] = ()
+    # sizes at which its compiled steps change (the auction: where its tails start, on the cpu and on
+    # a GPU): a cost problem or point series with more rows than one of them warms up on one row
+    # more than the largest such size, so the steps beyond it compile in the warm-up too
+    warmup_rows: tuple[int, ...] = ()
 
     @property
     def tracks_points(self) -> bool:

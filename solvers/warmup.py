@@ -10,8 +10,10 @@ untimed, on a tiny problem of the same kind before the first timed run, and says
 Graph solvers may switch between serial and threaded compiled loops by size (gpr at 4096 vertices
 a side), so a graph warms up at its own size up to WARM_SIDE, and graphs are keyed by their
 power-of-two size class: the same compiled loops as the run, at a few milliseconds' cost. A cost
-matrix warms up on its own top-left corner (same dtype, same integrality), a point series on its
-first two frames.
+matrix warms up on its own top-left corner (same dtype, same integrality), a point series on a
+small series of its kind. An algorithm whose steps change with size declares where
+(``Algorithm.warmup_rows``: the auction's tails); a problem past such a size warms up one row past
+it, and is keyed apart from smaller ones.
 
 ``watch_compiles`` tells, from numba's own "numba:compile" event, whether anything is actually
 compiled (not merely loaded from numba's cache), so a front end can say "compiling ..." only then.
@@ -34,7 +36,7 @@ from .telemetry import Observer
 
 WARM_SIDE = 8192     # a larger graph warms up on a random one this size (above every threading threshold)
 COST_CORNER = 48     # a cost matrix warms up on its top-left corner (same dtype, same integrality)
-POINTS = 80          # points per frame of the warm-up series: past the auction's Gauss-Seidel tail (64 bidders)
+POINTS = 80          # points per frame of the warm-up series
 
 
 def wants_warmup(algorithm: str, backend: str) -> bool:
@@ -79,20 +81,39 @@ TRACKING_GATE = "max_distance"  # solvers.track's gate: its warm-up always takes
 def warmup_key(problem, algorithm: str, backend: str, options: dict) -> tuple:
     """Runs with equal keys take the same compiled paths: one warm-up serves them all."""
     return (algorithm, backend, type(problem).__name__, size_class(problem), shape_kind(problem),
+            rows_passed(problem, algorithm),
             tuple(sorted((k, repr(v)) for k, v in options.items() if k != TRACKING_GATE)))
 
 
-def _corner(rows: int, cols: int) -> tuple[int, int]:
-    """The warm-up's share of a rows x cols cost problem: at most COST_CORNER on the short side,
+def rows_passed(problem, algorithm: str | None) -> int:
+    """The largest of the algorithm's ``warmup_rows`` that the problem's rows (the short side of a
+    cost problem, the largest frame of a series) exceed; 0 if none."""
+    algo = registry.algorithms().get(algorithm) if algorithm else None
+    if algo is None or not algo.warmup_rows:
+        return 0
+    if isinstance(problem, (CostMatrix, EuclideanCosts)):
+        rows = min(problem.shape)
+    elif isinstance(problem, PointSeries):
+        rows = max((len(frame) for frame in problem.frames), default=0)
+    else:
+        return 0
+    return max((size for size in algo.warmup_rows if rows > size), default=0)
+
+
+def _corner(rows: int, cols: int, side: int = COST_CORNER) -> tuple[int, int]:
+    """The warm-up's share of a rows x cols cost problem: at most ``side`` on the short side,
     twice that on the long one, square when the problem is (its shape_kind kept)."""
-    small = min(COST_CORNER, rows, cols)
-    big = min(2 * COST_CORNER, max(rows, cols)) if rows != cols else small
+    small = min(side, rows, cols)
+    big = min(2 * side, max(rows, cols)) if rows != cols else small
     return (small, big) if rows < cols else (big, small)
 
 
-def warmup_problem(problem):
-    """A tiny problem of the same kind, taking the same compiled paths (None for an unknown kind)."""
+def warmup_problem(problem, algorithm: str | None = None):
+    """A tiny problem of the same kind, taking the same compiled paths (None for an unknown kind).
+    Past one of the algorithm's ``warmup_rows``, it has one row more than that size."""
     from .generators import generate
+    passed = rows_passed(problem, algorithm)
+    side = passed + 1 if passed else COST_CORNER
     if isinstance(problem, BipartiteGraph):
         rows, cols = min(problem.n_rows, WARM_SIDE), min(problem.n_cols, WARM_SIDE)
         return generate("random-bipartite", rows=max(rows, 1), cols=max(cols, 1),
@@ -100,13 +121,13 @@ def warmup_problem(problem):
     if isinstance(problem, CostMatrix):
         problem.check()  # held integers not yet checked: refused here in their own name, not the corner's
         # the shape, not problem.costs: a held integer matrix would be made float64 whole
-        rows, cols = _corner(*problem.shape)
+        rows, cols = _corner(*problem.shape, side)
         return CostMatrix.from_array(np.array(problem.values[:rows, :cols]), source="<warm-up>")
     if isinstance(problem, SparseCosts):  # in the problem's orientation, as the dense ones
         rows, cols = {"square": (16, 16), "wide": (16, 24), "tall": (24, 16)}[shape_kind(problem)]
         return generate("sparse-lap", rows=rows, cols=cols, degree=4, seed=1)
     if isinstance(problem, EuclideanCosts):  # the first points of each set: same dimension, same orientation
-        first, second = _corner(*problem.shape)
+        first, second = _corner(*problem.shape, side)
         return EuclideanCosts.from_points(problem.a[:first], problem.b[:second], source="<warm-up>")
     if isinstance(problem, FlowNetwork):
         return generate("washington-rlg", rows=4, cols=4, seed=1)
@@ -114,12 +135,13 @@ def warmup_problem(problem):
         # three frames: a pair of different sizes (the rectangular assignment) and a square one,
         # whose links include an outlier, so the automatic gate re-solves on gated sparse costs
         rng = np.random.default_rng(1)
-        first = rng.random((POINTS, 3))
+        points = passed + 1 if passed else POINTS
+        first = rng.random((points, 3))
         second = first + rng.normal(0, 0.01, first.shape)
         second[0] += 5.0
-        second = np.vstack([second, rng.random((POINTS // 8, 3))])  # new points: the reverse auction's objects
+        second = np.vstack([second, rng.random((points // 8, 3))])  # new points: the reverse auction's objects
         third = second + rng.normal(0, 0.01, second.shape)
-        sizes = (POINTS, len(second), len(third))
+        sizes = (points, len(second), len(third))
         ids = [np.arange(size) for size in sizes] if problem.ids is not None else None
         return PointSeries.from_frames([first, second, third], ids, source="<warm-up>")
     return None
@@ -190,7 +212,7 @@ def warm_up(problem, algorithm: str, backend: str, options: dict, *, track: bool
     from .api import solve
     from .api import track as track_series
 
-    tiny = warmup_problem(problem)
+    tiny = warmup_problem(problem, algorithm)
     if tiny is None:
         return 0.0
     _WARMED.add(warmup_key(problem, algorithm, backend, options))

@@ -143,3 +143,22 @@ def test_wide_and_tall_matrices_on_the_gpu(algorithm, options):
         r, c = linear_sum_assignment(costs)
         result = solvers.solve(CostMatrix.from_array(costs), algorithm, backend="cuda", **options)
         assert result.certified and result.value == pytest.approx(costs[r, c].sum(), rel=1e-12), shape
+
+
+@pytest.mark.parametrize("kind", ["ties", "wide", "rectangular"])
+def test_the_auctions_parallel_tail_is_optimal_run_after_run(kind):
+    """The forward tail's blocks bid at once under the objects' locks (auction_kernels.gs_tail_cuda):
+    hundreds of persons in the tail, many blocks on one object, every run certified and equal to
+    scipy's optimum (the assignment itself may differ between runs among ties)."""
+    rng = np.random.default_rng(77)
+    costs = {"ties": lambda: rng.integers(0, 60, (3000, 3000)),
+             "wide": lambda: rng.integers(0, 30000, (3000, 3000)),
+             "rectangular": lambda: rng.integers(0, 600, (1500, 3000))}[kind]().astype(float)
+    rows, cols = linear_sum_assignment(costs)
+    optimum = float(costs[rows, cols].sum())
+    problem = CostMatrix.from_array(costs)
+    for _ in range(4):
+        result = solvers.solve(problem, "auction", backend="cuda")
+        assert result.certified and result.certificate.status == "optimal", result.certificate.summary()
+        assert result.value == optimum
+        assert result.stats["gs_bids"] > 0 and result.stats["gs_launches"] > 0

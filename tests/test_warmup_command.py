@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 import solvers
 from conftest import FULL_SWEEPS
 from solvers import warmup
 from solvers.cli import main
+from solvers.problems import CostMatrix
 
 
 @pytest.fixture
@@ -398,3 +400,52 @@ def test_a_solve_of_another_shape_compiles_nothing_inside_its_timed_call(tmp_pat
                           timeout=900)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["hungarian", "0", "auction", "0", "knn", "0"], done.stdout
+
+
+def test_the_auction_warms_up_past_the_size_where_its_tail_starts():
+    """The auction's steps change where its tails start (64 unassigned on the cpu, 1024 on a GPU,
+    Algorithm.warmup_rows): a larger problem warms up one row past that size, so the bulk's
+    bidding rounds compile in the warm-up, and is keyed apart from smaller problems."""
+    from solvers.assignment.auction import PARALLEL_TAIL_BELOW, TAIL_BELOW
+    rng = np.random.default_rng(8)
+    small, mid = CostMatrix.from_array(rng.random((50, 50))), CostMatrix.from_array(rng.random((300, 400)))
+    big = CostMatrix.from_array(rng.random((PARALLEL_TAIL_BELOW + 5, PARALLEL_TAIL_BELOW + 5)))
+    assert warmup.warmup_problem(small, "auction").shape == (warmup.COST_CORNER, warmup.COST_CORNER)
+    assert warmup.warmup_problem(mid, "auction").shape == (TAIL_BELOW + 1, 2 * TAIL_BELOW + 2)
+    assert warmup.warmup_problem(big, "auction").shape == (PARALLEL_TAIL_BELOW + 1,) * 2
+    assert warmup.warmup_problem(mid, "hungarian").shape == (warmup.COST_CORNER, 2 * warmup.COST_CORNER)
+    keys = {warmup.warmup_key(p, "auction", "cpu", {}) for p in (small, mid, big)}
+    assert len(keys) == 3
+    frames = [rng.random((PARALLEL_TAIL_BELOW + 40, 3)) for _ in range(2)]
+    tiny = warmup.warmup_problem(solvers.PointSeries.from_frames(frames), "auction")
+    assert len(tiny.frames[0]) == PARALLEL_TAIL_BELOW + 1 and len(tiny.frames) == 3
+    assert len(warmup.warmup_problem(solvers.PointSeries.from_frames(frames), "lsa").frames[0]) == warmup.POINTS
+
+
+PAST_TAIL_CODE = """
+import numpy as np, solvers
+from solvers import warmup
+rng = np.random.default_rng(9)
+solvers.solve(rng.integers(0, 99, (20, 20)), "auction", backend="cpu")  # the tail alone
+problem = solvers.api_inputs.as_problem(rng.integers(0, 999, (300, 300)))
+warmup.prepare(problem, "auction", "cpu", {})
+with warmup.watch_compiles() as watch:
+    result = solvers.solve(problem, "auction", backend="cpu")
+print(watch.compiled, result.stats["jacobi_rounds"] > 0)
+"""
+
+
+@pytest.mark.skipif(not FULL_SWEEPS, reason="make test-all: compiles the auction from an empty cache (about 15 s)")
+def test_an_auction_past_its_tail_compiles_nothing_inside_its_timed_call(tmp_path):
+    """On an empty kernel cache: after a solve small enough for the tail alone, a larger one (its
+    Jacobi rounds) finds its own warm-up before its clock starts (it compiled them inside it)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "kernels"), PYTHONPATH=str(root))
+    done = subprocess.run([sys.executable, "-c", PAST_TAIL_CODE], cwd=root, env=env, capture_output=True, text=True,
+                          timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["0", "True"], done.stdout

@@ -10,16 +10,24 @@ Minimisation: persons (rows) bid for objects (columns) with benefit -cost. One p
     GPU, the same winner on the CPU). On a GPU many rounds run in one cooperative launch, with grid
     barriers between the steps and the unassigned kept in lists on the device; the host reads one
     count per launch and compacts the unassigned in order;
-  * a Gauss-Seidel tail for the last few: one block bids for one person at a time, the person it
-    displaces bidding next, without returning to the host;
-  * global price updates in that tail (``price_updates``; by default on a GPU): when it starts and
-    every ``auction_device.UPDATE_EVERY`` bids, every object's price rises by its distance (in
-    whole epsilons, capped) to a free object, which keeps epsilon-CS and spares the displaced
-    persons long price wars (``auction_price_update``): at n = 8000 on an H200, 120k sequential
-    tail bids fall to about 11k. On the cpu an update costs more than the bids it saves.
+  * a tail for the last few: each unassigned person bids, the person it displaces bidding next,
+    without returning to the host. The cpu makes one bid at a time (Gauss-Seidel, from 64
+    unassigned). A GPU runs a block per person from 1024 unassigned, all bidding at once
+    (Bertsekas & Castanon's asynchronous auction): a bid takes the object's lock and counts
+    only if the object's price is still the one its scan read, else the person scans again. So
+    the GPU's choice among tied optima may vary from run to run; the optimum and its
+    certificate do not;
+  * global price updates in that tail (``price_updates``; by default on a GPU): when at most 64
+    persons are unassigned and every ``auction_device.UPDATE_EVERY`` bids after that, every
+    object's price rises by its distance (in whole epsilons, capped) to a free object, which
+    keeps epsilon-CS and spares the displaced persons long price wars (``auction_price_update``):
+    at n = 8000 on an H200, 120k tail bids fall to about 11k. On the cpu an update costs more
+    than the bids it saves.
 
 Epsilon-scaling: epsilon falls from (cost range)/eps_factor by eps_factor per phase, prices carry
-over. Integer costs are scaled by (n + 1), n = max(rows, cols), and the last phase runs at
+over. The default factor, 20, is measured (``benchmarks/probe_auction_factor.py``): at n = 8000 on
+an H200 it took 15-30% off the time of 5 (the textbook's 4-7) on integer and real costs, as fewer
+phases mean fewer sequential tails; on the cpu it was faster too at n = 2000-4000. Integer costs are scaled by (n + 1), n = max(rows, cols), and the last phase runs at
 epsilon = 1, i.e. epsilon = 1/(n+1) < 1/n on the original costs: the assignment is optimal, and
 prices stay integers (exact in float64; the reverse auction's too). Real costs are scaled by a
 power of two (exact) that brings max|c| to order 1, and finish at eps (option) or, by default,
@@ -64,6 +72,11 @@ from ..result import Solution
 from .hungarian import cost_view, device_costs, empty_solution, original_solution
 from .offset import without_offset
 
+TAIL_BELOW = 64     # the tail (cpu: one bid at a time) starts at this many unassigned persons
+# a GPU's forward tail, a block per person bidding in parallel, starts at this many instead:
+# measured at n = 8000 on an H200 against 64 and 256 (benchmarks/results/auction-parallel-tail-*)
+PARALLEL_TAIL_BELOW = 1024
+
 ALGORITHMS = [
     Algorithm(
         name="auction", problem_kinds=("assignment",), accepts=(CostMatrix,), backends=("cpu", "cuda", "cudasim"),
@@ -71,7 +84,8 @@ ALGORITHMS = [
         options=(Option("eps", 0.0, help="final epsilon in cost units; 0 = automatic (exact for integer costs)",
                         low=0.0, high=1e300),
                  Option("scaling", "on", ("on", "off"), "epsilon-scaling; off = a single phase at the final epsilon"),
-                 Option("eps_factor", 5.0, help="epsilon shrinks by this factor per phase (> 1, typically 4-7)",
+                 Option("eps_factor", 20.0, help="epsilon shrinks by this factor per phase (> 1; fewer phases "
+                        "when larger, each of them longer)",
                         low=1.0, low_open=True, high=1e6),
                 Option("price_updates", "auto", ("auto", "on", "off"),
                        "global price updates in the Gauss-Seidel tail: prices rise by the distance to a free "
@@ -79,16 +93,20 @@ ALGORITHMS = [
                        "costs more than the bids it saves)")),
         label="price",
         summary="Auction with epsilon-scaling: Jacobi bidding rounds (one launch on a GPU), atomic assignment, "
-                "a Gauss-Seidel tail with global price updates (by default on a GPU); rectangles natively, "
-                "with a reverse auction for the objects left unassigned.",
+                "a tail of chained bids (in parallel under object locks on a GPU) with global price updates "
+                "(by default on a GPU); rectangles natively, with a reverse auction for the objects left "
+                "unassigned.",
         reference="Vasconcelos & Rosenhahn, Bipartite graph matching computation on GPU (EMMCVPR 2009); "
                   "Bertsekas, Auction algorithms for network flow problems (1992); "
                   "Bertsekas, Castanon & Tsaknakis, Reverse auction and the solution of inequality "
                   "constrained assignment problems (1993); "
                   "Goldberg & Kennedy, An efficient cost scaling algorithm for the assignment problem "
-                  "(1995: global price updates)",
-        phases=("bid", "reverse", "eps-scale")),
+                  "(1995: global price updates); "
+                  "Bertsekas & Castanon, Parallel synchronous and asynchronous implementations of the "
+                  "auction algorithm (1991: the GPU's parallel tail)",
+        phases=("bid", "reverse", "eps-scale"), warmup_rows=(TAIL_BELOW, PARALLEL_TAIL_BELOW)),
 ]
+
 
 REAL_EPS = 2.5e-10  # default final epsilon for real costs, relative to the cost range
 MIN_EPS = 1e-13     # smallest epsilon relative to max|c| (below it prices stop moving in float64)
@@ -161,7 +179,7 @@ def _check_options(eps: float, scaling: str, eps_factor: float, price_updates: s
 
 
 def run(problem: CostMatrix, backend: str, tel, eps: float = 0.0, scaling: str = "on",
-        eps_factor: float = 5.0, price_updates: str = "auto") -> Solution:
+        eps_factor: float = 20.0, price_updates: str = "auto") -> Solution:
     _check_options(eps, scaling, eps_factor, price_updates)
     if min(problem.shape) == 0:
         return empty_solution(problem)

@@ -4,8 +4,9 @@ through a launcher from ``solvers.targets.launcher_for``: per phase the forward 
 person holds an object, then, for a rectangular problem, the reverse auction until no unassigned
 object is priced above lambda (Bertsekas & Castanon). Both loops stay on the target; the host reads
 one small counter array per few rounds (per launch of many rounds, for the forward Jacobi rounds),
-and launches the global price updates of the tail (``auction_price_update``). Target-independent:
-it never asks which backend it runs on. Imported only when a run starts (it imports the kernels)."""
+and launches the global price updates of the tail (``auction_price_update``). It never asks which
+backend it runs on, only whether the arrays live on a device (where the forward tail bids in
+parallel, so it starts earlier). Imported only when a run starts (it imports the kernels)."""
 from __future__ import annotations
 
 import numpy as np
@@ -13,11 +14,14 @@ import numpy as np
 from ..errors import InfeasibleError
 from ..telemetry import Budget
 from . import auction_kernels as K
+from .auction import PARALLEL_TAIL_BELOW, TAIL_BELOW
 from .auction_kernels import BIDS, INFEAS, JROUNDS, N_COUNTERS, NO_BIDDER, RBIDS, UCOUNT, VCOUNT
 from .auction_price_update import PRICE_UPDATE, ROUNDS, UPDATE_SLOTS, UPDATES
 from .hungarian_kernels import COMPACT, KEEP_FLAGGED, KEEP_NEGATIVE
 
-GS_THRESHOLD = 64   # at or below this many bidders (persons, or objects in the reverse auction) one block bids
+# at or below GS_THRESHOLD bidders (persons, or objects in the reverse auction) the tail bids; a GPU's
+# forward tail starts at PARALLEL_TAIL_BELOW instead (not at all where GS_THRESHOLD is 0)
+GS_THRESHOLD = TAIL_BELOW
 GS_BUDGET = 8192    # bids per tail launch before the host looks again (telemetry, cancellation)
 ROUNDS_PER_READ = 4  # the reverse auction's Jacobi rounds launched between two counter readbacks
 JACOBI_ROUNDS_PER_LAUNCH = 64  # the forward Jacobi rounds' launch returns to the host after this many
@@ -50,6 +54,7 @@ class AuctionDevice:
         self.U = L.full(nr, 0, i32)
         self.U_next = L.full(nr, 0, i32)  # the GPU's Jacobi rounds alternate between U and this
         self.counters = L.full(N_COUNTERS, 0, np.int64)
+        self.locks = L.full(nc, 0, i32)  # the GPU's parallel tail takes an object's lock to bid for it
         self.counters_host = L.scratch(N_COUNTERS, np.int64)
         # the reverse auction's: lambda, the persons' profits, the flagged objects, the offers
         self.lam = L.full(1, 0.0, f64)
@@ -119,28 +124,25 @@ class AuctionDevice:
         self.compact_unassigned()
         c = self.read_counters()
         self.stats["phases"] += 1
+        tail_below = PARALLEL_TAIL_BELOW if L.device and GS_THRESHOLD > 0 else GS_THRESHOLD
         while c[UCOUNT] > 0:
             count = int(c[UCOUNT])
             updating = self.price_updates and count <= UPDATE_BELOW
-            if count <= GS_THRESHOLD and updating:
+            if count <= tail_below and updating:
                 # the displaced persons then walk to free objects instead of bidding an epsilon at a
                 # time; both kernels leave at once when nobody is left unassigned
                 for _ in range(UPDATES_PER_READ):
                     self.update_prices(eps)
-                    L.launch(K.GS_TAIL, 1, nr, nc, C, scale, self.prices, eps, cap, self.U, self.counters,
-                             self.a_p, self.a_o, UPDATE_EVERY)
-                self.stats["gs_launches"] += UPDATES_PER_READ
-            elif count <= GS_THRESHOLD:
-                L.launch(K.GS_TAIL, 1, nr, nc, C, scale, self.prices, eps, cap, self.U, self.counters, self.a_p,
-                         self.a_o, GS_BUDGET)
-                self.stats["gs_launches"] += 1
+                    self.tail(count, eps, UPDATE_EVERY)
+            elif count <= tail_below:
+                self.tail(count, eps, GS_BUDGET)
             else:  # Jacobi rounds, in one launch on a GPU (sized by the count, which only falls)
                 if updating:  # about UPDATE_EVERY bids between two updates, as in the tail
                     self.update_prices(eps)
-                    rounds, threshold = max(1, UPDATE_EVERY // count), GS_THRESHOLD
+                    rounds, threshold = max(1, UPDATE_EVERY // count), tail_below
                 else:  # down to the tail, or to where the updates start
                     rounds = JACOBI_ROUNDS_PER_LAUNCH
-                    threshold = max(GS_THRESHOLD, UPDATE_BELOW if self.price_updates else 0)
+                    threshold = max(tail_below, UPDATE_BELOW if self.price_updates else 0)
                 L.launch(K.JACOBI, count, nr, nc, C, scale, self.prices, eps, cap, self.U, self.U_next, self.counters,
                          self.bid_obj, self.bid_val, self.obj_top, self.obj_win, self.a_p, self.a_o, threshold,
                          rounds)
@@ -151,6 +153,16 @@ class AuctionDevice:
                 self._emit("bid", int(c[UCOUNT]), eps)
         if self.rectangular:
             self.reverse(eps)
+
+    def tail(self, count: int, eps: float, budget: int) -> None:
+        """At most ``budget`` bids of the unassigned persons (at most ``count``), each displaced
+        person bidding next: one at a time on the cpu, a block per person on a GPU; then U holds
+        those still unassigned."""
+        L = self.L
+        L.launch(K.GS_TAIL, count, self.n_rows, self.n_cols, self.C, self.scale, self.prices, eps, self.cap, self.U,
+                 self.counters, self.a_p, self.a_o, self.locks, budget)
+        self.compact_unassigned()
+        self.stats["gs_launches"] += 1
 
     def update_prices(self, eps: float) -> None:
         """Every object's price up by its distance to a free object, in whole epsilons

@@ -18,9 +18,11 @@ GPU so the row is read coalesced; the block combines its threads' partial scans 
 (``block_top2``). The assignment phase uses atomics there: an atomic max of the bids per object,
 then an atomic min of the person index among the bids equal to that max; the cpu resolves the same
 winner sequentially. On a GPU the Jacobi rounds run in one cooperative launch (``JACOBI``: grid
-barriers between bidding, resolving and awarding) until the tail's size is reached. The
-Gauss-Seidel tail is one block (the cpu: one loop) bidding for the last unassigned persons without
-returning to the host.
+barriers between bidding, resolving and awarding) until the tail's size is reached. In the tail
+the cpu bids for one person at a time (Gauss-Seidel: the displaced person bids next); a GPU runs
+a block per person, all bidding at once, each bid made under the object's lock and only if the
+object's price is unchanged since the scan (``gs_tail_cuda``: Bertsekas & Castanon's
+asynchronous auction). The prices these blocks read and write bypass the SMs' L1 caches.
 
 Reverse auction (rectangular problems, after each forward phase; Bertsekas & Castanon): with
 lambda = the lowest price of an assigned object and pi_i = a_ij - p_j the profit of person i at
@@ -35,11 +37,14 @@ read a row-major matrix with a stride; they touch only the few objects left over
 
 Ties are broken the same way on every backend: the lowest object index among equal values, the
 lowest person index among equal bids (and the reverse), and the same stack order in the
-Gauss-Seidel tails, so cpu, GPU and simulator produce the same assignment.
+Gauss-Seidel tails, so the cpu and the simulator (which runs the parallel tail's blocks one at a
+time) produce the same assignment. On a GPU the parallel tail's bids interleave as the blocks
+run: among tied optimal assignments, which one comes out may vary between runs.
 """
 from __future__ import annotations
 
 import numpy as np
+from numba import config as numba_config
 from numba import float64, int32, njit, prange
 from numba.extending import register_jitable
 
@@ -54,12 +59,16 @@ cuda = None  # numba.cuda, bound when the first kernel here is built (solvers.ta
 # objects flagged for the reverse auction, reverse tail bids, forward Jacobi rounds (then LISTS)
 UCOUNT, INFEAS, BIDS, VCOUNT, RBIDS, JROUNDS = 0, 1, 2, 3, 4, 5
 LISTS = 6  # three slots from here: the lengths of the GPU's Jacobi lists of unassigned persons
-N_COUNTERS = 9
+# the GPU's parallel tail: bids begun in this launch (its budget), blocks finished (the last one
+# resets both and adds the bids to BIDS)
+TAIL_TRIES, TAIL_DONE = 9, 10
+N_COUNTERS = 11
 NO_BIDDER = np.iinfo(np.int32).max
 
 ROW_BLOCK = THREADS_PER_BLOCK  # threads scanning one person's row on a GPU (a power of two)
-# the forward Gauss-Seidel tail's block: one bid after another, each a scan of a row and a block
-# reduction; four times the threads make each thread's share of the row a quarter as long
+# the forward tail's blocks (one per unassigned person, each bidding one bid after another, a scan
+# of a row and a block reduction): four times the threads make each thread's share of the row a
+# quarter as long
 TAIL_BLOCK = 1024
 TOP2_SHARED = max(ROW_BLOCK, TAIL_BLOCK)  # the block reduction's shared arrays fit either block
 
@@ -81,13 +90,17 @@ def scan_row(C, scale, prices, i, start, stride, n_cols):
     best_j = -1
     second = -np.inf
     for j in range(start, n_cols, stride):
-        val = benefit(C, scale, i, j) - prices[j]
-        if val > best:
-            second = best
-            best = val
-            best_j = j
-        elif val > second:
-            second = val
+        best, best_j, second = top2_step(best, best_j, second, benefit(C, scale, i, j) - prices[j], j)
+    return best, best_j, second
+
+
+@register_jitable
+def top2_step(best, best_j, second, val, j):
+    """(best, its index, second best) after value ``val`` of index j (scanned in increasing j)."""
+    if val > best:
+        return val, j, best
+    if val > second:
+        return best, best_j, val
     return best, best_j, second
 
 
@@ -121,9 +134,15 @@ def merge_top2(b1, j1, s1, b2, j2, s2):
 def bid_price(prices, best, j, second, eps, cap):
     """The price person's bid offers for object j: p_j + (best - second) + eps. A person with a
     single allowed object (second = -inf) raises by ``cap`` instead of infinity."""
+    return raised_price(prices[j], best, second, eps, cap)
+
+
+@register_jitable
+def raised_price(price, best, second, eps, cap):
+    """``bid_price`` from the object's price as the bidder's scan saw it."""
     if second == -np.inf:
         second = best - cap
-    return prices[j] + (best - second) + eps
+    return price + (best - second) + eps
 
 
 @register_jitable
@@ -437,9 +456,10 @@ JACOBI = Kernel("jacobi_rounds", jacobi_rounds_cpu, jacobi_rounds_cuda, COOPERAT
 
 
 @njit(cache=True)
-def gs_tail_cpu(n_rows, n_cols, C, scale, prices, eps, cap, U, counters, a_p, a_o, budget):
+def gs_tail_cpu(n_rows, n_cols, C, scale, prices, eps, cap, U, counters, a_p, a_o, locks, budget):
     """Gauss-Seidel auction for the last few unassigned persons: one bid at a time, the freed
-    person bidding next (a stack on U), at most ``budget`` bids."""
+    person bidding next (a stack on U), at most ``budget`` bids. U is compacted afterwards (the
+    GPU's form leaves it so; ``locks`` is the GPU's)."""
     top = counters[UCOUNT]
     bids = 0
     while top > 0 and bids < budget:
@@ -459,36 +479,103 @@ def gs_tail_cpu(n_rows, n_cols, C, scale, prices, eps, cap, U, counters, a_p, a_
     counters[BIDS] += bids
 
 
+if numba_config.ENABLE_CUDASIM:
+    @register_jitable
+    def load_coherent(array, k):
+        return array[k]  # the simulator runs one block at a time
+else:
+    @register_jitable
+    def load_coherent(array, k):
+        """array[k] from L2 (ld.global.cg): what other SMs wrote, where an SM's L1 may hold an
+        older copy."""
+        return cuda.ldcg(array, k)
+
+
+@register_jitable
+def scan_row_coherent(C, scale, prices, i, start, stride, n_cols):
+    """``scan_row`` reading the prices that other blocks raise during the parallel tail."""
+    best = -np.inf
+    best_j = -1
+    second = -np.inf
+    for j in range(start, n_cols, stride):
+        best, best_j, second = top2_step(best, best_j, second, benefit(C, scale, i, j) - load_coherent(prices, j), j)
+    return best, best_j, second
+
+
+@register_jitable
+def next_person(U, counters):
+    """The next unassigned person from the top of U's stack, or -1 (UCOUNT may go below 0: the
+    host compacts U after the launch)."""
+    k = cuda.atomic.add(counters, UCOUNT, -1)
+    if k > 0:
+        return U[k - 1]
+    return -1
+
+
+@register_jitable
+def claim(i, best, j, second, eps, cap, C, scale, prices, a_p, a_o, locks):
+    """Person i's bid for object j, made under j's lock only if j's price is still the one i's scan
+    saw (prices only rise). Returns the person displaced, -1 if j was free, or i again if the
+    price had moved (i scans again). Other objects' prices may have risen since the scan: that
+    only lowers i's second best, so the bid still leaves i within epsilon of its best."""
+    while cuda.atomic.cas(locks, j, 0, 1) != 0:
+        pass
+    cuda.threadfence()
+    price = load_coherent(prices, j)
+    result = i
+    if benefit(C, scale, i, j) - price == best:
+        old = load_coherent(a_o, j)
+        prices[j] = raised_price(price, best, second, eps, cap)
+        a_o[j] = i
+        a_p[i] = j
+        if old >= 0:
+            a_p[old] = -1
+        result = old
+    cuda.threadfence()
+    cuda.atomic.exch(locks, j, 0)
+    return result
+
+
 @cuda_kernel
-def gs_tail_cuda(n_rows, n_cols, C, scale, prices, eps, cap, U, counters, a_p, a_o, budget):
-    """The same in one block: the block scans each bidder's row, thread 0 applies the bid."""
-    top = cuda.shared.array(1, int32)
+def gs_tail_cuda(n_rows, n_cols, C, scale, prices, eps, cap, U, counters, a_p, a_o, locks, budget):
+    """The tail in parallel (Bertsekas & Castanon's asynchronous auction): a block per unassigned
+    person, each scanning its person's row and bidding as one bid of the cpu's loop does, under
+    the object's lock (``claim``); a block continues with the person it displaced, or takes the
+    next one from U, until ``budget`` bids have begun in the launch. Run one block at a time (the
+    simulator), it makes the cpu's bids in the cpu's order."""
+    person = cuda.shared.array(1, int32)
     t = cuda.threadIdx.x
     if t == 0:
-        top[0] = counters[UCOUNT]
+        person[0] = next_person(U, counters)
     cuda.syncthreads()
-    bids = 0
-    while top[0] > 0 and bids < budget:  # every thread sees the same top after the sync
-        i = U[top[0] - 1]
-        best, j, second = row_top2(C, scale, prices, i, n_cols)
+    while True:
+        if t == 0 and person[0] >= 0:
+            if load_coherent(counters, INFEAS) != 0 or cuda.atomic.add(counters, TAIL_TRIES, 1) >= budget:
+                person[0] = -1
+        cuda.syncthreads()
+        i = person[0]
+        if i < 0:
+            break
+        b, k, s = scan_row_coherent(C, scale, prices, i, t, cuda.blockDim.x, n_cols)
+        best, j, second = block_top2(b, k, s)
         if t == 0:
             if j < 0:
                 counters[INFEAS] = 1
-                top[0] = 0
+                person[0] = -1
             else:
-                old = gs_bid(i, best, j, second, eps, cap, prices, a_p, a_o)
-                if old >= 0:
-                    U[top[0] - 1] = old
-                else:
-                    top[0] -= 1
-        bids += 1
+                following = claim(i, best, j, second, eps, cap, C, scale, prices, a_p, a_o, locks)
+                person[0] = following if following >= 0 else next_person(U, counters)
         cuda.syncthreads()
     if t == 0:
-        counters[UCOUNT] = top[0]
-        counters[BIDS] += bids
+        cuda.threadfence()
+        if cuda.atomic.add(counters, TAIL_DONE, 1) == cuda.gridDim.x - 1:  # the last block out
+            tries = cuda.atomic.exch(counters, TAIL_TRIES, 0)
+            counters[BIDS] += min(tries, budget)
+            counters[TAIL_DONE] = 0
 
 
-GS_TAIL = Kernel("gs_tail", gs_tail_cpu, gs_tail_cuda, ONE_BLOCK, threads=TAIL_BLOCK)
+# a block per unassigned person (size: their count)
+GS_TAIL = Kernel("gs_tail", gs_tail_cpu, gs_tail_cuda, BLOCK_PER_ITEM, threads=TAIL_BLOCK)
 
 
 # ---------------------------------------------------------------------------------------------
