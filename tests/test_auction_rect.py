@@ -201,13 +201,14 @@ def test_no_dummy_persons_on_the_target():
             solver.finish()
         for name in ("a_p", "bid_obj", "bid_val", "U", "profit", "person_top", "person_win"):
             assert getattr(solver, name).shape == (4,), name
-        for name in ("prices", "a_o", "obj_top", "obj_win", "flags", "V", "rbid_person", "rbid_price", "rbid_offer"):
+        for name in ("prices", "a_o", "obj_top", "obj_win", "flags", "V", "V_next", "rbid_person", "rbid_price",
+                     "rbid_offer"):
             assert getattr(solver, name).shape == (9,), name
         assert np.all(solver.a_p >= 0) and np.count_nonzero(solver.a_o >= 0) == 4
         assert solver.stats["solved_shape"] == [4, 9]
         names = {name for name, _ in launcher.sizes}
         assert {"reverse_start", "settle_free_prices"} <= names
-        assert ("reverse_bid" in names) == (threshold == 0) and ("reverse_gs_tail" in names) == (threshold > 0)
+        assert ("reverse_jacobi_rounds" in names) == (threshold == 0) and ("reverse_gs_tail" in names) == (threshold > 0)
         for name, size in launcher.sizes:
             assert 0 <= size <= 9, (name, size)
     result = solvers.solve(costs, "auction", backend="cpu")
@@ -296,7 +297,7 @@ for trial in range(TRIALS):
                 continue
             row.append([s.value, s.row_match.tolist(), s.duals["u"].tolist(), s.duals["v"].tolist(),
                         bool(certify(problem, s).certified), s.stats["solved_shape"],
-                        s.stats["reverse_jacobi_launch_rounds"], s.stats["reverse_gs_launches"]])
+                        s.stats["reverse_jacobi_rounds"], s.stats["reverse_gs_launches"]])
     out.append(row)
 print(json.dumps(out))
 """

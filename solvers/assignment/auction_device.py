@@ -3,8 +3,8 @@ arrays on the target and runs the epsilon phases by launching the steps of ``auc
 through a launcher from ``solvers.targets.launcher_for``: per phase the forward auction until every
 person holds an object, then, for a rectangular problem, the reverse auction until no unassigned
 object is priced above lambda (Bertsekas & Castanon). Both loops stay on the target; the host reads
-one small counter array per few rounds (per launch of many rounds, for the forward Jacobi rounds),
-and launches the global price updates of the tail (``auction_price_update``). It never asks which
+one small counter array per launch (of many Jacobi rounds, or of a tail's bids, or per few pairs of
+a price update and a tail), and launches the global price updates of the tail (``auction_price_update``). It never asks which
 backend it runs on, only whether the arrays live on a device (where the forward tail bids in
 parallel, so it starts earlier). Imported only when a run starts (it imports the kernels)."""
 from __future__ import annotations
@@ -15,7 +15,7 @@ from ..errors import InfeasibleError
 from ..telemetry import Budget
 from . import auction_kernels as K
 from .auction import PARALLEL_TAIL_BELOW, TAIL_BELOW
-from .auction_kernels import BIDS, INFEAS, JROUNDS, N_COUNTERS, NO_BIDDER, RBIDS, UCOUNT, VCOUNT
+from .auction_kernels import BIDS, INFEAS, JROUNDS, N_COUNTERS, NO_BIDDER, RBIDS, RJROUNDS, UCOUNT, VCOUNT
 from .auction_price_update import PRICE_UPDATE, ROUNDS, UPDATE_SLOTS, UPDATES
 from .hungarian_kernels import COMPACT, KEEP_FLAGGED, KEEP_NEGATIVE
 
@@ -23,8 +23,7 @@ from .hungarian_kernels import COMPACT, KEEP_FLAGGED, KEEP_NEGATIVE
 # forward tail starts at PARALLEL_TAIL_BELOW instead (not at all where GS_THRESHOLD is 0)
 GS_THRESHOLD = TAIL_BELOW
 GS_BUDGET = 8192    # bids per tail launch before the host looks again (telemetry, cancellation)
-ROUNDS_PER_READ = 4  # the reverse auction's Jacobi rounds launched between two counter readbacks
-JACOBI_ROUNDS_PER_LAUNCH = 64  # the forward Jacobi rounds' launch returns to the host after this many
+JACOBI_ROUNDS_PER_LAUNCH = 64  # a Jacobi rounds' launch (forward or reverse) returns to the host after this many
 UPDATE_EVERY = 400   # tail bids between two global price updates (200 and 100: more time in updates)
 UPDATE_BELOW = 64    # the updates start when this few persons are unassigned
 UPDATES_PER_READ = 8  # (price update, UPDATE_EVERY tail bids) pairs launched between two readbacks
@@ -62,6 +61,7 @@ class AuctionDevice:
             self.profit = L.full(nr, 0.0, f64)
             self.flags = L.full(nc, 0, i32)
             self.V = L.full(nc, 0, i32)
+            self.V_next = L.full(nc, 0, i32)  # the GPU's reverse Jacobi rounds alternate between V and this
             self.rbid_person = L.full(nc, -1, i32)
             self.rbid_price = L.full(nc, 0.0, f64)
             self.rbid_offer = L.full(nc, 0.0, f64)
@@ -77,8 +77,7 @@ class AuctionDevice:
             self.frontier_a = L.full(nc, 0, i32)
             self.frontier_b = L.full(nc, 0, i32)
             self.update_state = L.full(UPDATE_SLOTS, 0, np.int64)
-        self.stats = {"phases": 0, "gs_launches": 0, "reverse_rounds": 0,
-                      "reverse_jacobi_launch_rounds": 0, "reverse_gs_launches": 0, "loop": "host",
+        self.stats = {"phases": 0, "gs_launches": 0, "reverse_rounds": 0, "reverse_gs_launches": 0, "loop": "host",
                       "solved_shape": [nr, nc]}
         self.rounds = 0
         self.step = 0
@@ -96,11 +95,11 @@ class AuctionDevice:
         return c
 
     def run_counts(self) -> dict:
-        """What the kernels counted so far: the Gauss-Seidel tails' bids (forward, reverse), the
-        forward Jacobi rounds, the price updates and their rounds (one read of each counter array)."""
+        """What the kernels counted so far: the tails' bids (forward, reverse), the Jacobi rounds
+        (forward, reverse), the price updates and their rounds (one read of each counter array)."""
         c = self.L.read(self.counters, out=self.counters_host)
         counts = {"gs_bids": int(c[BIDS]), "reverse_gs_bids": int(c[RBIDS]), "jacobi_rounds": int(c[JROUNDS]),
-                  "price_updates": 0, "price_update_rounds": 0}
+                  "reverse_jacobi_rounds": int(c[RJROUNDS]), "price_updates": 0, "price_update_rounds": 0}
         if self.price_updates:
             state = self.L.read(self.update_state)
             counts.update(price_updates=int(state[UPDATES]), price_update_rounds=int(state[ROUNDS]))
@@ -187,17 +186,12 @@ class AuctionDevice:
                 L.launch(K.REVERSE_GS_TAIL, 1, nr, C, scale, eps, self.lam, self.V, self.counters, self.profit,
                          self.prices, self.a_p, self.a_o, GS_BUDGET)
                 self.stats["reverse_gs_launches"] += 1
-            else:
-                for _ in range(ROUNDS_PER_READ):  # the flagged count never grows either
-                    L.launch(K.REVERSE_BID, count, nr, C, scale, eps, self.lam, self.V, self.counters, self.profit,
-                             self.prices, self.rbid_person, self.rbid_price, self.rbid_offer, self.person_top)
-                    L.launch(K.REVERSE_RESOLVE, count, self.V, self.counters, self.rbid_person, self.rbid_offer,
-                             self.person_top, self.person_win)
-                    L.launch(K.REVERSE_AWARD, count, self.V, self.counters, self.lam, self.rbid_person,
-                             self.rbid_price, self.rbid_offer, self.person_top, self.person_win, self.prices,
-                             self.a_p, self.a_o, self.profit, self.flags)
-                    self.compact_flagged()
-                self.stats["reverse_jacobi_launch_rounds"] += ROUNDS_PER_READ
+            else:  # Jacobi rounds, in one launch on a GPU (sized by the count, which never grows either)
+                L.launch(K.REVERSE_JACOBI, count, nr, self.n_cols, C, scale, eps, self.lam, self.V, self.V_next,
+                         self.counters, self.profit, self.prices, self.rbid_person, self.rbid_price, self.rbid_offer,
+                         self.person_top, self.person_win, self.a_p, self.a_o, self.flags, GS_THRESHOLD,
+                         JACOBI_ROUNDS_PER_LAUNCH)
+                self.compact_flagged()
             c = self.read_counters()
             self.stats["reverse_rounds"] += 1
             if self.tel.enabled:

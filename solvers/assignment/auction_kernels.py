@@ -31,9 +31,10 @@ a_ij - pi_i (best value, second best): if lambda >= best - eps its price just dr
 else it offers itself at max(lambda, second - eps), raising that person's profit by at least eps,
 and the person's previous object is freed (to bid in turn if priced above lambda). The steps
 mirror the forward ones with persons and objects swapped (column scans, one block per object;
-each person takes the highest profit offered, the lowest object among equal offers; a one-block
-Gauss-Seidel tail), so each body can move into a single cooperative kernel later. Column scans
-read a row-major matrix with a stride; they touch only the few objects left overpriced.
+each person takes the highest profit offered, the lowest object among equal offers; the Jacobi
+rounds in one cooperative launch on a GPU, ``REVERSE_JACOBI``; a one-block Gauss-Seidel tail).
+Column scans read a row-major matrix with a stride; they touch only the few objects left
+overpriced.
 
 Ties are broken the same way on every backend: the lowest object index among equal values, the
 lowest person index among equal bids (and the reverse), and the same stack order in the
@@ -51,7 +52,7 @@ from numba.extending import register_jitable
 from ..targets.cuda_jit import cuda_kernel
 from ..targets.geometry import THREADS_PER_BLOCK
 from ..targets.kernel import BLOCK_PER_ITEM, COOPERATIVE, EACH, ONE_BLOCK, Kernel
-from .hungarian_kernels import COMPACT, KEEP_NEGATIVE, compact_cpu  # noqa: F401 (COMPACT: the auction's compaction)
+from .hungarian_kernels import COMPACT, KEEP_FLAGGED, KEEP_NEGATIVE, compact_cpu  # noqa: F401 (COMPACT: the auction's compaction)
 
 cuda = None  # numba.cuda, bound when the first kernel here is built (solvers.targets.cuda_jit)
 
@@ -62,7 +63,8 @@ LISTS = 6  # three slots from here: the lengths of the GPU's Jacobi lists of una
 # the GPU's parallel tail: bids begun in this launch (its budget), blocks finished (the last one
 # resets both and adds the bids to BIDS)
 TAIL_TRIES, TAIL_DONE = 9, 10
-N_COUNTERS = 11
+RJROUNDS = 11  # the reverse auction's Jacobi rounds
+N_COUNTERS = 12
 NO_BIDDER = np.iinfo(np.int32).max
 
 ROW_BLOCK = THREADS_PER_BLOCK  # threads scanning one person's row on a GPU (a power of two)
@@ -238,16 +240,26 @@ def reverse_award_body(k, V, lam, rbid_person, rbid_price, rbid_offer, person_to
     if person_win[i] != j:
         flags[j] = 1
         return
+    freed = reverse_take(j, i, lam, rbid_price, rbid_offer, person_top, person_win, prices, a_p, a_o, profit)
+    if freed >= 0:
+        flags[freed] = 1
+
+
+@register_jitable
+def reverse_take(j, i, lam, rbid_price, rbid_offer, person_top, person_win, prices, a_p, a_o, profit):
+    """Object j takes person i (the winner of its offer) at its offered price. Returns i's previous
+    object if it is now overpriced (it must bid in turn), else -1."""
     old = a_p[i]
     a_o[old] = -1
-    if prices[old] > lam:
-        flags[old] = 1
     a_o[j] = i
     a_p[i] = j
     prices[j] = rbid_price[j]
     profit[i] = rbid_offer[j]
     person_top[i] = -np.inf
     person_win[i] = NO_BIDDER
+    if prices[old] > lam:
+        return old
+    return -1
 
 
 @register_jitable
@@ -631,24 +643,6 @@ def reverse_bid_cpu(n_rows, C, scale, eps, lam, V, counters, profit, prices, rbi
         reverse_bid_body(j, best, i, second, eps, lam[0], C, scale, prices, rbid_person, rbid_price, rbid_offer)
 
 
-@cuda_kernel
-def reverse_bid_cuda(n_rows, C, scale, eps, lam, V, counters, profit, prices, rbid_person, rbid_price, rbid_offer,
-                     person_top):
-    """The same, one block per object; the offers' maximum per person by an atomic max."""
-    k = cuda.blockIdx.x
-    if k >= counters[VCOUNT]:
-        return  # the grid covers the last count read by the host, an upper bound
-    j = V[k]
-    best, i, second = column_top2(C, scale, profit, j, n_rows)
-    if cuda.threadIdx.x == 0:
-        if reverse_bid_body(j, best, i, second, eps, lam[0], C, scale, prices, rbid_person, rbid_price,
-                            rbid_offer) >= 0:
-            cuda.atomic.max(person_top, i, rbid_offer[j])
-
-
-REVERSE_BID = Kernel("reverse_bid", reverse_bid_cpu, reverse_bid_cuda, BLOCK_PER_ITEM, threads=ROW_BLOCK)
-
-
 @njit(cache=True)
 def reverse_resolve_cpu(V, counters, rbid_person, rbid_offer, person_top, person_win):
     """Each person's highest offer, the lowest object among equal offers."""
@@ -662,21 +656,6 @@ def reverse_resolve_cpu(V, counters, rbid_person, rbid_offer, person_top, person
             person_win[i] = j
 
 
-@cuda_kernel
-def reverse_resolve_cuda(V, counters, rbid_person, rbid_offer, person_top, person_win):
-    """The same winner: the offers equal to the person's maximum meet in an atomic min of the
-    object index."""
-    k = cuda.grid(1)
-    if k < counters[VCOUNT]:
-        j = V[k]
-        i = rbid_person[j]
-        if i >= 0 and rbid_offer[j] == person_top[i]:
-            cuda.atomic.min(person_win, i, j)
-
-
-REVERSE_RESOLVE = Kernel("reverse_resolve", reverse_resolve_cpu, reverse_resolve_cuda, EACH)
-
-
 @njit(cache=True)
 def reverse_award_cpu(V, counters, lam, rbid_person, rbid_price, rbid_offer, person_top, person_win, prices, a_p,
                       a_o, profit, flags):
@@ -685,16 +664,89 @@ def reverse_award_cpu(V, counters, lam, rbid_person, rbid_price, rbid_offer, per
                            a_o, profit, flags)
 
 
+
+
+@njit(cache=True)
+def reverse_jacobi_rounds_cpu(n_rows, n_cols, C, scale, eps, lam, V, V_next, counters, profit, prices, rbid_person,
+                              rbid_price, rbid_offer, person_top, person_win, a_p, a_o, flags, threshold, max_rounds):
+    """Reverse Jacobi rounds (bid, resolve, award, the flagged objects compacted) until at most
+    ``threshold`` objects are flagged or ``max_rounds`` rounds have run (``V_next`` is the GPU's)."""
+    rounds = 0
+    while rounds < max_rounds and counters[VCOUNT] > threshold:
+        reverse_bid_cpu(n_rows, C, scale, eps, lam, V, counters, profit, prices, rbid_person, rbid_price, rbid_offer,
+                        person_top)
+        reverse_resolve_cpu(V, counters, rbid_person, rbid_offer, person_top, person_win)
+        reverse_award_cpu(V, counters, lam, rbid_person, rbid_price, rbid_offer, person_top, person_win, prices, a_p,
+                          a_o, profit, flags)
+        compact_cpu(n_cols, flags, V, counters, VCOUNT, KEEP_FLAGGED)
+        rounds += 1
+    counters[RJROUNDS] += rounds
+
+
 @cuda_kernel
-def reverse_award_cuda(V, counters, lam, rbid_person, rbid_price, rbid_offer, person_top, person_win, prices, a_p,
-                       a_o, profit, flags):
-    k = cuda.grid(1)
-    if k < counters[VCOUNT]:
-        reverse_award_body(k, V, lam[0], rbid_person, rbid_price, rbid_offer, person_top, person_win, prices, a_p,
-                           a_o, profit, flags)
+def reverse_jacobi_rounds_cuda(n_rows, n_cols, C, scale, eps, lam, V, V_next, counters, profit, prices, rbid_person,
+                               rbid_price, rbid_offer, person_top, person_win, a_p, a_o, flags, threshold,
+                               max_rounds):
+    """The same rounds in one cooperative launch, as ``jacobi_rounds_cuda`` runs the forward ones:
+    a block per bidding object's column, atomics for each person's best offer and its lowest
+    object, the losers and the freed overpriced objects appended to the other list (V and V_next
+    alternate). The flags stay clear during the rounds; the last list's objects are flagged at the
+    end, for the host's ordered compaction."""
+    grid = cuda.cg.this_grid()
+    tid = cuda.grid(1)
+    threads = cuda.gridsize(1)
+    count = counters[VCOUNT]
+    rounds = 0
+    bidders = V
+    while rounds < max_rounds and count > threshold:
+        bidders = V if rounds % 2 == 0 else V_next
+        following = V_next if rounds % 2 == 0 else V
+        slot = LISTS + rounds % 3
+        if tid == 0:
+            counters[LISTS + (rounds + 1) % 3] = 0
+        for k in range(cuda.blockIdx.x, count, cuda.gridDim.x):  # the same k in every thread of the block
+            j = bidders[k]
+            best, i, second = column_top2(C, scale, profit, j, n_rows)
+            if cuda.threadIdx.x == 0:
+                if reverse_bid_body(j, best, i, second, eps, lam[0], C, scale, prices, rbid_person, rbid_price,
+                                    rbid_offer) >= 0:
+                    cuda.atomic.max(person_top, i, rbid_offer[j])
+        grid.sync()
+        for k in range(tid, count, threads):
+            j = bidders[k]
+            i = rbid_person[j]
+            if i >= 0 and rbid_offer[j] == person_top[i]:
+                cuda.atomic.min(person_win, i, j)
+        grid.sync()
+        for k in range(tid, count, threads):
+            j = bidders[k]
+            i = rbid_person[j]
+            if i < 0:
+                continue  # its price dropped to lambda: no longer flagged
+            if person_win[i] != j:
+                following[cuda.atomic.add(counters, slot, 1)] = j  # it lost: it bids again
+                continue
+            freed = reverse_take(j, i, lam[0], rbid_price, rbid_offer, person_top, person_win, prices, a_p, a_o,
+                                 profit)
+            if freed >= 0:
+                following[cuda.atomic.add(counters, slot, 1)] = freed
+        grid.sync()
+        count = counters[slot]
+        bidders = following
+        rounds += 1
+    for k in range(tid, count, threads):
+        flags[bidders[k]] = 1
+    grid.sync()  # every thread has read the lengths
+    if tid == 0:
+        counters[VCOUNT] = count
+        counters[RJROUNDS] += rounds
+        for k in range(LISTS, LISTS + 3):
+            counters[k] = 0
 
 
-REVERSE_AWARD = Kernel("reverse_award", reverse_award_cpu, reverse_award_cuda, EACH)
+# one launch for many rounds, as the forward JACOBI
+REVERSE_JACOBI = Kernel("reverse_jacobi_rounds", reverse_jacobi_rounds_cpu, reverse_jacobi_rounds_cuda, COOPERATIVE,
+                        threads=ROW_BLOCK)
 
 
 @njit(cache=True)
@@ -783,5 +835,5 @@ def person_values_cuda(n_rows, n_cols, C, scale, prices, values):
 
 PERSON_VALUES = Kernel("person_values", person_values_cpu, person_values_cuda, BLOCK_PER_ITEM, threads=ROW_BLOCK)
 
-KERNELS = (PHASE_START, JACOBI, GS_TAIL, REVERSE_START, REVERSE_BID, REVERSE_RESOLVE, REVERSE_AWARD,
-           REVERSE_GS_TAIL, SETTLE_FREE_PRICES, PERSON_VALUES)
+KERNELS = (PHASE_START, JACOBI, GS_TAIL, REVERSE_START, REVERSE_JACOBI, REVERSE_GS_TAIL, SETTLE_FREE_PRICES,
+           PERSON_VALUES)
