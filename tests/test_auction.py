@@ -255,8 +255,9 @@ for trial in range(TRIALS):
     costs = random_costs(rng, trial, max_side=7)  # every shard draws every instance: the same stream
     if trial % SHARDS != SHARD:
         continue
-    # on half the trials, tails of a few bids: cut off mid-chain, U compacted, then resumed
-    short = trial % 4 >= 2
+    # on a quarter of the trials, tails of a few bids (cut off mid-chain, U compacted, then resumed),
+    # with the price updates off (trial % 8 == 2) and on (== 7)
+    short = trial % 8 in (2, 7)
     auction_device.GS_BUDGET = 3 + trial % 4 if short else 8192
     auction_device.UPDATE_EVERY = 2 + trial % 3 if short else 400
     problem = CostMatrix.from_array(costs)
