@@ -12,8 +12,8 @@ a side), so a graph warms up at its own size up to WARM_SIDE, and graphs are key
 power-of-two size class: the same compiled loops as the run, at a few milliseconds' cost. A cost
 matrix warms up on its own top-left corner (same dtype, same integrality), a point series on a
 small series of its kind. An algorithm whose steps change with size declares where
-(``Algorithm.warmup_rows``: the auction's tails); a problem past such a size warms up one row past
-it, and is keyed apart from smaller ones.
+(``Algorithm.warmup_rows``: the auction's tails); a problem past such a size also warms up one row
+past it, and is keyed apart from smaller ones.
 
 ``watch_compiles`` tells, from numba's own "numba:compile" event, whether anything is actually
 compiled (not merely loaded from numba's cache), so a front end can say "compiling ..." only then.
@@ -108,12 +108,22 @@ def _corner(rows: int, cols: int, side: int = COST_CORNER) -> tuple[int, int]:
     return (small, big) if rows < cols else (big, small)
 
 
-def warmup_problem(problem, algorithm: str | None = None):
-    """A tiny problem of the same kind, taking the same compiled paths (None for an unknown kind).
-    Past one of the algorithm's ``warmup_rows``, it has one row more than that size."""
-    from .generators import generate
+def warmup_problems(problem, algorithm: str | None = None) -> list:
+    """The warm-up's problems: the tiny one (``warmup_problem``), and for a problem past one of
+    the algorithm's ``warmup_rows`` also one of one row more than that size (the auction on a GPU:
+    the tiny one always takes the tail and its price updates, the larger one the Jacobi rounds
+    before them, and the updates only if its data leaves enough bids for one)."""
+    tiny = warmup_problem(problem)
     passed = rows_passed(problem, algorithm)
-    side = passed + 1 if passed else COST_CORNER
+    if tiny is None or not passed:
+        return [tiny] if tiny is not None else []
+    return [tiny, warmup_problem(problem, passed + 1)]
+
+
+def warmup_problem(problem, side: int = 0):
+    """A tiny problem of the same kind, taking the same compiled paths (None for an unknown kind);
+    ``side``: the rows of a cost problem's corner or of a series' frames instead of the default."""
+    from .generators import generate
     if isinstance(problem, BipartiteGraph):
         rows, cols = min(problem.n_rows, WARM_SIDE), min(problem.n_cols, WARM_SIDE)
         return generate("random-bipartite", rows=max(rows, 1), cols=max(cols, 1),
@@ -121,13 +131,13 @@ def warmup_problem(problem, algorithm: str | None = None):
     if isinstance(problem, CostMatrix):
         problem.check()  # held integers not yet checked: refused here in their own name, not the corner's
         # the shape, not problem.costs: a held integer matrix would be made float64 whole
-        rows, cols = _corner(*problem.shape, side)
+        rows, cols = _corner(*problem.shape, side or COST_CORNER)
         return CostMatrix.from_array(np.array(problem.values[:rows, :cols]), source="<warm-up>")
     if isinstance(problem, SparseCosts):  # in the problem's orientation, as the dense ones
         rows, cols = {"square": (16, 16), "wide": (16, 24), "tall": (24, 16)}[shape_kind(problem)]
         return generate("sparse-lap", rows=rows, cols=cols, degree=4, seed=1)
     if isinstance(problem, EuclideanCosts):  # the first points of each set: same dimension, same orientation
-        first, second = _corner(*problem.shape, side)
+        first, second = _corner(*problem.shape, side or COST_CORNER)
         return EuclideanCosts.from_points(problem.a[:first], problem.b[:second], source="<warm-up>")
     if isinstance(problem, FlowNetwork):
         return generate("washington-rlg", rows=4, cols=4, seed=1)
@@ -135,7 +145,7 @@ def warmup_problem(problem, algorithm: str | None = None):
         # three frames: a pair of different sizes (the rectangular assignment) and a square one,
         # whose links include an outlier, so the automatic gate re-solves on gated sparse costs
         rng = np.random.default_rng(1)
-        points = passed + 1 if passed else POINTS
+        points = side or POINTS
         first = rng.random((points, 3))
         second = first + rng.normal(0, 0.01, first.shape)
         second[0] += 5.0
@@ -201,7 +211,7 @@ class _WarmupObserver(Observer):
 
 def warm_up(problem, algorithm: str, backend: str, options: dict, *, track: bool = False,
             snapshot_interval: float | None = None, should_stop=None) -> float:
-    """Run once, untimed, on ``warmup_problem(problem)``; returns the seconds it took.
+    """Run once, untimed, on each of ``warmup_problems(problem, algorithm)``; returns the seconds it took.
 
     ``snapshot_interval``: that of the observer the real run will have (None: it has none, and the
     warm-up runs without one unless ``should_stop`` is given); ``should_stop``: a callable polled
@@ -212,25 +222,26 @@ def warm_up(problem, algorithm: str, backend: str, options: dict, *, track: bool
     from .api import solve
     from .api import track as track_series
 
-    tiny = warmup_problem(problem, algorithm)
-    if tiny is None:
+    tinies = warmup_problems(problem, algorithm)
+    if not tinies:
         return 0.0
     _WARMED.add(warmup_key(problem, algorithm, backend, options))
     observer = None
     if snapshot_interval is not None or should_stop is not None:
         observer = _WarmupObserver(math.inf if snapshot_interval is None else snapshot_interval, should_stop)
     start = time.perf_counter()
-    try:
-        with _warming():
-            if track:
-                solve_options = {k: v for k, v in options.items() if k != TRACKING_GATE}
-                track_series(tiny, algorithm=algorithm, backend=backend, observer=observer, **solve_options)
-            else:
-                solve(tiny, algorithm, backend=backend, observer=observer, **options)
-    except Cancelled:
-        raise
-    except Exception:
-        pass
+    for tiny in tinies:
+        try:
+            with _warming():
+                if track:
+                    solve_options = {k: v for k, v in options.items() if k != TRACKING_GATE}
+                    track_series(tiny, algorithm=algorithm, backend=backend, observer=observer, **solve_options)
+                else:
+                    solve(tiny, algorithm, backend=backend, observer=observer, **options)
+        except Cancelled:
+            raise
+        except Exception:
+            pass
     return time.perf_counter() - start
 
 

@@ -404,22 +404,28 @@ def test_a_solve_of_another_shape_compiles_nothing_inside_its_timed_call(tmp_pat
 
 def test_the_auction_warms_up_past_the_size_where_its_tail_starts():
     """The auction's steps change where its tails start (64 unassigned on the cpu, 1024 on a GPU,
-    Algorithm.warmup_rows): a larger problem warms up one row past that size, so the bulk's
-    bidding rounds compile in the warm-up, and is keyed apart from smaller problems."""
+    Algorithm.warmup_rows): a larger problem also warms up one row past that size, so the bulk's
+    bidding rounds compile in the warm-up (the tiny corner takes the tail and its price updates),
+    and is keyed apart from smaller problems."""
     from solvers.assignment.auction import PARALLEL_TAIL_BELOW, TAIL_BELOW
     rng = np.random.default_rng(8)
     small, mid = CostMatrix.from_array(rng.random((50, 50))), CostMatrix.from_array(rng.random((300, 400)))
     big = CostMatrix.from_array(rng.random((PARALLEL_TAIL_BELOW + 5, PARALLEL_TAIL_BELOW + 5)))
-    assert warmup.warmup_problem(small, "auction").shape == (warmup.COST_CORNER, warmup.COST_CORNER)
-    assert warmup.warmup_problem(mid, "auction").shape == (TAIL_BELOW + 1, 2 * TAIL_BELOW + 2)
-    assert warmup.warmup_problem(big, "auction").shape == (PARALLEL_TAIL_BELOW + 1,) * 2
-    assert warmup.warmup_problem(mid, "hungarian").shape == (warmup.COST_CORNER, 2 * warmup.COST_CORNER)
+    corner = warmup.COST_CORNER
+
+    def shapes(problem, algorithm):
+        return [tiny.shape for tiny in warmup.warmup_problems(problem, algorithm)]
+    assert shapes(small, "auction") == [(corner, corner)]
+    assert shapes(mid, "auction") == [(corner, 2 * corner), (TAIL_BELOW + 1, 2 * TAIL_BELOW + 2)]
+    assert shapes(big, "auction") == [(corner, corner), (PARALLEL_TAIL_BELOW + 1,) * 2]
+    assert shapes(mid, "hungarian") == [(corner, 2 * corner)]
     keys = {warmup.warmup_key(p, "auction", "cpu", {}) for p in (small, mid, big)}
     assert len(keys) == 3
-    frames = [rng.random((PARALLEL_TAIL_BELOW + 40, 3)) for _ in range(2)]
-    tiny = warmup.warmup_problem(solvers.PointSeries.from_frames(frames), "auction")
-    assert len(tiny.frames[0]) == PARALLEL_TAIL_BELOW + 1 and len(tiny.frames) == 3
-    assert len(warmup.warmup_problem(solvers.PointSeries.from_frames(frames), "lsa").frames[0]) == warmup.POINTS
+    series = solvers.PointSeries.from_frames([rng.random((PARALLEL_TAIL_BELOW + 40, 3)) for _ in range(2)])
+    tiny, past = warmup.warmup_problems(series, "auction")
+    assert len(tiny.frames[0]) == warmup.POINTS and len(past.frames[0]) == PARALLEL_TAIL_BELOW + 1
+    assert len(past.frames) == 3
+    assert [len(s.frames[0]) for s in warmup.warmup_problems(series, "lsa")] == [warmup.POINTS]
 
 
 PAST_TAIL_CODE = """
