@@ -27,8 +27,8 @@ Minimisation: persons (rows) bid for objects (columns) with benefit -cost. One p
 Epsilon-scaling: epsilon falls from (cost range)/eps_factor by eps_factor per phase, prices carry
 over. The default factor, 20, is measured (``benchmarks/probe_auction_factor.py``): at n = 8000 on
 an H200 it took 15-30% off the time of 5 (the textbook's 4-7) on integer and real costs, as fewer
-phases mean fewer sequential tails; on the cpu it was faster too at n = 2000-4000. Integer costs are scaled by (n + 1), n = max(rows, cols), and the last phase runs at
-epsilon = 1, i.e. epsilon = 1/(n+1) < 1/n on the original costs: the assignment is optimal, and
+phases mean fewer sequential tails; on the cpu it was faster too at n = 2000-4000. Integer costs
+are scaled by (n + 1), n = max(rows, cols), and the last phase runs at epsilon = 1, i.e. epsilon = 1/(n+1) < 1/n on the original costs: the assignment is optimal, and
 prices stay integers (exact in float64; the reverse auction's too). Real costs are scaled by a
 power of two (exact) that brings max|c| to order 1, and finish at eps (option) or, by default,
 2.5e-10 times the cost range (at least 1e-13 * max|c|, where prices stop moving): the claim

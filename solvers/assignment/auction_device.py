@@ -4,9 +4,10 @@ through a launcher from ``solvers.targets.launcher_for``: per phase the forward 
 person holds an object, then, for a rectangular problem, the reverse auction until no unassigned
 object is priced above lambda (Bertsekas & Castanon). Both loops stay on the target; the host reads
 one small counter array per launch (of many Jacobi rounds, or of a tail's bids, or per few pairs of
-a price update and a tail), and launches the global price updates of the tail (``auction_price_update``). It never asks which
-backend it runs on, only whether the arrays live on a device (where the forward tail bids in
-parallel, so it starts earlier). Imported only when a run starts (it imports the kernels)."""
+a price update and a tail), and launches the global price updates of the tail
+(``auction_price_update``). It never asks which backend it runs on, only whether the arrays live
+on a device (where the forward tail bids in parallel, so it starts earlier). Imported only when a
+run starts (it imports the kernels)."""
 from __future__ import annotations
 
 import numpy as np

@@ -22,7 +22,8 @@ barriers between bidding, resolving and awarding) until the tail's size is reach
 the cpu bids for one person at a time (Gauss-Seidel: the displaced person bids next); a GPU runs
 a block per person, all bidding at once, each bid made under the object's lock and only if the
 object's price is unchanged since the scan (``gs_tail_cuda``: Bertsekas & Castanon's
-asynchronous auction). The prices these blocks read and write bypass the SMs' L1 caches.
+asynchronous auction). These blocks read the prices from L2 (``load_coherent``), past the SMs'
+L1 caches, which may hold copies older than other blocks' bids.
 
 Reverse auction (rectangular problems, after each forward phase; Bertsekas & Castanon): with
 lambda = the lowest price of an assigned object and pi_i = a_ij - p_j the profit of person i at
@@ -52,7 +53,7 @@ from numba.extending import register_jitable
 from ..targets.cuda_jit import cuda_kernel
 from ..targets.geometry import THREADS_PER_BLOCK
 from ..targets.kernel import BLOCK_PER_ITEM, COOPERATIVE, EACH, ONE_BLOCK, Kernel
-from .hungarian_kernels import COMPACT, KEEP_FLAGGED, KEEP_NEGATIVE, compact_cpu  # noqa: F401 (COMPACT: the auction's compaction)
+from .hungarian_kernels import COMPACT, KEEP_FLAGGED, KEEP_NEGATIVE, compact_cpu  # noqa: F401 (COMPACT: ours too)
 
 cuda = None  # numba.cuda, bound when the first kernel here is built (solvers.targets.cuda_jit)
 
