@@ -671,7 +671,9 @@ def reverse_award_cpu(V, counters, lam, rbid_person, rbid_price, rbid_offer, per
 def reverse_jacobi_rounds_cpu(n_rows, n_cols, C, scale, eps, lam, V, V_next, counters, profit, prices, rbid_person,
                               rbid_price, rbid_offer, person_top, person_win, a_p, a_o, flags, threshold, max_rounds):
     """Reverse Jacobi rounds (bid, resolve, award, the flagged objects compacted) until at most
-    ``threshold`` objects are flagged or ``max_rounds`` rounds have run (``V_next`` is the GPU's)."""
+    ``threshold`` objects are flagged or ``max_rounds`` rounds have run (``V_next`` is the GPU's).
+    The objects left in V are flagged again at the end, as the GPU's form leaves them: the host's
+    compaction after the launch rebuilds V from the flags (the rounds' own compaction clears them)."""
     rounds = 0
     while rounds < max_rounds and counters[VCOUNT] > threshold:
         reverse_bid_cpu(n_rows, C, scale, eps, lam, V, counters, profit, prices, rbid_person, rbid_price, rbid_offer,
@@ -681,6 +683,8 @@ def reverse_jacobi_rounds_cpu(n_rows, n_cols, C, scale, eps, lam, V, V_next, cou
                           a_o, profit, flags)
         compact_cpu(n_cols, flags, V, counters, VCOUNT, KEEP_FLAGGED)
         rounds += 1
+    for k in range(counters[VCOUNT]):
+        flags[V[k]] = 1
     counters[RJROUNDS] += rounds
 
 
