@@ -147,6 +147,9 @@ class Algorithm:
     # a GPU): a cost problem or point series with more rows than one of them warms up on one row
     # more than the largest such size, so the steps beyond it compile in the warm-up too
     warmup_rows: tuple[int, ...] = ()
+    # options (name, value) added to that larger warm-up, so that it takes the steps its data might
+    # not reach (the auction: no tail, Jacobi rounds to the end, forward and reverse)
+    warmup_past_options: tuple[tuple[str, object], ...] = ()
 
     @property
     def tracks_points(self) -> bool:

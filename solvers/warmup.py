@@ -110,14 +110,21 @@ def _corner(rows: int, cols: int, side: int = COST_CORNER) -> tuple[int, int]:
 
 def warmup_problems(problem, algorithm: str | None = None) -> list:
     """The warm-up's problems: the tiny one (``warmup_problem``), and for a problem past one of
-    the algorithm's ``warmup_rows`` also one of one row more than that size (the auction on a GPU:
-    the tiny one always takes the tail and its price updates, the larger one the Jacobi rounds
-    before them, and the updates only if its data leaves enough bids for one)."""
+    the algorithm's ``warmup_rows`` also one of one row more than that size, run with the
+    algorithm's ``warmup_past_options`` (the auction: the tiny one takes the tails and the price
+    updates, the larger one, with no tail, the Jacobi rounds of both directions, which its data
+    alone might not reach: a rectangle's reverse rounds need more than 64 overpriced objects)."""
     tiny = warmup_problem(problem)
     passed = rows_passed(problem, algorithm)
     if tiny is None or not passed:
         return [tiny] if tiny is not None else []
     return [tiny, warmup_problem(problem, passed + 1)]
+
+
+def past_options(algorithm: str | None) -> tuple:
+    """The options the warm-up past one of the algorithm's ``warmup_rows`` adds to the run's."""
+    algo = registry.algorithms().get(algorithm) if algorithm else None
+    return algo.warmup_past_options if algo is not None else ()
 
 
 def warmup_problem(problem, side: int = 0):
@@ -230,14 +237,15 @@ def warm_up(problem, algorithm: str, backend: str, options: dict, *, track: bool
     if snapshot_interval is not None or should_stop is not None:
         observer = _WarmupObserver(math.inf if snapshot_interval is None else snapshot_interval, should_stop)
     start = time.perf_counter()
-    for tiny in tinies:
+    for index, tiny in enumerate(tinies):
+        run_options = options if index == 0 else dict(options, **dict(past_options(algorithm)))
         try:
             with _warming():
                 if track:
-                    solve_options = {k: v for k, v in options.items() if k != TRACKING_GATE}
+                    solve_options = {k: v for k, v in run_options.items() if k != TRACKING_GATE}
                     track_series(tiny, algorithm=algorithm, backend=backend, observer=observer, **solve_options)
                 else:
-                    solve(tiny, algorithm, backend=backend, observer=observer, **options)
+                    solve(tiny, algorithm, backend=backend, observer=observer, **run_options)
         except Cancelled:
             raise
         except Exception:

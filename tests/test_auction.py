@@ -225,7 +225,8 @@ def test_cancellation():
 def test_registration():
     algo = solvers.algorithms()["auction"]
     assert algo.label == "price" and set(algo.backends) == {"cpu", "cuda", "cudasim"}
-    assert algo.parse_options({}) == {"eps": 0.0, "scaling": "on", "eps_factor": 20.0, "price_updates": "auto"}
+    assert algo.parse_options({}) == {"eps": 0.0, "scaling": "on", "eps_factor": 20.0, "tail": "auto",
+                                           "price_updates": "auto"}
 
 
 def test_feasibility_precheck_agrees_with_hopcroft_karp():
@@ -324,3 +325,17 @@ def test_every_kernel_compiles_for_sm90(compile_for_sm90):
             continue  # shared with the Hungarian, compiled by its test
         for sig in (signature, float32_variant(signature)):
             assert ".target sm_90" in compile_for_sm90(kernels[name].cuda.py_func, sig), name
+
+
+def test_without_the_tail_the_jacobi_rounds_run_to_the_end_and_stay_optimal():
+    """Option tail=off (the warm-up's way to reach every Jacobi step): no tail bids in either
+    direction, the same optimum as scipy on squares and rectangles both ways; a bad value refused."""
+    rng = np.random.default_rng(41)
+    for shape in ((30, 30), (20, 45), (45, 20), (90, 150)):
+        costs = rng.integers(0, 40, shape).astype(float)
+        result = solvers.solve(CostMatrix.from_array(costs), "auction", backend="cpu", tail="off")
+        assert result.certified and result.value == scipy_optimum(costs), shape
+        assert result.stats["gs_bids"] == 0 and result.stats["reverse_gs_bids"] == 0, shape
+        assert result.stats["jacobi_rounds"] > 0, shape
+    with pytest.raises(InputError, match="tail"):
+        solvers.solve(CostMatrix.from_array(np.eye(3)), "auction", backend="cpu", tail="sometimes")

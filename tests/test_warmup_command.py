@@ -426,6 +426,7 @@ def test_the_auction_warms_up_past_the_size_where_its_tail_starts():
     assert len(tiny.frames[0]) == warmup.POINTS and len(past.frames[0]) == PARALLEL_TAIL_BELOW + 1
     assert len(past.frames) == 3
     assert [len(s.frames[0]) for s in warmup.warmup_problems(series, "lsa")] == [warmup.POINTS]
+    assert dict(warmup.past_options("auction")) == {"tail": "off"} and warmup.past_options("hungarian") == ()
 
 
 PAST_TAIL_CODE = """
@@ -433,18 +434,20 @@ import numpy as np, solvers
 from solvers import warmup
 rng = np.random.default_rng(9)
 solvers.solve(rng.integers(0, 99, (20, 20)), "auction", backend="cpu")  # the tail alone
-problem = solvers.api_inputs.as_problem(rng.integers(0, 999, (300, 300)))
-warmup.prepare(problem, "auction", "cpu", {})
-with warmup.watch_compiles() as watch:
-    result = solvers.solve(problem, "auction", backend="cpu")
-print(watch.compiled, result.stats["jacobi_rounds"] > 0)
+for shape in ((300, 300), (200, 320)):  # the rectangle: more than 64 objects overpriced after a phase
+    problem = solvers.api_inputs.as_problem(rng.integers(0, 201, shape))
+    warmup.prepare(problem, "auction", "cpu", {})
+    with warmup.watch_compiles() as watch:
+        result = solvers.solve(problem, "auction", backend="cpu")
+    print(watch.compiled, result.stats["jacobi_rounds"] > 0, result.stats["reverse_jacobi_rounds"] > 0)
 """
 
 
 @pytest.mark.skipif(not FULL_SWEEPS, reason="make test-all: compiles the auction from an empty cache (about 15 s)")
 def test_an_auction_past_its_tail_compiles_nothing_inside_its_timed_call(tmp_path):
     """On an empty kernel cache: after a solve small enough for the tail alone, a larger one (its
-    Jacobi rounds) finds its own warm-up before its clock starts (it compiled them inside it)."""
+    Jacobi rounds) and a rectangle (its reverse Jacobi rounds, which its warm-up's corner alone does
+    not reach: 2.8 s of compiling inside the timed call before) find their own warm-up first."""
     import os
     import subprocess
     import sys
@@ -454,4 +457,4 @@ def test_an_auction_past_its_tail_compiles_nothing_inside_its_timed_call(tmp_pat
     done = subprocess.run([sys.executable, "-c", PAST_TAIL_CODE], cwd=root, env=env, capture_output=True, text=True,
                           timeout=900)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split() == ["0", "True"], done.stdout
+    assert done.stdout.split() == ["0", "True", "False", "0", "True", "True"], done.stdout

@@ -87,6 +87,9 @@ ALGORITHMS = [
                  Option("eps_factor", 20.0, help="epsilon shrinks by this factor per phase (> 1; fewer phases "
                         "when larger, each of them longer)",
                         low=1.0, low_open=True, high=1e6),
+                Option("tail", "auto", ("auto", "off"),
+                       "the tail of chained bids for the last few unassigned (in parallel on a GPU); off = "
+                       "Jacobi rounds to the end, in both directions"),
                 Option("price_updates", "auto", ("auto", "on", "off"),
                        "global price updates in the Gauss-Seidel tail: prices rise by the distance to a free "
                        "object, so far fewer bids follow one another; auto = on a GPU (on the cpu an update "
@@ -104,7 +107,8 @@ ALGORITHMS = [
                   "(1995: global price updates); "
                   "Bertsekas & Castanon, Parallel synchronous and asynchronous implementations of the "
                   "auction algorithm (1991: the GPU's parallel tail)",
-        phases=("bid", "reverse", "eps-scale"), warmup_rows=(TAIL_BELOW, PARALLEL_TAIL_BELOW)),
+        phases=("bid", "reverse", "eps-scale"), warmup_rows=(TAIL_BELOW, PARALLEL_TAIL_BELOW),
+        warmup_past_options=(("tail", "off"),)),
 ]
 
 
@@ -167,7 +171,7 @@ def power_of_two_scale(max_abs: float) -> float:
     return math.ldexp(1.0, -min(max(exponent, -1000), 1000))
 
 
-def _check_options(eps: float, scaling: str, eps_factor: float, price_updates: str) -> None:
+def _check_options(eps: float, scaling: str, eps_factor: float, price_updates: str, tail: str) -> None:
     if not (eps >= 0.0 and math.isfinite(eps)):
         raise InputError(f"option eps={eps!r} must be a finite number >= 0")
     if not (eps_factor > 1.0 and math.isfinite(eps_factor)):
@@ -176,11 +180,13 @@ def _check_options(eps: float, scaling: str, eps_factor: float, price_updates: s
         raise InputError(f"option scaling={scaling!r}: choose from on, off")
     if price_updates not in ("auto", "on", "off"):
         raise InputError(f"option price_updates={price_updates!r}: choose from auto, on, off")
+    if tail not in ("auto", "off"):
+        raise InputError(f"option tail={tail!r}: choose from auto, off")
 
 
 def run(problem: CostMatrix, backend: str, tel, eps: float = 0.0, scaling: str = "on",
-        eps_factor: float = 20.0, price_updates: str = "auto") -> Solution:
-    _check_options(eps, scaling, eps_factor, price_updates)
+        eps_factor: float = 20.0, price_updates: str = "auto", tail: str = "auto") -> Solution:
+    _check_options(eps, scaling, eps_factor, price_updates, tail)
     if min(problem.shape) == 0:
         return empty_solution(problem)
     view = cost_view(problem)
@@ -189,7 +195,7 @@ def run(problem: CostMatrix, backend: str, tel, eps: float = 0.0, scaling: str =
                               "(maximum matching of the allowed pattern is smaller)")
     reduced = without_offset(problem)  # prices that carry a huge shared offset leave epsilon no room
     if reduced is not None:
-        return reduced.restore(run(reduced.problem, backend, tel, eps, scaling, eps_factor, price_updates))
+        return reduced.restore(run(reduced.problem, backend, tel, eps, scaling, eps_factor, price_updates, tail))
     scale, epsilons, cap = epsilon_schedule(view, eps, scaling, eps_factor)
     from ..targets import launcher_for
     from .auction_device import AuctionDevice
@@ -197,7 +203,7 @@ def run(problem: CostMatrix, backend: str, tel, eps: float = 0.0, scaling: str =
     C, upload_seconds = device_costs(launcher, view, compact_integers=True)
     with launcher.session(view.n_cols):
         updates = price_updates == "on" or (price_updates == "auto" and launcher.device)
-        solver = AuctionDevice(launcher, C, view, scale, cap, tel, updates)
+        solver = AuctionDevice(launcher, C, view, scale, cap, tel, updates, tail=tail != "off")
         for k, e in enumerate(epsilons):
             solver.phase(e, first=(k == 0))
         lam = solver.finish()

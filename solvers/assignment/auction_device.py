@@ -32,7 +32,8 @@ UPDATE_LEVELS = 16   # a price update settles distances up to this many epsilons
 
 
 class AuctionDevice:
-    def __init__(self, launcher, C, view, scale: float, cap: float, tel, price_updates: bool = True):
+    def __init__(self, launcher, C, view, scale: float, cap: float, tel, price_updates: bool = True,
+                 tail: bool = True):
         self.L = L = launcher
         self.C = C
         self.view = view
@@ -42,6 +43,7 @@ class AuctionDevice:
         self.scale = float(scale)
         self.cap = float(cap)
         self.tel = tel
+        self.use_tail = tail  # False: Jacobi rounds to the end, in both directions
         i32, f64 = np.int32, np.float64
         # person arrays: n_rows; object arrays: n_cols (no dummy persons)
         self.prices = L.full(nc, 0.0, f64)
@@ -125,6 +127,8 @@ class AuctionDevice:
         c = self.read_counters()
         self.stats["phases"] += 1
         tail_below = PARALLEL_TAIL_BELOW if L.device and GS_THRESHOLD > 0 else GS_THRESHOLD
+        if not self.use_tail:
+            tail_below = 0
         while c[UCOUNT] > 0:
             count = int(c[UCOUNT])
             updating = self.price_updates and count <= UPDATE_BELOW
@@ -181,16 +185,17 @@ class AuctionDevice:
                  self.flags)
         self.compact_flagged()
         c = self.read_counters()
+        reverse_below = GS_THRESHOLD if self.use_tail else 0
         while c[VCOUNT] > 0:
             count = int(c[VCOUNT])
-            if count <= GS_THRESHOLD:
+            if count <= reverse_below:
                 L.launch(K.REVERSE_GS_TAIL, 1, nr, C, scale, eps, self.lam, self.V, self.counters, self.profit,
                          self.prices, self.a_p, self.a_o, GS_BUDGET)
                 self.stats["reverse_gs_launches"] += 1
             else:  # Jacobi rounds, in one launch on a GPU (sized by the count, which never grows either)
                 L.launch(K.REVERSE_JACOBI, count, nr, self.n_cols, C, scale, eps, self.lam, self.V, self.V_next,
                          self.counters, self.profit, self.prices, self.rbid_person, self.rbid_price, self.rbid_offer,
-                         self.person_top, self.person_win, self.a_p, self.a_o, self.flags, GS_THRESHOLD,
+                         self.person_top, self.person_win, self.a_p, self.a_o, self.flags, reverse_below,
                          JACOBI_ROUNDS_PER_LAUNCH)
                 self.compact_flagged()
             c = self.read_counters()
