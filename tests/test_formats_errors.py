@@ -27,6 +27,8 @@ TEXT_CASES = [
     ("konect-zero-id", "k.tsv", "% bip unweighted\n1 1\n0 2\n", None, {}, 3, "below 1"),
     ("konect-fractional-id", "out.k", "% bip unweighted\n1.5 1\n", None, {}, 2, "must be an integer"),
     ("konect-beyond-header-size", "k.tsv", "% bip unweighted\n% 2 2 2\n1 1\n3 1\n", None, {}, 4, "outside the 2"),
+    ("konect-truncated", "k.tsv", "% bip unweighted\n% 2000 300 400\n1\t62\n2\t7\n", None, {}, 2,
+     "declares 2,000 edges but the file has 2 (truncated?)"),
     ("konect-nan-weight", "k.tsv", "% bip weighted\n1 1 2\n2 2 nan\n", "assignment", {}, 3, "not a finite"),
     ("konect-field-count", "k.tsv", "% bip weighted\n1 1 2\n2 2\n", None, {}, 3, "expected 3 fields"),
     ("konect-too-many-fields", "k.tsv", "% bip weighted\n1 1 2 3 4\n", None, {}, 2, "found 5 fields"),

@@ -1,5 +1,6 @@
 """Edge lists: SNAP (``#`` comments, 0-based ``u v``) and KONECT bipartite TSV (``%`` comments,
-``% bip ...`` first line, 1-based ``u v [weight [time]]``).
+``% bip ...`` first line, 1-based ``u v [weight [time]]``; a file with fewer edges than its
+``% EDGES ROWS COLS`` line declares is refused as truncated).
 
 Both are streamed (see _text): a 5M-line file loads in seconds. SNAP graphs are read as
 rows = sources, cols = targets, each side sized max id + 1 unless ``n_rows`` / ``n_cols`` are
@@ -110,15 +111,20 @@ def read_konect(path, problem=None, n_rows: int | None = None, n_cols: int | Non
         raise InputError("not a KONECT bipartite network: the first line must be '% bip ...'", name, 1)
     weighted = header[1:2] not in ([], ["unweighted"])
     columns, lines, leading = read_table(path, b"%", lambda text, line: _konect_kinds(text, line, path))
-    declared_at = None
+    declared_at = declared_edges = None
     if len(leading) > 1 and leading[1][0] == 2:
         m = _KONECT_SIZES.match(leading[1][1])
+        if m:
+            declared_edges = int(m.group(1))
         if m and (n_rows is None or n_cols is None):
             n_rows = int(m.group(2)) if n_rows is None else n_rows
             n_cols = int(m.group(3)) if n_cols is None else n_cols
             declared_at = 2
     if columns is None:  # no edges: the header alone says whether there is a weight column
         columns = [np.empty(0)] * (3 if weighted else 2)
+    if declared_edges is not None and columns[0].size < declared_edges:
+        raise InputError(f"the size line declares {plural(declared_edges, 'edge')} but the file has "
+                         f"{columns[0].size:,} (truncated?)", name, 2)
     rows = require_integral(columns[0], lines, "a row id", path)
     cols = require_integral(columns[1], lines, "a column id", path)
     _check_ids(rows, lines, 1, n_rows, "row", path)
