@@ -13,6 +13,18 @@ from solvers.cli import main
 from solvers.problems import CostMatrix
 
 
+def run_on_empty_cache(code: str, tmp_path, timeout: int):
+    """``code`` in a fresh interpreter whose numba kernel cache is an empty folder under tmp_path."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "kernels"), PYTHONPATH=str(root))
+    return subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
 @pytest.fixture
 def tiny_plan(monkeypatch, tmp_path):
     graph = solvers.generate("random-bipartite", rows=8, cols=8, degree=2, seed=1)
@@ -83,14 +95,7 @@ def test_a_series_warm_up_leaves_nothing_to_compile_for_the_timed_run(tmp_path):
     """On an empty kernel cache, the untimed warm-up of a point series (frames of different sizes,
     an outlier link for the automatic gate, more points than the auction's Gauss-Seidel tail) takes
     every compiled path the tracking run then takes: its solve time holds no compiling."""
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-    root = Path(__file__).resolve().parents[1]
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "kernels"), PYTHONPATH=str(root))
-    done = subprocess.run([sys.executable, "-c", FRESH_CACHE_CODE], cwd=root, env=env, capture_output=True,
-                          text=True, timeout=600)
+    done = run_on_empty_cache(FRESH_CACHE_CODE, tmp_path, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["auction", "0", "hungarian", "0"], done.stdout
 
@@ -118,14 +123,7 @@ print(watch.compiled)
 def test_the_batch_warm_up_leaves_nothing_to_compile(tmp_path):
     """`matchscope warmup` includes the batch solver: after warm_batches on an empty kernel cache,
     batches of other sizes, both float types, rectangles and ragged lists compile nothing."""
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-    root = Path(__file__).resolve().parents[1]
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "kernels"), PYTHONPATH=str(root))
-    done = subprocess.run([sys.executable, "-c", BATCH_CODE], cwd=root, env=env, capture_output=True, text=True,
-                          timeout=600)
+    done = run_on_empty_cache(BATCH_CODE, tmp_path, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["0"], done.stdout
 
@@ -330,14 +328,7 @@ for _ in range(2):
 def test_point_sets_and_batches_are_prepared_untimed_on_an_empty_cache(tmp_path):
     """match_points (solve on EuclideanCosts) and solve_batch compile on their first call, before
     the timed part, and say so in one line each, naming what they compile for."""
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-    root = Path(__file__).resolve().parents[1]
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "kernels"), PYTHONPATH=str(root))
-    done = subprocess.run([sys.executable, "-c", FRESH_KINDS_CODE], cwd=root, env=env, capture_output=True,
-                          text=True, timeout=1200)
+    done = run_on_empty_cache(FRESH_KINDS_CODE, tmp_path, timeout=1200)
     assert done.returncode == 0, done.stderr[-2000:]
     why = "(not in this machine's kernel cache yet; cached for later runs)"
     assert done.stderr.splitlines() == [f"compiling knn (point sets) for cpu {why}", "-- points", "-- points",
@@ -390,14 +381,7 @@ for algorithm, first, second in cases:
 def test_a_solve_of_another_shape_compiles_nothing_inside_its_timed_call(tmp_path):
     """On an empty kernel cache: a square solve after a rectangular one (and the reverse, and point
     sets made with the constructor) finds its own warm-up run before its clock starts."""
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-    root = Path(__file__).resolve().parents[1]
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "kernels"), PYTHONPATH=str(root))
-    done = subprocess.run([sys.executable, "-c", SHAPES_CODE], cwd=root, env=env, capture_output=True, text=True,
-                          timeout=900)
+    done = run_on_empty_cache(SHAPES_CODE, tmp_path, timeout=900)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["hungarian", "0", "auction", "0", "knn", "0"], done.stdout
 
@@ -448,13 +432,6 @@ def test_an_auction_past_its_tail_compiles_nothing_inside_its_timed_call(tmp_pat
     """On an empty kernel cache: after a solve small enough for the tail alone, a larger one (its
     Jacobi rounds) and a rectangle (its reverse Jacobi rounds, which its warm-up's corner alone does
     not reach: 2.8 s of compiling inside the timed call before) find their own warm-up first."""
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-    root = Path(__file__).resolve().parents[1]
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "kernels"), PYTHONPATH=str(root))
-    done = subprocess.run([sys.executable, "-c", PAST_TAIL_CODE], cwd=root, env=env, capture_output=True, text=True,
-                          timeout=900)
+    done = run_on_empty_cache(PAST_TAIL_CODE, tmp_path, timeout=900)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["0", "True", "False", "0", "True", "True"], done.stdout
