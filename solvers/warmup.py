@@ -91,7 +91,7 @@ def rows_passed(problem, algorithm: str | None) -> int:
     algo = registry.algorithms().get(algorithm) if algorithm else None
     if algo is None or not algo.warmup_rows:
         return 0
-    if isinstance(problem, (CostMatrix, EuclideanCosts)):
+    if isinstance(problem, (CostMatrix, EuclideanCosts, SparseCosts)):
         rows = min(problem.shape)
     elif isinstance(problem, PointSeries):
         rows = max((len(frame) for frame in problem.frames), default=0)
@@ -141,8 +141,14 @@ def warmup_problem(problem, side: int = 0):
         rows, cols = _corner(*problem.shape, side or COST_CORNER)
         return CostMatrix.from_array(np.array(problem.values[:rows, :cols]), source="<warm-up>")
     if isinstance(problem, SparseCosts):  # in the problem's orientation, as the dense ones
-        rows, cols = {"square": (16, 16), "wide": (16, 24), "tall": (24, 16)}[shape_kind(problem)]
-        return generate("sparse-lap", rows=rows, cols=cols, degree=4, seed=1)
+        small = side or 16
+        rows, cols = {"square": (small, small), "wide": (small, small * 3 // 2),
+                      "tall": (small * 3 // 2, small)}[shape_kind(problem)]
+        tiny = generate("sparse-lap", rows=rows, cols=cols, degree=4, seed=1)
+        if problem.is_integer:
+            return tiny
+        # real costs: on a GPU the steps compile for float64 costs, integers for float32
+        return SparseCosts(tiny.n_rows, tiny.n_cols, tiny.row_ptr, tiny.col_ind, tiny.cost + 0.5, "<warm-up>")
     if isinstance(problem, EuclideanCosts):  # the first points of each set: same dimension, same orientation
         first, second = _corner(*problem.shape, side or COST_CORNER)
         return EuclideanCosts.from_points(problem.a[:first], problem.b[:second], source="<warm-up>")

@@ -10,12 +10,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 from scipy.optimize import linear_sum_assignment
+from scipy.sparse import csr_matrix
 
 import solvers
 from solvers.assignment import auction, auction_device, auction_kernels, hungarian
 from solvers.assignment.auction_price_update import PRICE_UPDATE
 from solvers.errors import Cancelled, InfeasibleError, InputError
-from solvers.problems import CostMatrix
+from solvers.problems import CostMatrix, SparseCosts
 from solvers.telemetry import NULL, Recorder
 from test_hungarian import (RecordingLauncher, StopAfter, compile_for_sm90, float32_variant,  # noqa: F401
                             random_costs)
@@ -244,7 +245,7 @@ import sys, json
 sys.setswitchinterval(1e-4)
 import numpy as np
 from solvers.assignment import auction, auction_device
-from solvers.problems import CostMatrix
+from solvers.problems import CostMatrix, SparseCosts
 from solvers.telemetry import NULL
 from solvers.certify import certify
 from solvers.errors import InfeasibleError
@@ -300,14 +301,26 @@ def test_cuda_kernels_under_the_simulator_match_the_cpu(run_cudasim_shards, swee
 
 
 def recorded_signatures() -> tuple[dict, dict]:
+    return recorded_signatures_for(sparse=False)
+
+
+def recorded_signatures_for(sparse: bool) -> tuple[dict, dict]:
+    """Every auction kernel and its argument types, from cpu runs on dense costs, or on sparse
+    costs (every pair stored but a few: the same paths, the sparse steps)."""
+    from solvers.assignment import auction_sparse
     launcher = RecordingLauncher()
     wide = np.random.default_rng(4).integers(0, 9, (6, 8)).astype(float)  # the reverse auction too
     for costs, threshold in ((wide, auction_device.GS_THRESHOLD), (wide, 0),  # 0: Jacobi rounds only
                              (np.random.default_rng(4).random((90, 90)), auction_device.GS_THRESHOLD)):
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(auction_device, "GS_THRESHOLD", threshold)
-            view = hungarian.cost_view(CostMatrix.from_array(costs))
-            C, _ = hungarian.device_costs(launcher, view, compact_integers=True)
+            if sparse:
+                problem = SparseCosts.from_sparse(csr_matrix(costs + 1.0))  # + 1: no explicit zeros dropped
+                view = auction_sparse.sparse_view(problem)
+                C, _ = auction_sparse.target_costs(launcher, view, compact_integers=True)
+            else:
+                view = hungarian.cost_view(CostMatrix.from_array(costs))
+                C, _ = hungarian.device_costs(launcher, view, compact_integers=True)
             scale, epsilons, cap = auction.epsilon_schedule(view, 0.0, "on", 5.0)
             solver = auction_device.AuctionDevice(launcher, C, view, scale, cap, NULL)
             for k, e in enumerate(epsilons):

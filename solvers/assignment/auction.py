@@ -50,6 +50,14 @@ Forbidden pairs (+inf cost) are never bid on, in either direction; a feasibility
 maximum_bipartite_matching on the allowed pattern: can every line of the shorter side be
 assigned?) raises InfeasibleError first, since the auction never ends on an infeasible problem.
 
+Sparse costs (``SparseCosts``; only the stored pairs are allowed) run the same steps: the kernels
+read costs through accessors written for a dense matrix and for CSR/CSC arrays
+(``auction_sparse``), and on a GPU a warp, not a block, scans a sparse row. Their price updates are
+off by default (each arc is a bisection in a row). The matching check of an infeasible pattern runs
+only after a phase has run long (``auction_device.FEASIBILITY_AFTER``): on k-NN candidates it took
+longer than the solve. Measured on k-NN candidates (``benchmarks/bench_sparse_auction.py``), the
+auction is correct but slower than sparse-sap there.
+
 Duals returned: with the unassigned objects' prices raised to lambda (they are at most lambda, so
 epsilon-CS holds), v_j = -(p_j - lambda) / scale (<= 0, and 0 on every unassigned object: the
 rectangular LP's conditions) and u_i = -(max_j (b_ij - p_j) + lambda) / scale, so u_i + v_j <= c_ij;
@@ -66,7 +74,7 @@ import math
 import numpy as np
 
 from ..errors import InfeasibleError, InputError
-from ..problems import CostMatrix
+from ..problems import CostMatrix, SparseCosts
 from ..registry import Algorithm, Option
 from ..result import Solution
 from .hungarian import cost_view, device_costs, empty_solution, original_solution
@@ -79,7 +87,7 @@ PARALLEL_TAIL_BELOW = 1024
 
 ALGORITHMS = [
     Algorithm(
-        name="auction", problem_kinds=("assignment",), accepts=(CostMatrix,), backends=("cpu", "cuda", "cudasim"),
+        name="auction", problem_kinds=("assignment",), accepts=(CostMatrix, SparseCosts), backends=("cpu", "cuda", "cudasim"),
         runner="solvers.assignment.auction:run",
         options=(Option("eps", 0.0, help="final epsilon in cost units; 0 = automatic (exact for integer costs)",
                         low=0.0, high=1e300),
@@ -112,15 +120,18 @@ ALGORITHMS = [
 ]
 
 
+_NO_ASSIGNMENT = "no complete assignment of {} pairs exists with the stored pairs (maximum matching of the stored " \
+                 "pattern is smaller)"
 REAL_EPS = 2.5e-10  # default final epsilon for real costs, relative to the cost range
 MIN_EPS = 1e-13     # smallest epsilon relative to max|c| (below it prices stop moving in float64)
 
 
-def complete_assignment_exists(allowed: np.ndarray) -> bool:
-    """Whether the allowed pattern has a matching covering the smaller side (Hall / Hopcroft-Karp)."""
+def complete_assignment_exists(allowed) -> bool:
+    """Whether the allowed pattern (a boolean array, or a scipy sparse matrix of the stored pairs)
+    has a matching covering the smaller side (Hall / Hopcroft-Karp)."""
     rows, cols = allowed.shape
     small = min(rows, cols)
-    degrees = allowed.sum(axis=1 if rows <= cols else 0)
+    degrees = np.asarray(allowed.sum(axis=1 if rows <= cols else 0)).ravel()
     if degrees.min() >= small:
         return True  # greedy never gets stuck: each vertex has more partners than can be taken
     if degrees.min() == 0:
@@ -184,26 +195,43 @@ def _check_options(eps: float, scaling: str, eps_factor: float, price_updates: s
         raise InputError(f"option tail={tail!r}: choose from auto, off")
 
 
-def run(problem: CostMatrix, backend: str, tel, eps: float = 0.0, scaling: str = "on",
+def run(problem: CostMatrix | SparseCosts, backend: str, tel, eps: float = 0.0, scaling: str = "on",
         eps_factor: float = 20.0, price_updates: str = "auto", tail: str = "auto") -> Solution:
     _check_options(eps, scaling, eps_factor, price_updates, tail)
     if min(problem.shape) == 0:
         return empty_solution(problem)
-    view = cost_view(problem)
-    if view.stats.n_forbidden and not complete_assignment_exists(np.isfinite(problem.costs)):
-        raise InfeasibleError(f"no complete assignment of {view.n_rows} pairs exists with the allowed pairs "
-                              "(maximum matching of the allowed pattern is smaller)")
-    reduced = without_offset(problem)  # prices that carry a huge shared offset leave epsilon no room
-    if reduced is not None:
-        return reduced.restore(run(reduced.problem, backend, tel, eps, scaling, eps_factor, price_updates, tail))
+    sparse = isinstance(problem, SparseCosts)
+    if sparse:
+        from .auction_sparse import sparse_view
+        view = sparse_view(problem)
+        # the matching check (Hopcroft-Karp) can take longer than the solve (11 s on 100,000 points'
+        # 8 nearest neighbours): the cheap necessary conditions here, the check itself only if the
+        # auction runs long (an infeasible problem's prices rise without end)
+        if np.diff(view.row_ptr).min() == 0 or np.count_nonzero(np.diff(view.col_ptr)) < view.n_rows:
+            raise InfeasibleError(_NO_ASSIGNMENT.format(view.n_rows))
+        feasible = lambda: complete_assignment_exists(view.allowed())  # noqa: E731
+    else:
+        view, feasible = cost_view(problem), None
+        if view.stats.n_forbidden and not complete_assignment_exists(np.isfinite(problem.costs)):
+            raise InfeasibleError(f"no complete assignment of {view.n_rows} pairs exists with the allowed pairs "
+                                  "(maximum matching of the allowed pattern is smaller)")
+        reduced = without_offset(problem)  # prices that carry a huge shared offset leave epsilon no room
+        if reduced is not None:
+            return reduced.restore(run(reduced.problem, backend, tel, eps, scaling, eps_factor, price_updates, tail))
     scale, epsilons, cap = epsilon_schedule(view, eps, scaling, eps_factor)
     from ..targets import launcher_for
     from .auction_device import AuctionDevice
     launcher = launcher_for(backend)
-    C, upload_seconds = device_costs(launcher, view, compact_integers=True)
+    if sparse:
+        from .auction_sparse import target_costs
+        C, upload_seconds = target_costs(launcher, view, compact_integers=True)
+    else:
+        C, upload_seconds = device_costs(launcher, view, compact_integers=True)
     with launcher.session(view.n_cols):
-        updates = price_updates == "on" or (price_updates == "auto" and launcher.device)
-        solver = AuctionDevice(launcher, C, view, scale, cap, tel, updates, tail=tail != "off")
+        # a price update relaxes every object against a frontier, each arc a lookup: on sparse rows a
+        # bisection, which costs more than the bids it saves
+        updates = price_updates == "on" or (price_updates == "auto" and launcher.device and not sparse)
+        solver = AuctionDevice(launcher, C, view, scale, cap, tel, updates, tail=tail != "off", feasible=feasible)
         for k, e in enumerate(epsilons):
             solver.phase(e, first=(k == 0))
         lam = solver.finish()
@@ -221,4 +249,4 @@ def run(problem: CostMatrix, backend: str, tel, eps: float = 0.0, scaling: str =
                  eps_first=epsilons[0] / scale, epsilon=epsilons[-1] / scale)
     return Solution(value=value, iterations=solver.rounds, row_match=row_match, col_match=col_match,
                     duals={"u": u, "v": v}, epsilon=epsilons[-1] / scale, stats=stats,
-                    device_costs=C if launcher.device else None)  # the certificate checks the duals there
+                    device_costs=C if launcher.device and not sparse else None)  # the certificate checks the duals there

@@ -28,12 +28,13 @@ JACOBI_ROUNDS_PER_LAUNCH = 64  # a Jacobi rounds' launch (forward or reverse) re
 UPDATE_EVERY = 400   # tail bids between two global price updates (200 and 100: more time in updates)
 UPDATE_BELOW = 64    # the updates start when this few persons are unassigned
 UPDATES_PER_READ = 8  # (price update, UPDATE_EVERY tail bids) pairs launched between two readbacks
+FEASIBILITY_AFTER = 256  # a phase's forward launches before a problem not known feasible is checked
 UPDATE_LEVELS = 16   # a price update settles distances up to this many epsilons (the rest: this many)
 
 
 class AuctionDevice:
     def __init__(self, launcher, C, view, scale: float, cap: float, tel, price_updates: bool = True,
-                 tail: bool = True):
+                 tail: bool = True, feasible=None):
         self.L = L = launcher
         self.C = C
         self.view = view
@@ -44,6 +45,10 @@ class AuctionDevice:
         self.cap = float(cap)
         self.tel = tel
         self.use_tail = tail  # False: Jacobi rounds to the end, in both directions
+        # None, or a check that a complete assignment exists, made once a phase has run long
+        # (FEASIBILITY_AFTER launches): an infeasible problem's auction never ends
+        self.feasible = feasible
+        self.K = K.steps_for(C)  # the kernels for dense or sparse costs
         i32, f64 = np.int32, np.float64
         # person arrays: n_rows; object arrays: n_cols (no dummy persons)
         self.prices = L.full(nc, 0.0, f64)
@@ -122,14 +127,21 @@ class AuctionDevice:
         if self.tel.enabled:  # before the new phase frees anyone: the last phase's result is complete
             self._emit("eps-scale", nr if first else 0, eps)
         if not first:
-            L.launch(K.PHASE_START, nr, nr, nc, C, scale, self.prices, eps, self.a_p, self.a_o)
+            L.launch(self.K.phase_start, nr, nr, nc, C, scale, self.prices, eps, self.a_p, self.a_o)
         self.compact_unassigned()
         c = self.read_counters()
         self.stats["phases"] += 1
         tail_below = PARALLEL_TAIL_BELOW if L.device and GS_THRESHOLD > 0 else GS_THRESHOLD
         if not self.use_tail:
             tail_below = 0
+        launches = 0
         while c[UCOUNT] > 0:
+            launches += 1
+            if launches == FEASIBILITY_AFTER and self.feasible is not None:
+                if not self.feasible():
+                    raise InfeasibleError(f"no complete assignment of {self.n_rows} pairs exists with the stored "
+                                          "pairs (maximum matching of the stored pattern is smaller)")
+                self.feasible = None  # proven: never again
             count = int(c[UCOUNT])
             updating = self.price_updates and count <= UPDATE_BELOW
             if count <= tail_below and updating:
@@ -147,7 +159,7 @@ class AuctionDevice:
                 else:  # down to the tail, or to where the updates start
                     rounds = JACOBI_ROUNDS_PER_LAUNCH
                     threshold = max(tail_below, UPDATE_BELOW if self.price_updates else 0)
-                L.launch(K.JACOBI, count, nr, nc, C, scale, self.prices, eps, cap, self.U, self.U_next, self.counters,
+                L.launch(self.K.jacobi, count, nr, nc, C, scale, self.prices, eps, cap, self.U, self.U_next, self.counters,
                          self.bid_obj, self.bid_val, self.obj_top, self.obj_win, self.a_p, self.a_o, threshold,
                          rounds)
                 self.compact_unassigned()
@@ -163,7 +175,7 @@ class AuctionDevice:
         person bidding next: one at a time on the cpu, a block per person on a GPU; then U holds
         those still unassigned."""
         L = self.L
-        L.launch(K.GS_TAIL, count, self.n_rows, self.n_cols, self.C, self.scale, self.prices, eps, self.cap, self.U,
+        L.launch(self.K.tail, count, self.n_rows, self.n_cols, self.C, self.scale, self.prices, eps, self.cap, self.U,
                  self.counters, self.a_p, self.a_o, self.locks, budget)
         self.compact_unassigned()
         self.stats["gs_launches"] += 1
@@ -181,7 +193,7 @@ class AuctionDevice:
         bid in turn) until none is. Then every pair is eps-CS, assigned objects are priced >= lambda
         and unassigned ones <= lambda: the assignment is within n_rows * eps of optimal."""
         L, nr, nc, C, scale = self.L, self.n_rows, self.n_cols, self.C, self.scale
-        L.launch(K.REVERSE_START, 1, nr, nc, C, scale, self.prices, self.a_p, self.a_o, self.profit, self.lam,
+        L.launch(self.K.reverse_start, 1, nr, nc, C, scale, self.prices, self.a_p, self.a_o, self.profit, self.lam,
                  self.flags)
         self.compact_flagged()
         c = self.read_counters()
@@ -189,11 +201,11 @@ class AuctionDevice:
         while c[VCOUNT] > 0:
             count = int(c[VCOUNT])
             if count <= reverse_below:
-                L.launch(K.REVERSE_GS_TAIL, 1, nr, C, scale, eps, self.lam, self.V, self.counters, self.profit,
+                L.launch(self.K.reverse_tail, 1, nr, C, scale, eps, self.lam, self.V, self.counters, self.profit,
                          self.prices, self.a_p, self.a_o, GS_BUDGET)
                 self.stats["reverse_gs_launches"] += 1
             else:  # Jacobi rounds, in one launch on a GPU (sized by the count, which never grows either)
-                L.launch(K.REVERSE_JACOBI, count, nr, self.n_cols, C, scale, eps, self.lam, self.V, self.V_next,
+                L.launch(self.K.reverse_jacobi, count, nr, self.n_cols, C, scale, eps, self.lam, self.V, self.V_next,
                          self.counters, self.profit, self.prices, self.rbid_person, self.rbid_price, self.rbid_offer,
                          self.person_top, self.person_win, self.a_p, self.a_o, self.flags, reverse_below,
                          JACOBI_ROUNDS_PER_LAUNCH)
@@ -209,19 +221,19 @@ class AuctionDevice:
         less lambda are the rectangular LP's potentials (0 on unassigned objects, >= 0 elsewhere)."""
         if not self.rectangular:
             return 0.0
-        self.L.launch(K.SETTLE_FREE_PRICES, self.n_cols, self.n_cols, self.lam, self.prices, self.a_o)
+        self.L.launch(self.K.settle_free_prices, self.n_cols, self.n_cols, self.lam, self.prices, self.a_o)
         return float(self.L.read(self.lam)[0])
 
     def person_values(self) -> np.ndarray:
         values = self.L.full(self.n_rows, 0.0, np.float64)
-        self.L.launch(K.PERSON_VALUES, self.n_rows, self.n_rows, self.n_cols, self.C, self.scale, self.prices, values)
+        self.L.launch(self.K.person_values, self.n_rows, self.n_rows, self.n_cols, self.C, self.scale, self.prices, values)
         return self.L.read(values)
 
     def _emit(self, phase: str, unassigned: int, eps: float) -> None:
         tel, view = self.tel, self.view
         a_p = self.L.read(self.a_p)
         rows = np.flatnonzero(a_p >= 0)
-        primal = float(view.costs[rows, a_p[rows]].sum()) if rows.size else 0.0
+        primal = float(view.pair_costs(rows, a_p[rows]).sum()) if rows.size else 0.0
         extra = {"unassigned": unassigned, "epsilon": eps / self.scale, "assigned": int(rows.size),
                  "primal_cost": primal}
         if phase == "reverse":

@@ -45,13 +45,16 @@ run: among tied optimal assignments, which one comes out may vary between runs.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
 import numpy as np
 from numba import config as numba_config
 from numba import float64, int32, njit, prange
-from numba.extending import register_jitable
+from numba.core import types
+from numba.extending import overload, register_jitable
 
 from ..targets.cuda_jit import cuda_kernel
-from ..targets.geometry import THREADS_PER_BLOCK
+from ..targets.geometry import THREADS_PER_BLOCK, WARP_SIZE
 from ..targets.kernel import BLOCK_PER_ITEM, COOPERATIVE, EACH, ONE_BLOCK, Kernel
 from .hungarian_kernels import COMPACT, KEEP_FLAGGED, KEEP_NEGATIVE, compact_cpu  # noqa: F401 (COMPACT: ours too)
 
@@ -79,21 +82,125 @@ TOP2_SHARED = max(ROW_BLOCK, TAIL_BLOCK)  # the block reduction's shared arrays 
 # ---------------------------------------------------------------------------------------------
 # bodies (every target)
 
+# Costs reach the steps as ``C``: a dense matrix C[i, j] (+inf where forbidden), or sparse costs,
+# the tuple (row_ptr, col_ind, cost, col_ptr, row_ind, cost_by_column) of CSR and CSC arrays, each
+# row's columns and each column's rows in increasing order (a pair not stored is forbidden). The
+# accessors below serve both: numba compiles the form that the argument's type picks (``overload``),
+# the Python forms serve the simulator. A row's entries are e = first, ..., end - 1 of
+# ``row_span``; ``row_entry`` gives entry e's object and benefit (``column_*`` the same by column).
+
 @register_jitable
-def benefit(C, scale, i, j):
-    """-scale * c_ij (-inf where forbidden)."""
+def sparse_row_span(C, i, n_cols):
+    return C[0][i], C[0][i + 1]
+
+
+@register_jitable
+def dense_row_span(C, i, n_cols):
+    return 0, n_cols
+
+
+@register_jitable
+def sparse_row_entry(C, scale, i, e):
+    return C[1][e], -scale * C[2][e]
+
+
+@register_jitable
+def dense_row_entry(C, scale, i, e):
+    return e, -scale * C[i, e]
+
+
+@register_jitable
+def sparse_column_span(C, j, n_rows):
+    return C[3][j], C[3][j + 1]
+
+
+@register_jitable
+def dense_column_span(C, j, n_rows):
+    return 0, n_rows
+
+
+@register_jitable
+def sparse_column_entry(C, scale, j, e):
+    return C[4][e], -scale * C[5][e]
+
+
+@register_jitable
+def dense_column_entry(C, scale, j, e):
+    return e, -scale * C[e, j]
+
+
+@register_jitable
+def sparse_benefit(C, scale, i, j):
+    """Row i's entry for object j by bisection: -scale * c_ij, or -inf when the pair is not stored."""
+    row_ptr, col_ind = C[0], C[1]
+    low = row_ptr[i]
+    high = row_ptr[i + 1]
+    while low < high:
+        mid = (low + high) // 2
+        if col_ind[mid] < j:
+            low = mid + 1
+        else:
+            high = mid
+    if low < row_ptr[i + 1] and col_ind[low] == j:
+        return -scale * C[2][low]
+    return -np.inf
+
+
+@register_jitable
+def dense_benefit(C, scale, i, j):
     return -scale * C[i, j]
+
+
+def _by_form(sparse, dense):
+    """An overload's typing function: ``sparse`` for sparse costs (a tuple), else ``dense``."""
+    def typer(C, *args):
+        return sparse if isinstance(C, types.BaseTuple) else dense
+    return typer
+
+
+def row_span(C, i, n_cols):
+    """(first, end) of row i's entries."""
+    return (sparse_row_span if isinstance(C, tuple) else dense_row_span)(C, i, n_cols)
+
+
+def row_entry(C, scale, i, e):
+    """(object, benefit) of row i's entry e."""
+    return (sparse_row_entry if isinstance(C, tuple) else dense_row_entry)(C, scale, i, e)
+
+
+def column_span(C, j, n_rows):
+    return (sparse_column_span if isinstance(C, tuple) else dense_column_span)(C, j, n_rows)
+
+
+def column_entry(C, scale, j, e):
+    """(person, benefit) of column j's entry e."""
+    return (sparse_column_entry if isinstance(C, tuple) else dense_column_entry)(C, scale, j, e)
+
+
+def benefit(C, scale, i, j):
+    """-scale * c_ij, -inf where forbidden."""
+    return (sparse_benefit if isinstance(C, tuple) else dense_benefit)(C, scale, i, j)
+
+
+for _python_form, _sparse, _dense in ((row_span, sparse_row_span, dense_row_span),
+                                      (row_entry, sparse_row_entry, dense_row_entry),
+                                      (column_span, sparse_column_span, dense_column_span),
+                                      (column_entry, sparse_column_entry, dense_column_entry),
+                                      (benefit, sparse_benefit, dense_benefit)):
+    overload(_python_form, strict=False)(_by_form(_sparse, _dense))
 
 
 @register_jitable
 def scan_row(C, scale, prices, i, start, stride, n_cols):
     """Best value, its object (lowest index among ties; -1 if none allowed) and second-best value
-    of b_ij - p_j over j = start, start + stride, ... < n_cols."""
+    of b_ij - p_j over row i's entries start, start + stride, ... (objects in increasing order)."""
     best = -np.inf
     best_j = -1
     second = -np.inf
-    for j in range(start, n_cols, stride):
-        best, best_j, second = top2_step(best, best_j, second, benefit(C, scale, i, j) - prices[j], j)
+    first, end = row_span(C, i, n_cols)
+    for e in range(first + start, end, stride):
+        j, b = row_entry(C, scale, i, e)
+        best, best_j, second = top2_step(best, best_j, second, b - prices[j], j)
     return best, best_j, second
 
 
@@ -110,12 +217,14 @@ def top2_step(best, best_j, second, val, j):
 @register_jitable
 def scan_column(C, scale, profit, j, start, stride, n_rows):
     """The reverse auction's scan: best value, its person (lowest index among ties; -1 if none
-    allowed) and second-best value of b_ij - pi_i over i = start, start + stride, ... < n_rows."""
+    allowed) and second-best value of b_ij - pi_i over column j's entries start, start + stride, ..."""
     best = -np.inf
     best_i = -1
     second = -np.inf
-    for i in range(start, n_rows, stride):
-        val = benefit(C, scale, i, j) - profit[i]
+    first, end = column_span(C, j, n_rows)
+    for e in range(first + start, end, stride):
+        i, b = column_entry(C, scale, j, e)
+        val = b - profit[i]
         if val > best:
             second = best
             best = val
@@ -510,8 +619,10 @@ def scan_row_coherent(C, scale, prices, i, start, stride, n_cols):
     best = -np.inf
     best_j = -1
     second = -np.inf
-    for j in range(start, n_cols, stride):
-        best, best_j, second = top2_step(best, best_j, second, benefit(C, scale, i, j) - load_coherent(prices, j), j)
+    first, end = row_span(C, i, n_cols)
+    for e in range(first + start, end, stride):
+        j, b = row_entry(C, scale, i, e)
+        best, best_j, second = top2_step(best, best_j, second, b - load_coherent(prices, j), j)
     return best, best_j, second
 
 
@@ -842,3 +953,37 @@ PERSON_VALUES = Kernel("person_values", person_values_cpu, person_values_cuda, B
 
 KERNELS = (PHASE_START, JACOBI, GS_TAIL, REVERSE_START, REVERSE_JACOBI, REVERSE_GS_TAIL, SETTLE_FREE_PRICES,
            PERSON_VALUES)
+
+
+@dataclass(frozen=True)
+class Steps:
+    """The kernels a solve launches, for one form of costs."""
+
+    phase_start: Kernel
+    jacobi: Kernel
+    tail: Kernel
+    reverse_start: Kernel
+    reverse_jacobi: Kernel
+    reverse_tail: Kernel
+    settle_free_prices: Kernel
+    person_values: Kernel
+
+
+DENSE_STEPS = Steps(*KERNELS)
+# a sparse row or column holds a few entries: a warp scans it instead of a block, so that many more
+# persons bid at once (the same kernels, compiled for the sparse costs' type, launched narrower)
+SPARSE_BLOCK = WARP_SIZE
+
+
+def _narrow(kernel: Kernel) -> Kernel:
+    return replace(kernel, name=kernel.name + ".sparse", threads=SPARSE_BLOCK)
+
+
+SPARSE_STEPS = Steps(_narrow(PHASE_START), _narrow(JACOBI), _narrow(GS_TAIL), REVERSE_START, _narrow(REVERSE_JACOBI),
+                     _narrow(REVERSE_GS_TAIL), SETTLE_FREE_PRICES, _narrow(PERSON_VALUES))
+SPARSE_KERNELS = tuple(k for k in vars(SPARSE_STEPS).values() if k.name.endswith(".sparse"))
+
+
+def steps_for(C) -> Steps:
+    """The steps for costs ``C``: sparse costs come as a tuple of arrays."""
+    return SPARSE_STEPS if isinstance(C, tuple) else DENSE_STEPS
