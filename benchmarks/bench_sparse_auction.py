@@ -56,7 +56,8 @@ def main() -> None:
     parser.add_argument("--out", default="")
     args = parser.parse_args()
     import solvers.api_inputs  # noqa: F401 (the API's input paths, as a user's first solve loads them)
-    lines = [f"# Sparse k-NN assignment, {time.strftime('%Y-%m-%d')}, {platform.machine()}, backend {args.backend}", "",
+    title = f"# Sparse k-NN assignment, {time.strftime('%Y-%m-%d')}, {platform.machine()}, backend {args.backend}"
+    lines = [title, "",
              "| problem | costs | solver | end to end (s) | solver clock (s) | certified | value equal | stats |",
              "|---|---|---|---|---|---|---|---|"]
     print("\n".join(lines), flush=True)

@@ -87,7 +87,8 @@ PARALLEL_TAIL_BELOW = 1024
 
 ALGORITHMS = [
     Algorithm(
-        name="auction", problem_kinds=("assignment",), accepts=(CostMatrix, SparseCosts), backends=("cpu", "cuda", "cudasim"),
+        name="auction", problem_kinds=("assignment",), accepts=(CostMatrix, SparseCosts),
+        backends=("cpu", "cuda", "cudasim"),
         runner="solvers.assignment.auction:run",
         options=(Option("eps", 0.0, help="final epsilon in cost units; 0 = automatic (exact for integer costs)",
                         low=0.0, high=1e300),
@@ -106,7 +107,7 @@ ALGORITHMS = [
         summary="Auction with epsilon-scaling: Jacobi bidding rounds (one launch on a GPU), atomic assignment, "
                 "a tail of chained bids (in parallel under object locks on a GPU) with global price updates "
                 "(by default on a GPU); rectangles natively, with a reverse auction for the objects left "
-                "unassigned.",
+                "unassigned; dense or sparse costs.",
         reference="Vasconcelos & Rosenhahn, Bipartite graph matching computation on GPU (EMMCVPR 2009); "
                   "Bertsekas, Auction algorithms for network flow problems (1992); "
                   "Bertsekas, Castanon & Tsaknakis, Reverse auction and the solution of inequality "
@@ -120,7 +121,7 @@ ALGORITHMS = [
 ]
 
 
-_NO_ASSIGNMENT = "no complete assignment of {} pairs exists with the stored pairs (maximum matching of the stored " \
+NO_ASSIGNMENT = "no complete assignment of {} pairs exists with the stored pairs (maximum matching of the stored " \
                  "pattern is smaller)"
 REAL_EPS = 2.5e-10  # default final epsilon for real costs, relative to the cost range
 MIN_EPS = 1e-13     # smallest epsilon relative to max|c| (below it prices stop moving in float64)
@@ -208,7 +209,7 @@ def run(problem: CostMatrix | SparseCosts, backend: str, tel, eps: float = 0.0, 
         # 8 nearest neighbours): the cheap necessary conditions here, the check itself only if the
         # auction runs long (an infeasible problem's prices rise without end)
         if np.diff(view.row_ptr).min() == 0 or np.count_nonzero(np.diff(view.col_ptr)) < view.n_rows:
-            raise InfeasibleError(_NO_ASSIGNMENT.format(view.n_rows))
+            raise InfeasibleError(NO_ASSIGNMENT.format(view.n_rows))
         feasible = lambda: complete_assignment_exists(view.allowed())  # noqa: E731
     else:
         view, feasible = cost_view(problem), None
@@ -249,4 +250,5 @@ def run(problem: CostMatrix | SparseCosts, backend: str, tel, eps: float = 0.0, 
                  eps_first=epsilons[0] / scale, epsilon=epsilons[-1] / scale)
     return Solution(value=value, iterations=solver.rounds, row_match=row_match, col_match=col_match,
                     duals={"u": u, "v": v}, epsilon=epsilons[-1] / scale, stats=stats,
-                    device_costs=C if launcher.device and not sparse else None)  # the certificate checks the duals there
+                    # a GPU's dense matrix: the certificate checks the duals there
+                    device_costs=C if launcher.device and not sparse else None)

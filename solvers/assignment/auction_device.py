@@ -15,7 +15,7 @@ import numpy as np
 from ..errors import InfeasibleError
 from ..telemetry import Budget
 from . import auction_kernels as K
-from .auction import PARALLEL_TAIL_BELOW, TAIL_BELOW
+from .auction import NO_ASSIGNMENT, PARALLEL_TAIL_BELOW, TAIL_BELOW
 from .auction_kernels import BIDS, INFEAS, JROUNDS, N_COUNTERS, NO_BIDDER, RBIDS, RJROUNDS, UCOUNT, VCOUNT
 from .auction_price_update import PRICE_UPDATE, ROUNDS, UPDATE_SLOTS, UPDATES
 from .hungarian_kernels import COMPACT, KEEP_FLAGGED, KEEP_NEGATIVE
@@ -139,8 +139,7 @@ class AuctionDevice:
             launches += 1
             if launches == FEASIBILITY_AFTER and self.feasible is not None:
                 if not self.feasible():
-                    raise InfeasibleError(f"no complete assignment of {self.n_rows} pairs exists with the stored "
-                                          "pairs (maximum matching of the stored pattern is smaller)")
+                    raise InfeasibleError(NO_ASSIGNMENT.format(self.n_rows))
                 self.feasible = None  # proven: never again
             count = int(c[UCOUNT])
             updating = self.price_updates and count <= UPDATE_BELOW
@@ -159,9 +158,9 @@ class AuctionDevice:
                 else:  # down to the tail, or to where the updates start
                     rounds = JACOBI_ROUNDS_PER_LAUNCH
                     threshold = max(tail_below, UPDATE_BELOW if self.price_updates else 0)
-                L.launch(self.K.jacobi, count, nr, nc, C, scale, self.prices, eps, cap, self.U, self.U_next, self.counters,
-                         self.bid_obj, self.bid_val, self.obj_top, self.obj_win, self.a_p, self.a_o, threshold,
-                         rounds)
+                L.launch(self.K.jacobi, count, nr, nc, C, scale, self.prices, eps, cap, self.U, self.U_next,
+                         self.counters, self.bid_obj, self.bid_val, self.obj_top, self.obj_win, self.a_p, self.a_o,
+                         threshold, rounds)
                 self.compact_unassigned()
             c = self.read_counters()
             self.rounds += 1
@@ -226,7 +225,8 @@ class AuctionDevice:
 
     def person_values(self) -> np.ndarray:
         values = self.L.full(self.n_rows, 0.0, np.float64)
-        self.L.launch(self.K.person_values, self.n_rows, self.n_rows, self.n_cols, self.C, self.scale, self.prices, values)
+        self.L.launch(self.K.person_values, self.n_rows, self.n_rows, self.n_cols, self.C, self.scale, self.prices,
+                      values)
         return self.L.read(values)
 
     def _emit(self, phase: str, unassigned: int, eps: float) -> None:
