@@ -749,6 +749,13 @@ class SparseCosts:
         return _sparse().csr_matrix((self.cost, self.col_ind, self.row_ptr), shape=self.shape)
 
     def to_dense(self) -> CostMatrix:
+        """The costs as a dense matrix (+inf where no pair is stored), refused in one line past
+        DENSE_DISTANCES entries: a dense solver would hold them all."""
+        n, m = self.shape
+        if n * m > DENSE_DISTANCES:
+            raise InputError(f"{n:,} x {m:,} sparse costs make {n * m:,} entries as a dense matrix, too many to "
+                             "hold for a dense solver: use sparse-sap or the auction, which take sparse costs",
+                             self.source)
         dense = np.full(self.shape, np.inf)
         rows = np.repeat(np.arange(self.n_rows), np.diff(self.row_ptr))
         dense[rows, self.col_ind] = self.cost

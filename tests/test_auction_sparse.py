@@ -191,3 +191,20 @@ def test_the_warm_up_of_sparse_costs_passes_the_tail_sizes_with_the_same_cost_ty
             if passed is not None:
                 assert min(problems[1].shape) == passed + 1 and problems[1].n_cols > problems[1].n_rows
             assert all(p.is_integer == integer for p in problems)
+
+
+def test_a_dense_solver_on_large_sparse_costs_is_refused_in_one_line(tmp_path, capsys):
+    """20,000 x 20,000 sparse costs would be 3.2 GB as a dense matrix (a million points' k-NN pairs,
+    8 TB): the Hungarian is refused before it allocates anything, naming the file, exit 2."""
+    from solvers.cli import main
+    from solvers.errors import InputError
+    from solvers.formats import save
+    problem = solvers.generate("sparse-lap", rows=20_000, cols=20_000, degree=3, seed=1)
+    with pytest.raises(InputError, match="too many to hold for a dense solver: use sparse-sap or the auction"):
+        solvers.solve(problem, "hungarian", backend="cpu")
+    path = tmp_path / "big.mtx"
+    save(problem, path)
+    capsys.readouterr()
+    assert main(["solve", str(path), "--algo", "hungarian", "--backend", "cpu"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "big.mtx" in err and "400,000,000 entries" in err
