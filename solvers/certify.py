@@ -641,24 +641,32 @@ def _row_min_down(row_ptr, col_ind, dense, cost, v):
 _difference_down, _sum_exceeds = difference_down, sum_exceeds  # the names tests check them by
 
 
-def warm_parallel_loops() -> None:
+def warm_parallel_loops(layouts=("dense", np.int32, np.int64), held_types=None) -> None:
     """Compile (or load) the multi-core variant of the row loop for the argument types
-    certificates give it (a dense matrix; sparse costs with int32 or int64 indices), and the loops
-    only a large problem reaches (the near-tie search, a GPU check's spot rows): a warm-up on
-    small problems never reaches them by size alone."""
-    v = np.zeros(2)
-    layouts = [(np.array([0, 2, 4], dtype=np.int64), np.empty(0, dtype=np.int64), True)]
-    layouts += [(np.array([0, 2, 4], dtype=index), np.array([0, 1, 0, 1], dtype=index), False)
-                for index in (np.int32, np.int64)]
-    for row_ptr, col_ind, dense in layouts:
-        _dual_rows_parallel(row_ptr, col_ind, dense, np.ones(4), v, v, v, True, np.empty(2), np.empty(2),
-                            np.empty(2, dtype=np.int64))
+    certificates give it (``layouts``: "dense" for a dense matrix, an index dtype for sparse costs
+    with such indices; the costs read-only, as a Problem holds them), and the loops only a large
+    problem reaches (the near-tie search and a GPU check's spot rows, on ``held_types``: by
+    default float64 and every held integer type): a warm-up on small problems never reaches them
+    by size alone."""
     from .problems import HELD_INTEGERS
-    for dtype in (np.dtype(np.float64),) + HELD_INTEGERS:  # the near-tie search, on held integers too
+    v = np.zeros(2)
+    cost = np.ones(4)
+    cost.setflags(write=False)
+    dense_ptr = np.array([0, 2, 4], dtype=np.int64)
+    for layout in layouts:
+        if layout == "dense":
+            row_ptr, col_ind, dense = dense_ptr, np.empty(0, dtype=np.int64), True
+        else:  # read-only, as SparseCosts holds them
+            row_ptr, col_ind, dense = np.array([0, 2, 4], dtype=layout), np.array([0, 1, 0, 1], dtype=layout), False
+            row_ptr.setflags(write=False)
+            col_ind.setflags(write=False)
+        _dual_rows_parallel(row_ptr, col_ind, dense, cost, v, v, v, True, np.empty(2), np.empty(2),
+                            np.empty(2, dtype=np.int64))
+    for dtype in held_types if held_types is not None else (np.dtype(np.float64),) + HELD_INTEGERS:
         held = np.ones(4, dtype=dtype)
         held.setflags(write=False)  # as a Problem holds its costs (and a float64 copy of integers)
         _held_rows_checked(held.reshape(2, 2), np.array([0, 1]), v, v, v)  # a GPU check's spot rows
-        _near_rows_parallel(layouts[0][0], layouts[0][1], True, held, v, v, np.array([0, 1]), 1.0,
+        _near_rows_parallel(dense_ptr, np.empty(0, dtype=np.int64), True, held, v, v, np.array([0, 1]), 1.0,
                             np.zeros(2, dtype=np.int64), np.empty((2, NEAR_CAP), dtype=np.int32),
                             np.empty(2, dtype=np.int64))
 
