@@ -53,6 +53,8 @@ def main() -> None:
     parser.add_argument("--backend", default="cuda")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--peers", default="sparse-sap,lapjvsp", help="our other sparse solvers (cpu)")
+    parser.add_argument("--family", default="knn", choices=("knn", "sparse-lap"),
+                        help="sparse-lap: random sparse LAPs (k random columns a row, integers in [1, 100])")
     parser.add_argument("--out", default="")
     args = parser.parse_args()
     import solvers.api_inputs  # noqa: F401 (the API's input paths, as a user's first solve loads them)
@@ -62,8 +64,12 @@ def main() -> None:
              "|---|---|---|---|---|---|---|---|"]
     print("\n".join(lines), flush=True)
     for n in (int(s) for s in args.sizes.split(",")):
-        for integer in (True, False):
-            problem = knn_problem(n, args.k, integer=integer)
+        for integer in ((True, False) if args.family == "knn" else (True,)):
+            if args.family == "knn":
+                problem = knn_problem(n, args.k, integer=integer)
+            else:
+                import solvers
+                problem = solvers.generate("sparse-lap", rows=n, cols=n, degree=args.k, seed=1)
             reference = None
             runs = [("auction", args.backend)] + [(p, "cpu") for p in args.peers.split(",") if p]
             for algorithm, backend in runs:
@@ -73,7 +79,7 @@ def main() -> None:
                 if algorithm == "sparse-sap":
                     reference = result.value
                 stats = {k: result.stats[k] for k in ("phases", "jacobi_rounds", "gs_bids") if k in result.stats}
-                row = (f"| {n:,} x {args.k} | {'integer' if integer else 'real'} | {algorithm} ({backend}) | {wall:.4f} "
+                row = (f"| {n:,} x {args.k} {args.family} | {'integer' if integer else 'real'} | {algorithm} ({backend}) | {wall:.4f} "
                        f"| {result.seconds:.4f} | {result.certified} | {{equal}} | {stats} |")
                 lines.append(row)
                 lines[-1] = (algorithm, result.value, row)

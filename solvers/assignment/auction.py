@@ -203,12 +203,12 @@ def run(problem: CostMatrix | SparseCosts, backend: str, tel, eps: float = 0.0, 
         return empty_solution(problem)
     sparse = isinstance(problem, SparseCosts)
     if sparse:
-        from .auction_sparse import sparse_view
+        from .auction_sparse import columns_with_pairs, sparse_view
         view = sparse_view(problem)
         # the matching check (Hopcroft-Karp) can take longer than the solve (11 s on 100,000 points'
         # 8 nearest neighbours): the cheap necessary conditions here, the check itself only if the
         # auction runs long (an infeasible problem's prices rise without end)
-        if np.diff(view.row_ptr).min() == 0 or np.count_nonzero(np.diff(view.col_ptr)) < view.n_rows:
+        if np.diff(view.row_ptr).min() == 0 or columns_with_pairs(view) < view.n_rows:
             raise InfeasibleError(NO_ASSIGNMENT.format(view.n_rows))
         feasible = lambda: complete_assignment_exists(view.allowed())  # noqa: E731
     else:
