@@ -38,12 +38,13 @@ def knn_problem(n: int, k: int = 8, seed: int = 0, integer: bool = False):
 def timed(problem, algorithm: str, backend: str, repeat: int):
     import solvers
     solvers.solve(problem, algorithm, backend=backend)
-    best, result = np.inf, None
+    best, kept = np.inf, None
     for _ in range(repeat):
         start = time.perf_counter()
         result = solvers.solve(problem, algorithm, backend=backend)
-        best = min(best, time.perf_counter() - start)
-    return best, result
+        if time.perf_counter() - start < best:  # the best run's own clock beside its wall time
+            best, kept = time.perf_counter() - start, result
+    return best, kept
 
 
 def main() -> None:
