@@ -93,18 +93,22 @@ def test_sparse_costs_under_every_option(options):
 
 def test_nearest_neighbour_candidates_match_sparse_sap():
     """The knn route's sparse problems: each point's 8 nearest of a moved, shuffled copy (real
-    distances, and the same in whole micrometres), more persons than the tail takes."""
+    distances, and the same in whole micrometres; square, and with 100 new points: the reverse
+    auction), more persons than the tail takes."""
     from scipy.spatial import cKDTree
     rng = np.random.default_rng(3)
     a = rng.random((3000, 3))
-    b = (a + rng.normal(0, 0.002, a.shape))[rng.permutation(3000)]
-    d, j = cKDTree(b).query(a, k=8)
-    for costs in (d, np.round(d * 1e6)):
-        problem = SparseCosts.from_edges(np.repeat(np.arange(3000), 8), j.ravel(), costs.ravel(), 3000, 3000)
-        result = solvers.solve(problem, "auction", backend="cpu")
-        reference = solvers.solve(problem, "sparse-sap", backend="cpu")
-        assert result.certified and result.value == pytest.approx(reference.value, rel=1e-12, abs=0)
-        assert result.stats["jacobi_rounds"] > 0
+    moved = a + rng.normal(0, 0.002, a.shape)
+    for extra in (0, 100):
+        b = np.vstack([moved, rng.random((extra, 3))])[rng.permutation(3000 + extra)]
+        d, j = cKDTree(b).query(a, k=8)
+        for costs in (d, np.round(d * 1e6)):
+            problem = SparseCosts.from_edges(np.repeat(np.arange(3000), 8), j.ravel(), costs.ravel(), 3000,
+                                             3000 + extra)
+            result = solvers.solve(problem, "auction", backend="cpu")
+            reference = solvers.solve(problem, "sparse-sap", backend="cpu")
+            assert result.certified and result.value == pytest.approx(reference.value, rel=1e-12, abs=0)
+            assert result.stats["jacobi_rounds"] > 0
 
 
 def test_an_infeasible_pattern_is_refused_in_one_line(monkeypatch):
