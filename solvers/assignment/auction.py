@@ -31,8 +31,9 @@ phases mean fewer sequential tails; on the cpu it was faster too at n = 2000-400
 are scaled by (n + 1), n = max(rows, cols), and the last phase runs at epsilon = 1, i.e. epsilon = 1/(n+1) < 1/n on the original costs: the assignment is optimal, and
 prices stay integers (exact in float64; the reverse auction's too). Real costs are scaled by a
 power of two (exact) that brings max|c| to order 1, and finish at eps (option) or, by default,
-2.5e-10 times the cost range (at least 1e-13 * max|c|, where prices stop moving): the claim
-gap <= n * epsilon is relative to the data at any magnitude.
+2.5e-10 times the cost range, times 4096 / rows past 4096 rows (at least 1e-13 * max|c|, where
+prices stop moving): the claim gap <= n * epsilon is relative to the data at any magnitude, and
+does not grow with n.
 
 Rectangular problems are solved natively: the view is transposed so persons (rows) <= objects
 (columns), with no dummy persons (person arrays n_rows long, object arrays n_cols;
@@ -124,6 +125,11 @@ ALGORITHMS = [
 NO_ASSIGNMENT = "no complete assignment of {} pairs exists with the stored pairs (maximum matching of the stored " \
                  "pattern is smaller)"
 REAL_EPS = 2.5e-10  # default final epsilon for real costs, relative to the cost range
+# from this many rows the default final epsilon shrinks as 1/rows: at a million k-NN rows, 2.5e-10 of
+# the range claimed a gap within which the certificate could not rule out a cheaper assignment (too
+# many pairs to settle exactly), and it derived potentials of its own, 1 s on the H200's host against
+# the auction's 0.16 s; 1e-14 in cost units cost two phases more and the prices proved it at once
+CLAIM_ROWS = 4096
 MIN_EPS = 1e-13     # smallest epsilon relative to max|c| (below it prices stop moving in float64)
 
 
@@ -148,15 +154,19 @@ def epsilon_schedule(view, eps: float, scaling: str, factor: float) -> tuple[flo
 
     Integer costs: scale n + 1 and a last epsilon of 1 (exact). Real costs: scale is the power of
     two that brings max|c| into [1/2, 1) (exact: it only shifts exponents), and the last epsilon is
-    REAL_EPS times the cost range, at least MIN_EPS times max|c| (below that a price no longer
-    moves in float64), at most the range itself: costs of 1e-20 and 1e300 get the same schedule."""
+    REAL_EPS times the cost range (times CLAIM_ROWS / rows past CLAIM_ROWS rows), at least MIN_EPS
+    times max|c| (below that a price no longer moves in float64), at most the range itself: costs
+    of 1e-20 and 1e300 get the same schedule."""
     exact = view.exact_integer and eps == 0.0
     if exact:
         scale, final = float(view.n_cols + 1), 1.0
     else:
         scale = power_of_two_scale(view.stats.max_abs)
         top, span = scale * view.stats.max_abs, scale * view.stats.span
-        final = max(eps * scale if eps > 0 else REAL_EPS * span, MIN_EPS * top)
+        # the claim n * epsilon stays at most REAL_EPS * CLAIM_ROWS times the range at any n: past
+        # CLAIM_ROWS rows epsilon shrinks with n (so the certificate can accept the prices at once)
+        automatic = REAL_EPS * span * min(1.0, CLAIM_ROWS / max(view.n_rows, 1))
+        final = max(eps * scale if eps > 0 else automatic, MIN_EPS * top)
         if span > 0:
             final = min(final, span)  # a larger epsilon claims no more: any assignment is that close
         if not final > 0:
