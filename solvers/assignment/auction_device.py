@@ -223,6 +223,19 @@ class AuctionDevice:
         self.L.launch(self.K.settle_free_prices, self.n_cols, self.n_cols, self.lam, self.prices, self.a_o)
         return float(self.L.read(self.lam)[0])
 
+    def duality_gap(self) -> tuple[float, float, float, float]:
+        """After a completed phase, in cost units: (the assignment's cost, the objective of the
+        feasible dual the prices give, the sum of |assigned costs|), and in scaled units the largest
+        |price| or |person value| (how small an epsilon can still move a price)."""
+        a_p = self.L.read(self.a_p).copy()
+        prices = self.L.read(self.prices).copy()
+        values = self.person_values()
+        costs = self.view.pair_costs(np.arange(self.n_rows), a_p)
+        lam = float(prices[a_p].min())  # as _emit: u_i = -(pi_i + lam), v_j = -max(p_j - lam, 0) is feasible
+        bound = values.sum() + self.n_rows * lam + np.maximum(prices - lam, 0.0).sum()
+        top = max(float(np.abs(prices).max()), float(np.abs(values).max()))
+        return float(costs.sum()), float(-bound / self.scale), float(np.abs(costs).sum()), top
+
     def person_values(self) -> np.ndarray:
         values = self.L.full(self.n_rows, 0.0, np.float64)
         self.L.launch(self.K.person_values, self.n_rows, self.n_rows, self.n_cols, self.C, self.scale, self.prices,
