@@ -268,8 +268,8 @@ def test_one_rule_picks_how_a_file_is_read_for_an_algorithm(tmp_path):
     assert readings(square) == ("matching", "assignment", "flow")
     assert reading_for(square, "dinic") == "flow"          # the default (matching) is not what dinic solves
     assert reading_for(square, "lsa") == "assignment"
-    assert reading_for(square, "gpr") is None              # the default already fits
-    assert reading_for(square, "wbpr") is None             # solves flow and matching: the default wins
+    assert reading_for(square, "gpr") == "matching"        # the default already fits: said explicitly
+    assert reading_for(square, "wbpr") == "matching"       # solves flow and matching: the default wins
     assert reading_for(square, None) is None and reading_for(square, "no-such-algo") is None
     flow = tmp_path / "net.max"
     solvers.save(solvers.generate("washington-rlg", rows=3, cols=3, seed=1), str(flow))
@@ -285,3 +285,22 @@ def test_one_rule_picks_how_a_file_is_read_for_an_algorithm(tmp_path):
     matrix = tmp_path / "m.npy.gz"
     matrix.write_bytes(gzip.compress(_npy_bytes(np.zeros((3, 3)))))
     assert readings(matrix) == ("assignment",) and solvers.load(matrix).shape == (3, 3)
+
+
+def test_costs_that_matchscope_wrote_to_matrix_market_read_back_as_costs(tmp_path, capsys):
+    """A .mtx that matchscope wrote from sparse costs (gen sparse-lap, an export) says so in a
+    comment: read without a problem kind it is costs again, and solved as an assignment (the costs
+    were dropped and a matching solved, found by a newcomer pass); a matching algorithm still reads
+    it as a graph; a file without the comment reads as a graph, as before."""
+    from solvers.cli import main
+    costs = tmp_path / "costs.mtx"
+    solvers.save(solvers.generate("sparse-lap", rows=30, cols=30, degree=3, seed=2), str(costs))
+    assert "matchscope assignment" in costs.read_text().splitlines()[1]
+    assert solvers.load(str(costs)).kind == "assignment"
+    assert main(["solve", str(costs), "--backend", "cpu"]) == 0
+    assert "problem     assignment" in capsys.readouterr().out
+    assert main(["solve", str(costs), "--algo", "pr-seq", "--backend", "cpu"]) == 0
+    assert "problem     matching" in capsys.readouterr().out
+    plain = tmp_path / "plain.mtx"
+    plain.write_text(costs.read_text().replace("%matchscope assignment: the values are costs\n", ""))
+    assert solvers.load(str(plain)).kind == "matching"

@@ -328,7 +328,7 @@ def test_read_as_dialog_and_the_gui_default_reading(qtbot, tmp_path):
     assert dialog.chosen() == "flow"
     # `matchscope gui graph.mtx --algo dinic` reads it as a flow network, as `matchscope solve` does
     assert reading_for(str(path), None, "dinic") == "flow"
-    assert reading_for(str(path), None, "gpr") is None  # the format's default already fits
+    assert reading_for(str(path), None, "gpr") == "matching"  # the format's default already fits: said
     assert reading_for(str(path), "assignment", "dinic") == "assignment"
     assert build_parser().parse_args([str(path), "--problem", "flow"]).problem == "flow"
 

@@ -231,7 +231,7 @@ def readings(path) -> tuple[str, ...]:
 
 def reading_for(path, algorithm) -> str | None:
     """How to read ``path`` for ``algorithm`` (a registry.Algorithm or its name): None (the format's
-    default) when the default is a kind the algorithm solves, else the first kind it solves that the
+    default; "matching" said explicitly) when the default is a kind the algorithm solves, else the first kind it solves that the
     format can hold (a square .mtx becomes a flow network for dinic), else None (solve says why).
     The command line, the API and the explorer all read files by this one rule."""
     if algorithm is None:
@@ -242,8 +242,12 @@ def reading_for(path, algorithm) -> str | None:
         if algorithm is None:
             return None
     kinds = readings(path)
-    if not kinds or kinds[0] in algorithm.problem_kinds:
+    if not kinds:
         return None
+    if kinds[0] in algorithm.problem_kinds:
+        # said, not left to the file: a Matrix Market file matchscope wrote as costs reads as costs
+        # by default, and a matching algorithm still reads it as a graph
+        return kinds[0] if kinds[0] == "matching" else None
     return next((k for k in algorithm.problem_kinds if k in kinds), None)
 
 

@@ -38,6 +38,8 @@ from ._text import (COMMENT, DATA, Block, first_bad, iter_blocks, parse_fields, 
                     refuse_repeated_pairs, report_bytes, require_integral, shown, token_error, write_file)
 
 _BANNER = re.compile(r"%%MatrixMarket\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*$", re.I)
+ASSIGNMENT_COMMENT = "matchscope assignment: the values are costs"
+_ASSIGNMENT_MARK = re.compile(r"^%?\s*matchscope assignment\b")  # read without a problem kind: costs
 _FLOW_ENDS = re.compile(r"%\s*matchscope flow: source=(\d+) sink=(\d+)")
 _FIELD_KINDS = {"pattern": "ii", "integer": "iii", "real": "iif"}
 _BYTES_PER_ENTRY = 64  # parse columns, line numbers, symmetric mirror and the problem's arrays
@@ -258,6 +260,8 @@ def read(path, problem=None, source: int | None = None, sink: int | None = None)
 def _problem(matrix: _Header, rows, cols, values, lines, problem, source, sink):
     name = matrix.path
     n_rows, n_cols, _ = matrix.size
+    if problem is None and any(_ASSIGNMENT_MARK.match(comment.strip()) for _, comment in matrix.comments):
+        problem = "assignment"  # written by matchscope as costs: read back as costs, not as a graph
     if problem in (None, "matching"):
         return BipartiteGraph.from_edges(rows, cols, n_rows, n_cols, source=name)
     if problem == "assignment":
@@ -338,7 +342,7 @@ def write(obj, path) -> None:
         integral = obj.is_integer and (obj.cost.size == 0 or np.abs(obj.cost).max() < 2.0**53)
         values = obj.cost.astype(np.int64) if integral else obj.cost
         data = _mm_bytes(sp.coo_matrix((values, (rows, obj.col_ind)), shape=obj.shape),
-                         "integer" if integral else "real")
+                         "integer" if integral else "real", ASSIGNMENT_COMMENT)
     elif isinstance(obj, FlowNetwork):
         matrix = sp.coo_matrix((obj.capacity, (obj.tail, obj.head)), shape=(obj.n_vertices,) * 2)
         data = _mm_bytes(matrix, "integer", f"matchscope flow: source={obj.source_vertex} "
