@@ -54,8 +54,12 @@ def test_konect_weighted_with_header_sizes_and_timestamps(tmp_path):
 
 
 def test_konect_without_size_line_uses_max_ids(tmp_path):
+    """Each side by its own largest id: KONECT numbers a bipartite network's sides apart (a 3 x 2
+    file was read as 3 x 3, and its assignment refused as infeasible; newcomer pass)."""
     graph = load(write(tmp_path, "k.tsv.gz", "% bip unweighted\n% comment only\n1\t2\n3\t1\n"))
-    assert graph.shape == (3, 3) and edge_set(graph) == {(0, 1), (2, 0)}
+    assert graph.shape == (3, 2) and edge_set(graph) == {(0, 1), (2, 0)}
+    tall = load(write(tmp_path, "t.tsv", "% bip weighted\n1 1 5\n1 2 3\n2 1 2\n3 1 4\n"), problem="assignment")
+    assert tall.shape == (3, 2) and solvers.solve(tall, "auction", backend="cpu").value == 5
     with pytest.raises(InputError, match="no weight column"):
         load(write(tmp_path, "u.tsv", "% bip unweighted\n1 2\n"), problem="assignment")
 

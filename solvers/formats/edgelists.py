@@ -5,7 +5,8 @@
 Both are streamed (see _text): a 5M-line file loads in seconds. SNAP graphs are read as
 rows = sources, cols = targets, each side sized max id + 1 unless ``n_rows`` / ``n_cols`` are
 given or the file carries the size comment this module writes. KONECT's optional second line
-``% EDGES ROWS COLS`` gives the sizes.
+``% EDGES ROWS COLS`` gives the sizes; without it each side is sized by its own largest id (the
+two sides are numbered apart).
 """
 from __future__ import annotations
 
@@ -49,15 +50,18 @@ def _check_ids(ids: np.ndarray, lines: np.ndarray, lowest: int, size: int | None
 
 
 def _sizes(rows, cols, lines, n_rows, n_cols, path, declared_at: int | None = None,
-           chosen: bool = False) -> tuple[int, int]:
-    """Default sizes: max id + 1 on both sides; refuse absurd ones before allocating, naming the
-    line that declared them (``declared_at``) or, for derived sizes, the line of the largest id.
-    Sizes from the file (not ``chosen`` by the caller's options) must also follow its data: rows
-    and columns beyond what the edges can touch are limited (io_util.check_declared_beyond_data)."""
-    top = max(int(rows.max(initial=-1)), int(cols.max(initial=-1))) + 1
+           chosen: bool = False, per_side: bool = False) -> tuple[int, int]:
+    """Default sizes: max id + 1 on both sides (SNAP: one id space), or each side's own max id + 1
+    (``per_side``: KONECT's bipartite ids are numbered per side); refuse absurd ones before
+    allocating, naming the line that declared them (``declared_at``) or, for derived sizes, the
+    line of the largest id. Sizes from the file (not ``chosen`` by the caller's options) must also
+    follow its data: rows and columns beyond what the edges can touch are limited
+    (io_util.check_declared_beyond_data)."""
+    top_row, top_col = int(rows.max(initial=-1)) + 1, int(cols.max(initial=-1)) + 1
+    top = max(top_row, top_col)
     derived = n_rows is None or n_cols is None
-    n_rows = top if n_rows is None else int(n_rows)
-    n_cols = top if n_cols is None else int(n_cols)
+    n_rows = (top_row if per_side else top) if n_rows is None else int(n_rows)
+    n_cols = (top_col if per_side else top) if n_cols is None else int(n_cols)
     at = int(lines[np.argmax(np.maximum(rows, cols))]) if derived and rows.size else declared_at
     check_allocation(16 * (n_rows + n_cols + 2) + _BYTES_PER_EDGE * rows.size,
                      f"a {n_rows} x {n_cols} graph with {rows.size} edges", path, at)
@@ -131,7 +135,7 @@ def read_konect(path, problem=None, n_rows: int | None = None, n_cols: int | Non
     _check_ids(cols, lines, 1, n_cols, "column", path)
     rows -= 1
     cols -= 1
-    n_rows, n_cols = _sizes(rows, cols, lines, n_rows, n_cols, path, declared_at, chosen)
+    n_rows, n_cols = _sizes(rows, cols, lines, n_rows, n_cols, path, declared_at, chosen, per_side=True)
     if problem != "assignment":
         return BipartiteGraph.from_edges(rows, cols, n_rows, n_cols, source=name)
     if len(columns) < 3:
