@@ -754,7 +754,7 @@ class SparseCosts:
         n, m = self.shape
         if n * m > DENSE_DISTANCES:
             raise InputError(f"{n:,} x {m:,} sparse costs make {n * m:,} entries as a dense matrix, too many to "
-                             "hold for a dense solver: use sparse-sap or the auction, which take sparse costs",
+                             "hold for a dense solver: use sparse-sap, lapjvsp or the auction, which take sparse costs",
                              self.source)
         dense = np.full(self.shape, np.inf)
         rows = np.repeat(np.arange(self.n_rows), np.diff(self.row_ptr))

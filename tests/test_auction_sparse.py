@@ -204,8 +204,11 @@ def test_a_dense_solver_on_large_sparse_costs_is_refused_in_one_line(tmp_path, c
     from solvers.errors import InputError
     from solvers.formats import save
     problem = solvers.generate("sparse-lap", rows=20_000, cols=20_000, degree=3, seed=1)
-    with pytest.raises(InputError, match="too many to hold for a dense solver: use sparse-sap or the auction"):
+    with pytest.raises(InputError, match="too many to hold for a dense solver: use sparse-sap, lapjvsp or the "):
         solvers.solve(problem, "hungarian", backend="cpu")
+    with pytest.raises(InputError, match="in a dense file: write .mtx or .tsv"):  # nothing written
+        save(problem, tmp_path / "big.npy")
+    assert not (tmp_path / "big.npy").exists()
     path = tmp_path / "big.mtx"
     save(problem, path)
     capsys.readouterr()

@@ -20,6 +20,11 @@ _EMPTY_CELL = re.compile(r"(^|,)[ \t]*(?=,|$)", re.M)
 
 def _as_cost_matrix(obj) -> CostMatrix:
     if isinstance(obj, SparseCosts):
+        from ..problems import DENSE_DISTANCES
+        n, m = obj.shape
+        if n * m > DENSE_DISTANCES:  # said for the file, not as to_dense says it for a solver
+            raise InputError(f"{n:,} x {m:,} sparse costs would be {n * m:,} entries in a dense file: write "
+                             ".mtx or .tsv, which keep only the stored pairs", obj.source)
         return obj.to_dense()
     return obj
 
