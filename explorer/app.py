@@ -240,10 +240,24 @@ def main(argv: list[str] | None = None) -> int:
         window.start_background_warmup()
     script = Script(app, window, args, options)
     QtCore.QTimer.singleShot(0, script.start)
+    wake = close_on_interrupt(window)
     code = app.exec()
+    wake.stop()
     window.close()
     dispose(window)
     return code if code else script.exit_code
+
+
+def close_on_interrupt(window) -> QtCore.QTimer:
+    """Ctrl+C in the terminal closes the window as its close button does (it raised
+    KeyboardInterrupt inside a timer's callback, printed a traceback and left the window open).
+    Python runs its signal handlers only between bytecodes, so a timer wakes it; returns that timer."""
+    import signal
+    signal.signal(signal.SIGINT, lambda *_: window.close())
+    wake = QtCore.QTimer(window)
+    wake.timeout.connect(lambda: None)
+    wake.start(200)
+    return wake
 
 
 def dispose(widget) -> None:

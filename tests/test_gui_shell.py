@@ -830,3 +830,23 @@ def test_an_internal_error_is_said_plainly_and_the_traceback_goes_to_the_log(win
     assert "KeyError" not in win.error_box.text()
     qtbot.waitUntil(lambda: any("Traceback" in m for m in log_lines(win)), timeout=5_000)
     assert win.status_label.text() == f"run #{run.id} fake-broken failed (see the log)"
+
+
+def test_ctrl_c_in_the_terminal_closes_the_window(qtbot):
+    """SIGINT (Ctrl+C where `make run` was typed) closes the window as its close button does: it
+    raised KeyboardInterrupt inside a timer's callback, printed a traceback and left the window
+    open (newcomer pass)."""
+    import signal
+    from PySide6 import QtWidgets
+    from explorer.app import close_on_interrupt
+    window = QtWidgets.QWidget()
+    qtbot.addWidget(window)
+    window.show()
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        wake = close_on_interrupt(window)
+        assert wake.isActive()
+        signal.raise_signal(signal.SIGINT)  # the handler runs at once, in this thread: no KeyboardInterrupt
+        assert not window.isVisible()
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -231,9 +231,10 @@ def readings(path) -> tuple[str, ...]:
 
 def reading_for(path, algorithm) -> str | None:
     """How to read ``path`` for ``algorithm`` (a registry.Algorithm or its name): None (the format's
-    default; "matching" said explicitly) when the default is a kind the algorithm solves, else the first kind it solves that the
-    format can hold (a square .mtx becomes a flow network for dinic), else None (solve says why).
-    The command line, the API and the explorer all read files by this one rule."""
+    default; "matching" said explicitly) when the default is a kind the algorithm solves, else the
+    first kind it solves that the format can hold (a square .mtx becomes a flow network for dinic),
+    else None (solve says why). The command line, the API and the explorer all read files by this
+    one rule."""
     if algorithm is None:
         return None
     if isinstance(algorithm, str):
