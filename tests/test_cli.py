@@ -1115,7 +1115,7 @@ GPU_CASES = [  # (problem, CPU's choice, GPU's choice, large enough for the GPU)
     (_sized("points", sizes=[4000, 7000, 5000]), "knn", "hungarian", False),
     (_sized("assignment", shape=(499, 500), distances=None), "lsa", "hungarian", False),  # EuclideanCosts
     (_sized("assignment", shape=(500, 500), distances=None), "knn", "hungarian", False),
-    (_sized("assignment", shape=(20000, 20000), row_ptr=None), "lapjvsp", "hungarian", False),  # sparse: CPU at every size
+    (_sized("assignment", shape=(20000, 20000), row_ptr=None), "lapjvsp", "auction", False),  # sparse: CPU at every size
 ]
 
 
