@@ -429,9 +429,10 @@ def cost_limit(n_rows: int, n_cols: int) -> float:
     return FLOAT_MAX / (16.0 * max(n_rows + n_cols, 1))
 
 
-def _validate_costs(values: np.ndarray, source: str | None, shape: tuple[int, int]) -> np.ndarray:
+def _validate_costs(values: np.ndarray, source: str | None, shape: tuple[int, int],
+                    forbid: str = "use inf to forbid a pair") -> np.ndarray:
     """float64 costs, refusing NaN, -inf, integers that float64 cannot hold exactly and magnitudes
-    whose sums could overflow."""
+    whose sums could overflow (``forbid``: how a forbidden pair is written, said beside NaN)."""
     if values.size and not (np.issubdtype(values.dtype, np.number) and not np.iscomplexobj(values)):
         raise InputError(f"costs must be real numbers, got {_dtype_words(values.dtype)}", source)
     if values.size and values.dtype.kind in "iu":
@@ -444,10 +445,10 @@ def _validate_costs(values: np.ndarray, source: str | None, shape: tuple[int, in
     values = values.astype(np.float64, copy=False)
     if np.isnan(values).any():
         raise InputError(f"the cost at {_entry_words(np.argwhere(np.isnan(values))[0])} is NaN "
-                         "(use inf to forbid a pair)", source)
+                         f"({forbid})", source)
     if np.isneginf(values).any():
         raise InputError(f"the cost at {_entry_words(np.argwhere(np.isneginf(values))[0])} is -inf "
-                         "(use inf to forbid a pair)", source)
+                         f"({forbid})", source)
     if values.size:
         finite = np.abs(values[np.isfinite(values)])
         biggest = float(finite.max()) if finite.size else 0.0
@@ -713,7 +714,7 @@ class SparseCosts:
         if not (rows_a.shape == cols_a.shape == w.shape):
             raise InputError("rows, cols and costs differ in length", source)
         r, c, n_rows, n_cols = _index_pairs(rows_a, cols_a, n_rows, n_cols, source)
-        w = _validate_costs(w, source, (n_rows, n_cols))
+        w = _validate_costs(w, source, (n_rows, n_cols), "leave a forbidden pair out")
         if np.isinf(w).any():
             raise InputError("sparse costs must be finite (leave forbidden pairs out)", source)
         key = r * max(n_cols, 1) + c

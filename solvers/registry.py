@@ -106,7 +106,11 @@ class Option:
             raise InputError(f"option {self.name} must be one of {', '.join(map(str, self.choices))}, "
                              f"not {_shown(value)}")
         if kind in ("int", "float") and not self._in_range(parsed):
-            raise InputError(f"option {self.name} must be {self.range_text()}, not {_shown(value)}")
+            wanted = self.range_text()
+            if math.isinf(parsed) and (self.high is None or abs(self.high) >= UNBOUNDED):
+                # "at least 0" alone reads as if inf should pass
+                wanted = "a finite number" + (f", {wanted}" if wanted else "")
+            raise InputError(f"option {self.name} must be {wanted}, not {_shown(value)}")
         return parsed
 
     def _in_range(self, value) -> bool:

@@ -245,3 +245,13 @@ def test_one_outlier_cost_does_not_loosen_the_default_answer(outlier, kinds):
         for solved in (problem, problem.to_dense()):
             result = solvers.solve(solved, "auction", backend="cpu")
             assert result.certified and result.value == pytest.approx(optimum, rel=1e-12), (integer, outlier)
+
+
+def test_a_bad_sparse_cost_says_how_sparse_costs_forbid_a_pair():
+    """NaN in sparse costs: the hint is the sparse way to forbid a pair (it said 'use inf', which
+    sparse costs then refuse; newcomer pass)."""
+    from solvers.errors import InputError
+    with pytest.raises(InputError, match=r"NaN \(leave a forbidden pair out\)"):
+        SparseCosts.from_edges([0], [0], [float("nan")], 1, 1)
+    with pytest.raises(InputError, match="must be finite"):
+        SparseCosts.from_edges([0], [0], [float("inf")], 1, 1)

@@ -37,6 +37,7 @@ def test_every_numeric_option_declares_a_range_its_default_satisfies():
     ("wbpr", {"cycles": "-1"}, "option cycles must be 0 to 2147483647, not -1"),
     ("wbpr", {"cycles": "2.5"}, "option cycles must be a whole number, not 2.5"),
     ("auction", {"eps": "-1"}, "option eps must be at least 0, not -1"),
+    ("auction", {"eps": "inf"}, "option eps must be a finite number, at least 0, not inf"),
     ("auction", {"eps": "nan"}, "option eps must be a number, not nan"),
     ("auction", {"eps_factor": "-1e15"}, "option eps_factor must be more than 1 and at most 1e+06, not -1e15"),
     ("auction", {"eps_factor": 1.0}, "option eps_factor must be more than 1 and at most 1e+06, not 1.0"),
