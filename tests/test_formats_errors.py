@@ -36,6 +36,8 @@ TEXT_CASES = [
      "given twice"),
     # Matrix Market
     ("mtx-no-banner", "m.mtx", "3 3 1\n1 1 1\n", None, {}, 1, "first line must be"),
+    ("mtx-integer-beyond-2^53", "m.mtx", "%%MatrixMarket matrix coordinate integer general\n2 2 3\n1 2 1\n"
+     "1 1 9007199254740993\n2 1 1\n", "assignment", {}, 4, "cannot be represented exactly"),
     ("mtx-array-format", "m.mtx", "%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n4\n", None, {}, 1,
      "'array' is not supported"),
     ("mtx-complex", "m.mtx", "%%MatrixMarket matrix coordinate complex general\n1 1 1\n1 1 1 0\n", None, {},

@@ -32,7 +32,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..io_util import check_allocation, check_declared_beyond_data
-from ..problems import BipartiteGraph, CostMatrix, FlowNetwork, SparseCosts
+from ..problems import EXACT_INTEGER, BipartiteGraph, CostMatrix, FlowNetwork, SparseCosts
 from ..text import plural
 from ._text import (COMMENT, DATA, Block, first_bad, iter_blocks, parse_fields, refuse_non_text,
                     refuse_repeated_pairs, report_bytes, require_integral, shown, token_error, write_file)
@@ -270,6 +270,11 @@ def _problem(matrix: _Header, rows, cols, values, lines, problem, source, sink):
         bad = first_bad(~np.isfinite(values))
         if bad is not None:
             raise InputError(f"cost {float(values[bad])} is not a finite number", name, int(lines[bad]))
+        if values.dtype.kind in "iu":  # named by its line here, not by its position among the entries
+            bad = first_bad((values > EXACT_INTEGER) | (values < -EXACT_INTEGER))
+            if bad is not None:
+                raise InputError(f"integer cost {int(values[bad])} cannot be represented exactly: integer costs "
+                                 f"must stay within +-2^53 ({EXACT_INTEGER})", name, int(lines[bad]))
         if not isinstance(lines, _NoLines):  # fast route: SparseCosts refuses a repeat, the checker names it
             refuse_repeated_pairs(rows, cols, lines, name, "entry", base=1)
         return SparseCosts.from_edges(rows, cols, values, n_rows, n_cols, source=name)
