@@ -248,3 +248,15 @@ def test_public_api_load_and_save(tmp_path):
     graph = BipartiteGraph.from_edges([0, 1, 1], [2, 0, 1], 2, 3)
     solvers.save(graph, tmp_path / "g.mtx")
     assert_same_graph(graph, solvers.load(tmp_path / "g.mtx", problem="matching"))
+
+
+def test_konect_writes_integer_costs_as_integers(tmp_path):
+    """'61', not '61.0' (as the Matrix Market writer does; newcomer pass); read back equal."""
+    import solvers
+    problem = solvers.generate("sparse-lap", rows=6, cols=6, degree=2, seed=3)
+    path = tmp_path / "c.tsv"
+    solvers.save(problem, str(path))
+    body = path.read_text().splitlines()[2:]
+    assert body and all("." not in line for line in body)
+    back = solvers.load(str(path), problem="assignment")
+    assert np.array_equal(back.cost, problem.cost) and np.array_equal(back.col_ind, problem.col_ind)

@@ -151,7 +151,10 @@ def read_konect(path, problem=None, n_rows: int | None = None, n_cols: int | Non
 def write_konect(obj, path) -> None:
     if isinstance(obj, SparseCosts):
         rows = np.repeat(np.arange(obj.n_rows), np.diff(obj.row_ptr))
-        columns, weights = [rows + 1, obj.col_ind.astype(np.int64) + 1, obj.cost], "weighted"
+        cost = obj.cost
+        if cost.size and obj.is_integer and np.abs(cost).max() <= 2.0 ** 53:
+            cost = cost.astype(np.int64)  # "61", not "61.0", as the Matrix Market writer does
+        columns, weights = [rows + 1, obj.col_ind.astype(np.int64) + 1, cost], "weighted"
     else:
         rows, cols = obj.edges()
         columns, weights = [rows.astype(np.int64) + 1, cols.astype(np.int64) + 1], "unweighted"
