@@ -724,6 +724,9 @@ class MainWindow(QtWidgets.QMainWindow):
                 self.status(f"{run.algorithm} stopped{latency}", 5000)
             else:
                 run.ended_at = job.finished_at
+                source = getattr(run.problem, "source", None)
+                if category == "input" and source and not message.startswith(str(source)):
+                    message = f"{source}: {message}"  # named once, as the command line names it
                 self.session.mark_failed(run, "failed", message)
                 self.report_error(message, title=f"{run.algorithm} failed",
                                   short=f"run #{run.id} {run.algorithm} failed (see the log)")

@@ -850,3 +850,21 @@ def test_ctrl_c_in_the_terminal_closes_the_window(qtbot):
         assert not window.isVisible()
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def test_an_infeasible_file_is_named_in_the_message(window, qtbot, tmp_path):
+    """A run refused as infeasible says which file, as the command line does (the GUI's message
+    left it out; newcomer pass), and only once."""
+    win = window
+    path = tmp_path / "infeasible.mtx"
+    rows = [0, 0, 1, 1, 2, 2, 3]
+    cols = [0, 1, 0, 1, 0, 1, 3]
+    solvers.save(solvers.problems.SparseCosts.from_edges(rows, cols, np.arange(7.0) + 1, 4, 4), str(path))
+    win.open_path(path)
+    wait_loaded(qtbot, win)
+    win.solver_panel.select_algorithm("auction")
+    run = win.start_run()
+    wait_run(qtbot, run)
+    assert run.status == "failed" and run.error_category == "input"
+    assert win.error_box.text() == run.error
+    assert run.error.startswith(f"{path}: no complete assignment") and run.error.count(str(path)) == 1
