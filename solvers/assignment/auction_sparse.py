@@ -56,7 +56,7 @@ class SparseView:
 def sparse_view(problem: SparseCosts) -> SparseView:
     """The view; the columns' CSC only for a rectangle (a square problem never runs the reverse
     auction, the one step that scans columns: at a million rows scipy's conversion took 0.36 s,
-    five times the GPU's whole auction), else empty arrays of the same types."""
+    five times the GPU's whole auction), else one-element placeholders of the same types."""
     n, m = problem.shape
     cost = problem.cost
     stats = CostStats(float(cost.min()) if cost.size else np.inf, float(cost.max()) if cost.size else -np.inf,
