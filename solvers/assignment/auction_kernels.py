@@ -130,9 +130,8 @@ def dense_column_entry(C, scale, j, e):
 
 
 @register_jitable
-def sparse_benefit(C, scale, i, j):
-    """Row i's entry for object j by bisection: -scale * c_ij, or -inf when the pair is not stored."""
-    row_ptr, col_ind = C[0], C[1]
+def stored_at(row_ptr, col_ind, i, j):
+    """The entry of pair (i, j) in CSR arrays whose rows' columns increase (bisection), or -1."""
     low = row_ptr[i]
     high = row_ptr[i + 1]
     while low < high:
@@ -142,7 +141,16 @@ def sparse_benefit(C, scale, i, j):
         else:
             high = mid
     if low < row_ptr[i + 1] and col_ind[low] == j:
-        return -scale * C[2][low]
+        return low
+    return -1
+
+
+@register_jitable
+def sparse_benefit(C, scale, i, j):
+    """Row i's entry for object j: -scale * c_ij, or -inf when the pair is not stored."""
+    e = stored_at(C[0], C[1], i, j)
+    if e >= 0:
+        return -scale * C[2][e]
     return -np.inf
 
 

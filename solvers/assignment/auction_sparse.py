@@ -14,6 +14,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..problems import INT32_MAX, SparseCosts, writeable_alias
+from .auction_kernels import stored_at
 from .hungarian import EXACT_FLOAT32, EXACT_FLOAT64, CostStats
 
 
@@ -87,14 +88,7 @@ def columns_with_pairs(view: SparseView) -> int:
 def _stored_costs(row_ptr, col_ind, cost, rows, cols, out):
     """out[k] = the cost of the stored pair (rows[k], cols[k]), found by bisection in its row."""
     for k in prange(rows.size):
-        low, high, j = row_ptr[rows[k]], row_ptr[rows[k] + 1], cols[k]
-        while low < high:
-            mid = (low + high) // 2
-            if col_ind[mid] < j:
-                low = mid + 1
-            else:
-                high = mid
-        out[k] = cost[low]
+        out[k] = cost[stored_at(row_ptr, col_ind, rows[k], cols[k])]
 
 
 def target_costs(launcher, view: SparseView, compact_integers: bool) -> tuple[tuple, float]:
