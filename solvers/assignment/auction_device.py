@@ -227,14 +227,20 @@ class AuctionDevice:
         """After a completed phase, in cost units: (the assignment's cost, the objective of the
         feasible dual the prices give, the sum of |assigned costs|), and in scaled units the largest
         |price| or |person value| (how small an epsilon can still move a price)."""
-        a_p = self.L.read(self.a_p).copy()
-        prices = self.L.read(self.prices).copy()
+        a_p = self.L.read(self.a_p)
+        prices = self.L.read(self.prices)
         values = self.person_values()
         costs = self.view.pair_costs(np.arange(self.n_rows), a_p)
-        lam = float(prices[a_p].min())  # as _emit: u_i = -(pi_i + lam), v_j = -max(p_j - lam, 0) is feasible
-        bound = values.sum() + self.n_rows * lam + np.maximum(prices - lam, 0.0).sum()
         top = max(float(np.abs(prices).max()), float(np.abs(values).max()))
-        return float(costs.sum()), float(-bound / self.scale), float(np.abs(costs).sum()), top
+        return float(costs.sum()), self.dual_objective(a_p, prices, values), float(np.abs(costs).sum()), top
+
+    def dual_objective(self, a_p, prices, values) -> float:
+        """The objective, in cost units, of the feasible dual that the prices of a completed phase
+        give: u_i = -(pi_i + lam), v_j = -max(p_j - lam, 0) (scaled back) is feasible for any lam,
+        pi_i = max_j (b_ij - p_j) (``values``); lam = the lowest assigned price."""
+        lam = float(prices[a_p].min())
+        bound = values.sum() + self.n_rows * lam + np.maximum(prices - lam, 0.0).sum()
+        return float(-bound / self.scale)
 
     def person_values(self) -> np.ndarray:
         values = self.L.full(self.n_rows, 0.0, np.float64)
@@ -252,14 +258,9 @@ class AuctionDevice:
         if phase == "reverse":
             extra["unassigned"] = 0  # every person holds an object; ``active`` counts the overpriced objects
             extra["overpriced_objects"] = unassigned
-        if phase == "eps-scale" and unassigned == 0 and self.dual_budget.due():
-            # a completed phase: u_i = -(pi_i + lam), v_j = -max(p_j - lam, 0) (scaled back) is a
-            # feasible dual for any lam, pi_i = max_j (b_ij - p_j); lam = the lowest assigned price
+        if phase == "eps-scale" and unassigned == 0 and self.dual_budget.due():  # a completed phase
             self.dual_budget.start()
-            prices = self.L.read(self.prices)
-            lam = float(prices[a_p].min())
-            bound = self.person_values().sum() + self.n_rows * lam + np.maximum(prices - lam, 0.0).sum()
-            extra["dual_objective"] = float(-bound / self.scale)
+            extra["dual_objective"] = self.dual_objective(a_p, self.L.read(self.prices), self.person_values())
             self.dual_budget.stop()
         tel.iteration(self.step, phase, active=unassigned, value=primal, **extra)
         if tel.snapshot_due("labels"):
